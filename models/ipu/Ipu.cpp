@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include "models/ipu/Ipu.hpp"
+
+namespace ipusim {
+
+Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
+         const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer)
+    : sc_module(name),
+      tiles("tiles", hw, program),
+      exchange("exchange", hw),
+      sync("sync", hw),
+      host("host_link", link, hw.clockHz),
+      m_index(index),
+      m_hw(hw),
+      m_program(program),
+      m_hostCalls(hostCalls),
+      m_period(period),
+      m_observer(observer)
+{
+    SC_HAS_PROCESS(Ipu);
+    SC_METHOD(sequence);
+    sensitive << m_wake;
+}
+
+void Ipu::phase(PhaseKind kind, const std::string& name, uint64_t end)
+{
+    const uint64_t cycles = end - m_cycle;
+    switch (kind) {
+    case PhaseKind::Compute: m_breakdown.compute += cycles; break;
+    case PhaseKind::Sync: m_breakdown.sync += cycles; break;
+    case PhaseKind::Exchange: m_breakdown.exchange += cycles; break;
+    case PhaseKind::Host: m_breakdown.host += cycles; break;
+    }
+    if (m_observer && cycles)
+        m_observer->phase(m_index, kind, name, m_cycle, end, m_stack.empty() ? 0 : m_stack.back().iteration);
+}
+
+uint64_t Ipu::execute(const Step& step)
+{
+    if (auto* c = std::get_if<ComputeStep>(&step.op)) {
+        ++m_computeSetsRun;
+        const uint64_t end = std::max(tiles.compute(*c, m_index, m_observer), m_cycle);
+        tiles.recordPhase(*c, end - m_cycle);
+        phase(PhaseKind::Compute, c->name, end);
+        return end;
+    }
+    if (std::get_if<SyncStep>(&step.op)) {
+        const uint64_t end = sync.release(tiles.lastReady());
+        tiles.align(end);
+        phase(PhaseKind::Sync, "sync", end);
+        return end;
+    }
+    // Exchange and host transfers are statically scheduled: they start once every tile is ready.
+    const uint64_t start = tiles.lastReady(); // never later than m_cycle
+    if (auto* x = std::get_if<ExchangeStep>(&step.op)) {
+        const uint64_t end = start + exchange.phaseCycles(*x);
+        exchange.account(*x);
+        tiles.align(end);
+        phase(PhaseKind::Exchange, x->name, end);
+        return end;
+    }
+    if (auto* h = std::get_if<HostTransferStep>(&step.op)) {
+        const uint64_t end = start + host.transfer(h->direction, h->bytes);
+        tiles.align(end);
+        phase(PhaseKind::Host, h->name, end);
+        return end;
+    }
+    if (auto* r = std::get_if<RepeatStep>(&step.op)) {
+        if (r->count > 0 && !r->body.empty())
+            m_stack.push_back({&r->body, 0, r->count, 0});
+    }
+    return m_cycle;
+}
+
+void Ipu::sequence()
+{
+    while (true) {
+        if (m_stack.empty()) {
+            if (m_callsStarted == m_hostCalls) {
+                m_finished = true;
+                return;
+            }
+            m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++});
+        }
+        Frame& f = m_stack.back();
+        if (f.pc == f.steps->size()) {
+            if (--f.remaining > 0) {
+                f.pc = 0;
+                ++f.iteration;
+            } else
+                m_stack.pop_back();
+            continue;
+        }
+        const Step& step = (*f.steps)[f.pc++];
+        const uint64_t end = execute(step);
+        if (end > m_cycle) {
+            m_wake.notify(m_period * double(end - m_cycle));
+            m_cycle = end;
+            return;
+        }
+    }
+}
+
+} // namespace ipusim

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/exchange/Exchange.hpp"
+#include "models/host/HostLink.hpp"
+#include "models/ipu/IpuParams.hpp"
+#include "models/ipu/PhaseObserver.hpp"
+#include "models/sync/Sync.hpp"
+#include "models/tile/TileArray.hpp"
+
+#include <systemc>
+
+namespace ipusim {
+
+/** Time one IPU spent in each kind of phase. */
+struct IpuBreakdown
+{
+    uint64_t compute = 0, sync = 0, exchange = 0, host = 0;
+    [[nodiscard]] uint64_t total() const { return compute + sync + exchange + host; }
+};
+
+/** One Mk2 IPU executing its program as BSP supersteps. A single SC_METHOD is the program
+ *  sequencer: it runs steps back to back and sleeps only across steps that take time, so the
+ *  kernel sees one timed notification per phase, never one per cycle. */
+class Ipu : public sc_core::sc_module
+{
+public:
+    Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
+        const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer);
+
+    TileArray tiles;
+    Exchange exchange;
+    Sync sync;
+    HostLink host;
+
+    [[nodiscard]] bool finished() const { return m_finished; }
+    [[nodiscard]] uint64_t cycle() const { return m_cycle; }
+    [[nodiscard]] const IpuBreakdown& breakdown() const { return m_breakdown; }
+    [[nodiscard]] uint64_t computeSetsRun() const { return m_computeSetsRun; }
+
+private:
+    void sequence();
+    /** Executes one step from m_cycle; returns the cycle at which it ends. */
+    uint64_t execute(const Step& step);
+    void phase(PhaseKind kind, const std::string& name, uint64_t end);
+
+    struct Frame
+    {
+        const std::vector<Step>* steps;
+        std::size_t pc;
+        uint64_t remaining;
+        uint64_t iteration;
+    };
+
+    uint32_t m_index;
+    const IpuParams& m_hw;
+    const Program& m_program;
+    uint64_t m_hostCalls;
+    uint64_t m_callsStarted = 0;
+    sc_core::sc_time m_period;
+    IPhaseObserver* m_observer;
+    std::vector<Frame> m_stack;
+    uint64_t m_cycle = 0;
+    bool m_finished = false;
+    uint64_t m_computeSetsRun = 0;
+    IpuBreakdown m_breakdown;
+    sc_core::sc_event m_wake;
+};
+
+} // namespace ipusim

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace ipusim {
+
+enum class PhaseKind { Compute, Sync, Exchange, Host };
+inline const char* nameOf(PhaseKind k)
+{
+    switch (k) {
+    case PhaseKind::Compute: return "compute";
+    case PhaseKind::Sync: return "sync";
+    case PhaseKind::Exchange: return "exchange";
+    case PhaseKind::Host: return "host";
+    }
+    return "?";
+}
+
+/** Receives timestamped phases from the hardware model (tracing is an observer, off the
+ *  model's logic). Contract: calls arrive in non-decreasing start order per IPU. */
+class IPhaseObserver
+{
+public:
+    virtual ~IPhaseObserver() = default;
+    virtual void phase(uint32_t ipu, PhaseKind kind, const std::string& name, uint64_t start, uint64_t end,
+                       uint64_t iteration) = 0;
+    /** Tiles [first, last] of `ipu` whose compute spans starting in the window are wanted. */
+    [[nodiscard]] virtual bool tileWindow(uint32_t ipu, uint32_t& first, uint32_t& last, uint64_t& fromCycle,
+                                          uint64_t& toCycle) const = 0;
+    virtual void tileSpan(uint32_t ipu, uint32_t tile, const std::string& name, uint64_t start, uint64_t end) = 0;
+};
+
+} // namespace ipusim

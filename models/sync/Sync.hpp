@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/ipu/IpuParams.hpp"
+
+#include <systemc>
+
+namespace ipusim {
+
+/** The IPU's hardware barrier: it releases `internal_cycles` after the last tile arrives. */
+class Sync : public sc_core::sc_module
+{
+public:
+    Sync(sc_core::sc_module_name name, const IpuParams& hw) : sc_module(name), m_latency(hw.internalSyncCycles) {}
+
+    /** Cycle at which a barrier whose last participant arrives at `lastArrival` releases. */
+    [[nodiscard]] uint64_t release(uint64_t lastArrival)
+    {
+        ++m_barriers;
+        return lastArrival + m_latency;
+    }
+    [[nodiscard]] uint64_t barriers() const { return m_barriers; }
+
+private:
+    uint64_t m_latency;
+    uint64_t m_barriers = 0;
+};
+
+} // namespace ipusim

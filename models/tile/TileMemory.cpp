@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+#include "models/tile/TileMemory.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace ipusim {
+
+std::vector<TensorAlloc> programOverheads(const Program& program, const IpuParams& hw)
+{
+    const uint32_t T = hw.tiles;
+    std::map<std::string, std::vector<bool>> typeTiles; // which tiles run each codelet
+    std::vector<uint64_t> state(T, 0), control(T, 0);
+    auto overRuns = [&](const auto& runs, auto&& f) {
+        for (const auto& r : runs.runs())
+            for (uint32_t t = r.first; t < std::min(r.end(), T); ++t)
+                f(t, r.value);
+    };
+    forEachStep(program.steps, [&](const Step& s) {
+        if (auto* c = std::get_if<ComputeStep>(&s.op)) {
+            overRuns(c->vertices, [&](uint32_t t, uint32_t n) { state[t] += uint64_t(n) * hw.vertexStateBytes; });
+            overRuns(c->cycles, [&](uint32_t t, uint64_t cyc) {
+                if (cyc)
+                    control[t] += hw.controlCodeBytesPerStep;
+            });
+            for (const auto& type : c->vertexTypes) {
+                auto& v = typeTiles[type];
+                v.resize(T, false);
+                overRuns(c->vertices, [&](uint32_t t, uint32_t n) {
+                    if (n)
+                        v[t] = true;
+                });
+            }
+        } else if (auto* x = std::get_if<ExchangeStep>(&s.op)) {
+            overRuns(x->bytes, [&](uint32_t t, const ExchangeBytes& b) {
+                if (b.send || b.recv || b.recvShared)
+                    control[t] += hw.exchangeCodeBytesPerPhase;
+            });
+        }
+    });
+    std::vector<uint64_t> code(T, 0);
+    for (const auto& [type, tiles] : typeTiles)
+        for (uint32_t t = 0; t < T; ++t)
+            code[t] += tiles[t] ? hw.codeBytesPerVertexType : 0;
+
+    auto toAlloc = [&](const char* name, const std::vector<uint64_t>& perTile) {
+        TensorAlloc a;
+        a.name = name;
+        a.kind = "code";
+        a.alwaysLive = true;
+        for (uint32_t t = 0; t < T; ++t)
+            a.bytes.add(t, 1, perTile[t]);
+        return a;
+    };
+    std::vector<TensorAlloc> out;
+    out.push_back(toAlloc("vertex code", code));
+    out.push_back(toAlloc("vertex state", state));
+    out.push_back(toAlloc("control and exchange code", control));
+    return out;
+}
+
+TileMemory::TileMemory(const Program& program, const IpuParams& hw) : m_capacity(hw.tileMemoryBytes)
+{
+    m_tensors = program.tensors;
+    for (auto& a : programOverheads(program, hw))
+        m_tensors.push_back(std::move(a));
+
+    // Split the tiles into segments on which every tensor is uniform, then sweep program
+    // points within each segment: cost follows runs, not tiles.
+    const uint32_t T = hw.tiles;
+    std::vector<uint32_t> cuts{0, T};
+    for (const auto& t : m_tensors)
+        for (const auto& r : t.bytes.runs()) {
+            cuts.push_back(std::min(r.first, T));
+            cuts.push_back(std::min(r.end(), T));
+        }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    const std::size_t segments = cuts.size() - 1;
+    std::vector<uint64_t> always(segments, 0);
+    std::vector<std::vector<std::pair<uint32_t, int64_t>>> events(segments);
+    for (const auto& t : m_tensors)
+        for (const auto& r : t.bytes.runs()) {
+            if (r.value == 0 || r.first >= T)
+                continue;
+            std::size_t s0 = std::lower_bound(cuts.begin(), cuts.end(), r.first) - cuts.begin();
+            std::size_t s1 = std::lower_bound(cuts.begin(), cuts.end(), std::min(r.end(), T)) - cuts.begin();
+            for (std::size_t s = s0; s < s1; ++s) {
+                if (t.alwaysLive)
+                    always[s] += r.value;
+                else {
+                    events[s].push_back({t.from, int64_t(r.value)});
+                    events[s].push_back({t.to + 1, -int64_t(r.value)});
+                }
+            }
+        }
+    m_tiles.assign(T, {});
+    for (std::size_t s = 0; s < segments; ++s) {
+        auto& ev = events[s];
+        // At equal points, frees (negative) come first so back-to-back lifetimes do not overlap.
+        std::sort(ev.begin(), ev.end());
+        TileMemoryUse use;
+        use.alwaysLive = always[s];
+        int64_t live = 0;
+        for (const auto& [point, delta] : ev) {
+            live += delta;
+            if (live > int64_t(use.notAlwaysLivePeak)) {
+                use.notAlwaysLivePeak = uint64_t(live);
+                use.peakPoint = point;
+            }
+        }
+        for (uint32_t t = cuts[s]; t < cuts[s + 1]; ++t)
+            m_tiles[t] = use;
+    }
+}
+
+bool TileMemory::fits() const
+{
+    return std::all_of(m_tiles.begin(), m_tiles.end(), [&](const TileMemoryUse& u) { return u.peak() <= m_capacity; });
+}
+
+std::vector<uint32_t> TileMemory::worstTiles(std::size_t n) const
+{
+    std::vector<uint32_t> order(m_tiles.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return m_tiles[a].peak() > m_tiles[b].peak(); });
+    order.resize(std::min(n, order.size()));
+    return order;
+}
+
+std::vector<LiveTensor> TileMemory::liveAtPeak(uint32_t tile) const
+{
+    const uint32_t point = m_tiles.at(tile).peakPoint;
+    std::vector<LiveTensor> out;
+    for (const auto& t : m_tensors) {
+        uint64_t b = t.bytes.at(tile);
+        if (b && (t.alwaysLive || (t.from <= point && point <= t.to)))
+            out.push_back({t.name, t.kind, b, t.alwaysLive});
+    }
+    std::stable_sort(out.begin(), out.end(), [](const LiveTensor& a, const LiveTensor& b) { return a.bytes > b.bytes; });
+    return out;
+}
+
+} // namespace ipusim

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/ipu/IpuParams.hpp"
+#include "workloads/schedule/Schedule.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ipusim {
+
+/** One tile's memory: always-live bytes, the peak of not-always-live bytes and where it peaks. */
+struct TileMemoryUse
+{
+    uint64_t alwaysLive = 0;
+    uint64_t notAlwaysLivePeak = 0;
+    uint32_t peakPoint = 0;
+    [[nodiscard]] uint64_t peak() const { return alwaysLive + notAlwaysLivePeak; }
+};
+
+struct LiveTensor
+{
+    std::string name, kind;
+    uint64_t bytes = 0;
+    bool alwaysLive = false;
+};
+
+/** Static memory accounting of one IPU's program, as Poplar's compiler does it: every tensor
+ *  (plus vertex code, vertex state, control and exchange code) is placed per tile, and
+ *  not-always-live tensors overlap only where their program-point ranges overlap. */
+class TileMemory
+{
+public:
+    TileMemory(const Program& program, const IpuParams& hw);
+
+    [[nodiscard]] const std::vector<TileMemoryUse>& tiles() const { return m_tiles; }
+    [[nodiscard]] uint64_t capacity() const { return m_capacity; }
+    [[nodiscard]] bool fits() const;
+    /** Tiles ordered by peak, largest first (at most n). */
+    [[nodiscard]] std::vector<uint32_t> worstTiles(std::size_t n) const;
+    /** Tensors on `tile` live at its peak point, largest first. */
+    [[nodiscard]] std::vector<LiveTensor> liveAtPeak(uint32_t tile) const;
+    [[nodiscard]] const std::vector<TensorAlloc>& tensors() const { return m_tensors; }
+
+private:
+    std::vector<TensorAlloc> m_tensors; // the program's tensors plus code and vertex state
+    std::vector<TileMemoryUse> m_tiles;
+    uint64_t m_capacity;
+};
+
+/** Code, vertex-state, control-code and exchange-code allocations implied by the program. */
+std::vector<TensorAlloc> programOverheads(const Program& program, const IpuParams& hw);
+
+} // namespace ipusim

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <nlohmann/json.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ipusim::config {
+
+/** A composed, overridden, defaulted and validated experiment document. */
+struct LoadedConfig
+{
+    nlohmann::json doc;
+    std::string file;                            // the top-level file
+    std::string name;                            // "name" or the file's stem
+    std::map<std::string, std::string> origins; // JSON pointer -> file that set it
+
+    /** The file a value at `pointer` came from (the longest recorded prefix). */
+    [[nodiscard]] std::string fileOf(const std::string& pointer) const;
+    /** Throws ConfigError for `pointer` with the right file. */
+    [[noreturn]] void fail(const std::string& pointer, const std::string& message) const;
+};
+
+/** Reads one JSON file; errors name the file and the line and column of a syntax error. */
+nlohmann::json readJsonFile(const std::string& path);
+
+/** Loads `path`, resolves "base" (relative to the file that names it) at any object level,
+ *  applies `sets` ("/json/pointer=value"), fills defaults and validates against the schema. */
+LoadedConfig loadConfig(const std::string& path, const std::vector<std::string>& sets = {});
+
+/** Same, from an in-memory document (for tests); `file` is used in messages and for bases. */
+LoadedConfig loadConfig(const nlohmann::json& doc, const std::string& file, const std::vector<std::string>& sets = {});
+
+} // namespace ipusim::config

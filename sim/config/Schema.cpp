@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+#include "sim/config/Schema.hpp"
+
+#include "sim/config/ConfigError.hpp"
+
+#include <fmt/format.h>
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace ipusim::config {
+namespace {
+
+using json = nlohmann::json;
+
+// valijson reports context as ["<root>", "[a]", "[0]"]; turn it into "/a/0".
+std::string contextToPointer(const std::vector<std::string>& context)
+{
+    std::string out;
+    for (const auto& c : context) {
+        if (c.size() >= 2 && c.front() == '[' && c.back() == ']') {
+            std::string token = c.substr(1, c.size() - 2);
+            if (token.size() >= 2 && token.front() == '"' && token.back() == '"')
+                token = token.substr(1, token.size() - 2);
+            out += "/" + escapePointerToken(token);
+        }
+    }
+    return out;
+}
+
+std::string typeName(const json& v)
+{
+    switch (v.type()) {
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "integer";
+    case json::value_t::number_float: return "number";
+    default: return v.type_name();
+    }
+}
+
+std::string shortDump(const json& v)
+{
+    std::string s = v.dump();
+    return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+// Follows a document pointer through the schema (properties, items, $ref) to find the node
+// that says what was expected there.
+const json* schemaAt(const json& root, const json* node, const std::string& rel)
+{
+    auto deref = [&](const json* n) {
+        return n && n->contains("$ref")
+                   ? &root.at(json::json_pointer(n->at("$ref").get<std::string>().substr(1)))
+                   : n;
+    };
+    std::vector<std::string> tokens;
+    for (auto p = json::json_pointer(rel); !p.empty(); p.pop_back())
+        tokens.insert(tokens.begin(), p.back());
+    for (const auto& token : tokens) {
+        node = deref(node);
+        if (!node)
+            return nullptr;
+        if (node->contains("properties") && node->at("properties").contains(token))
+            node = &node->at("properties").at(token);
+        else if (node->contains("items") && node->at("items").is_object())
+            node = &node->at("items");
+        else
+            return nullptr;
+    }
+    return deref(node);
+}
+
+std::string expectation(const json* s)
+{
+    if (!s)
+        return "";
+    std::vector<std::string> parts;
+    if (s->contains("enum"))
+        parts.push_back("one of " + s->at("enum").dump());
+    if (s->contains("const"))
+        parts.push_back(s->at("const").dump());
+    if (s->contains("type"))
+        parts.push_back(s->at("type").get<std::string>());
+    if (s->contains("minimum"))
+        parts.push_back(">= " + s->at("minimum").dump());
+    if (s->contains("exclusiveMinimum"))
+        parts.push_back("> " + s->at("exclusiveMinimum").dump());
+    if (s->contains("maximum"))
+        parts.push_back("<= " + s->at("maximum").dump());
+    if (s->contains("oneOf"))
+        parts.push_back(s->value("description", std::string("a listed form")));
+    std::string out;
+    for (const auto& p : parts)
+        out += (out.empty() ? "" : ", ") + p;
+    return out;
+}
+
+} // namespace
+
+Schema::Schema() : m_root(json::parse(embeddedSchemaText())) {}
+
+const Schema& Schema::instance()
+{
+    static const Schema schema;
+    return schema;
+}
+
+void Schema::validate(const json& doc,
+                      const std::string& schemaPointer,
+                      const std::string& basePointer,
+                      const std::function<std::string(const std::string&)>& fileOf) const
+{
+    // One parsed valijson schema per schema node; the root's definitions stay reachable
+    // because we wrap the node with the root's definitions.
+    static std::mutex mutex;
+    static std::map<std::string, std::shared_ptr<valijson::Schema>> cache;
+    std::shared_ptr<valijson::Schema> parsed;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto& slot = cache[schemaPointer];
+        if (!slot) {
+            json wrapped = m_root.at(json::json_pointer(schemaPointer));
+            wrapped["definitions"] = m_root.at("definitions");
+            slot = std::make_shared<valijson::Schema>();
+            valijson::SchemaParser parser;
+            valijson::adapters::NlohmannJsonAdapter adapter(wrapped);
+            parser.populateSchema(adapter, *slot);
+        }
+        parsed = slot;
+    }
+    valijson::Validator validator;
+    valijson::ValidationResults results;
+    valijson::adapters::NlohmannJsonAdapter target(doc);
+    if (validator.validate(*parsed, target, &results))
+        return;
+
+    // Report the deepest concrete error (valijson adds "Failed to validate ..." wrappers).
+    valijson::ValidationResults::Error error, best;
+    std::size_t bestDepth = 0;
+    bool found = false;
+    while (results.popError(error)) {
+        bool wrapper = error.description.rfind("Failed to validate", 0) == 0;
+        std::size_t depth = error.context.size() * 2 + (wrapper ? 0 : 1);
+        if (!found || depth > bestDepth) {
+            best = error;
+            bestDepth = depth;
+            found = true;
+        }
+    }
+    std::string rel = contextToPointer(best.context);
+    std::string ptr = basePointer + rel;
+    const json* node = schemaAt(m_root, &m_root.at(json::json_pointer(schemaPointer)), rel);
+    std::string message;
+    const std::string& d = best.description;
+    auto quoted = d.find('\'');
+    if (d.find("could not be validated using 'properties'") != std::string::npos) {
+        auto key = d.substr(d.rfind(": '") + 3);
+        key = key.substr(0, key.rfind('\''));
+        std::vector<std::string> allowed;
+        if (node && node->contains("properties"))
+            for (const auto& [k, v] : node->at("properties").items())
+                allowed.push_back(k);
+        message = fmt::format("unknown key \"{}\" (allowed: {})", key, fmt::join(allowed, ", "));
+        ptr += "/" + key;
+    } else if (d.find("Missing required property") != std::string::npos && quoted != std::string::npos) {
+        auto key = d.substr(quoted + 1);
+        key = key.substr(0, key.find('\''));
+        message = fmt::format("missing required key \"{}\"", key);
+        ptr += "/" + key;
+    } else {
+        const json* found = nullptr;
+        json::json_pointer jp(rel);
+        if (doc.contains(jp))
+            found = &doc.at(jp);
+        std::string want = expectation(node);
+        message = fmt::format("expected {}, found {}{}", want.empty() ? "a valid value" : want,
+                              found ? typeName(*found) + " " + shortDump(*found) : std::string("nothing"),
+                              want.empty() ? " (" + d + ")" : "");
+    }
+    throw ConfigError(fileOf(ptr), ptr, message);
+}
+
+void Schema::applyDefaults(json& doc, const std::string& schemaPointer) const
+{
+    std::function<void(json&, const json&)> fill = [&](json& value, const json& node) {
+        const json* n = &node;
+        if (n->contains("$ref"))
+            n = &m_root.at(json::json_pointer(n->at("$ref").get<std::string>().substr(1)));
+        if (!value.is_object() || !n->contains("properties"))
+            return;
+        for (const auto& [key, sub] : n->at("properties").items()) {
+            if (!value.contains(key)) {
+                if (sub.contains("default"))
+                    value[key] = sub.at("default");
+                else if (sub.value("type", "") == "object" && sub.contains("properties") &&
+                         !(n->contains("required") && n->at("required").dump().find("\"" + key + "\"") != std::string::npos))
+                    value[key] = json::object();
+                else
+                    continue;
+            }
+            fill(value[key], sub);
+        }
+    };
+    fill(doc, m_root.at(json::json_pointer(schemaPointer)));
+}
+
+std::vector<Schema::Param> Schema::params() const
+{
+    std::vector<Param> out;
+    std::function<void(const json&, const std::string&)> walk = [&](const json& node, const std::string& ptr) {
+        if (node.contains("default")) {
+            const json& d = node.at("default");
+            out.push_back({ptr, node.value("type", std::string()), node.value("x-unit", std::string("-")),
+                           d.is_string() ? d.get<std::string>() : d.dump(), node.value("x-source", std::string()),
+                           node.value("description", std::string())});
+        }
+        if (node.contains("properties"))
+            for (const auto& [k, v] : node.at("properties").items())
+                walk(v, ptr + "/" + k);
+    };
+    walk(m_root, "");
+    for (const auto& [kind, node] : m_root.at("definitions").at("workloads").items())
+        walk(node, "/workload(" + kind + ")");
+    return out;
+}
+
+} // namespace ipusim::config

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <nlohmann/json.hpp>
+#include <functional>
+#include <string>
+
+namespace ipusim::config {
+
+const char* embeddedSchemaText();
+
+/** The experiment JSON Schema: validation, defaults and the parameter table. */
+class Schema
+{
+public:
+    static const Schema& instance();
+
+    /** Validates `doc` against the schema node at `schemaPointer`; throws ConfigError naming
+     *  `basePointer` + the failing path. `fileOf` maps a document pointer to the file it came from. */
+    void validate(const nlohmann::json& doc,
+                  const std::string& schemaPointer,
+                  const std::string& basePointer,
+                  const std::function<std::string(const std::string&)>& fileOf) const;
+
+    /** Inserts schema defaults for absent keys below the node at `schemaPointer`. */
+    void applyDefaults(nlohmann::json& doc, const std::string& schemaPointer) const;
+
+    [[nodiscard]] const nlohmann::json& root() const { return m_root; }
+
+    struct Param
+    {
+        std::string pointer, type, unit, defaultValue, source, description;
+    };
+    /** Every parameter that has a default, with its unit, source and description. */
+    [[nodiscard]] std::vector<Param> params() const;
+
+private:
+    Schema();
+    nlohmann::json m_root;
+};
+
+} // namespace ipusim::config

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+#include "sim/engine/Experiment.hpp"
+
+#include "workloads/nets/Mnist.hpp"
+#include "workloads/schedule/ScheduleJson.hpp"
+
+#include <fmt/format.h>
+
+namespace ipusim {
+
+Experiment buildExperiment(const std::string& path, const std::vector<std::string>& sets)
+{
+    return buildExperiment(config::loadConfig(path, sets));
+}
+
+Experiment buildExperiment(config::LoadedConfig cfg)
+{
+    Experiment e;
+    const auto& doc = cfg.doc;
+    e.system = SystemParams::fromJson(doc.at("system"));
+    const auto& run = doc.at("run");
+    e.run.gradientAccumulation = run.at("gradient_accumulation");
+    e.run.deviceIterations = run.at("device_iterations");
+    e.run.hostCalls = run.at("host_calls");
+    if (run.contains("trace")) {
+        const auto& t = run.at("trace");
+        if (t.contains("tiles")) {
+            e.run.trace.tiles = true;
+            e.run.trace.firstTile = t.at("tiles").at(0);
+            e.run.trace.lastTile = t.at("tiles").at(1);
+            if (e.run.trace.firstTile > e.run.trace.lastTile || e.run.trace.lastTile >= e.system.ipu.tiles)
+                cfg.fail("/run/trace/tiles", fmt::format("expected [first, last] with first <= last <= {}, found {}",
+                                                         e.system.ipu.tiles - 1, t.at("tiles").dump()));
+        }
+        if (t.contains("cycles")) {
+            e.run.trace.fromCycle = t.at("cycles").at(0);
+            e.run.trace.toCycle = t.at("cycles").at(1);
+            if (e.run.trace.fromCycle > e.run.trace.toCycle)
+                cfg.fail("/run/trace/cycles", fmt::format("expected [first, last] with first <= last, found {}", t.at("cycles").dump()));
+        }
+    }
+    const std::string kind = doc.at("workload").at("kind");
+    if (kind == "schedule")
+        e.schedule = scheduleFromJson(cfg, e.system.ipu);
+    else
+        e.schedule = buildMnistSchedule(cfg, e.system.ipu, e.run.gradientAccumulation, e.run.deviceIterations);
+    e.config = std::move(cfg);
+    return e;
+}
+
+} // namespace ipusim

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+#include "sim/engine/Simulation.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+namespace ipusim {
+namespace {
+int g_elaborations = 0;
+}
+
+Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer) : m_experiment(experiment)
+{
+    if (g_elaborations++ > 0) {
+        // Test convenience: a fresh kernel context for a second simulation in one process.
+        sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
+        sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+    }
+    // Integer cycles inside; SystemC time only orders events, at femtosecond resolution.
+    sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+    const double periodFs = std::round(1e15 / experiment.system.ipu.clockHz);
+    const sc_core::sc_time period(periodFs, sc_core::SC_FS);
+    const auto& programs = experiment.schedule.programs;
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+        std::string name = "ipu" + std::to_string(programs[i].ipu);
+        m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
+                                               experiment.system.hostLink, programs[i], experiment.run.hostCalls,
+                                               period, observer));
+    }
+}
+
+Simulation::~Simulation() = default;
+
+bool Simulation::fits() const
+{
+    for (const auto& ipu : m_ipus)
+        if (!ipu->tiles.memory().fits())
+            return false;
+    return true;
+}
+
+SimResult Simulation::run()
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    sc_core::sc_start();
+    const auto t1 = std::chrono::steady_clock::now();
+    SimResult r;
+    r.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
+    for (const auto& ipu : m_ipus) {
+        if (!ipu->finished())
+            throw std::logic_error(std::string(ipu->name()) + " did not finish its program");
+        r.totalCycles = std::max(r.totalCycles, ipu->cycle());
+        r.tileSupersteps += ipu->computeSetsRun() * m_experiment.system.ipu.tiles;
+    }
+    return r;
+}
+
+} // namespace ipusim

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/ipu/Ipu.hpp"
+#include "sim/engine/Experiment.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace ipusim {
+
+struct SimResult
+{
+    uint64_t totalCycles = 0;
+    double wallSeconds = 0;
+    uint64_t tileSupersteps = 0; // compute sets executed x tiles
+};
+
+/** Elaborates the SystemC model of an experiment and runs it to completion. One per process
+ *  (SystemC cannot re-elaborate); a later instance installs a fresh kernel context, which is
+ *  only meant for tests. */
+class Simulation
+{
+public:
+    Simulation(const Experiment& experiment, IPhaseObserver* observer = nullptr);
+    ~Simulation();
+
+    /** Memory of every IPU is known after elaboration, before anything runs. */
+    [[nodiscard]] bool fits() const;
+    [[nodiscard]] const std::vector<std::unique_ptr<Ipu>>& ipus() const { return m_ipus; }
+    SimResult run();
+
+private:
+    const Experiment& m_experiment;
+    std::vector<std::unique_ptr<Ipu>> m_ipus;
+};
+
+} // namespace ipusim

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+#include "sim/report/Summary.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+namespace ipusim::report {
+namespace {
+
+using json = nlohmann::json;
+
+std::string pointName(const Program& program, uint32_t point)
+{
+    std::string name;
+    forEachStep(program.steps, [&](const Step& s) {
+        std::visit([&](const auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep> || std::is_same_v<T, HostTransferStep>)
+                if (op.point == point)
+                    name = op.name;
+        }, s.op);
+    });
+    return name;
+}
+
+json stats(const std::vector<uint64_t>& v)
+{
+    uint64_t mx = 0, mn = v.empty() ? 0 : UINT64_MAX, total = 0;
+    for (auto x : v) {
+        mx = std::max(mx, x);
+        mn = std::min(mn, x);
+        total += x;
+    }
+    return {{"max", mx}, {"min", mn}, {"mean", v.empty() ? 0.0 : double(total) / v.size()}, {"total", total}};
+}
+
+std::string withCommas(uint64_t v)
+{
+    std::string s = std::to_string(v), out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (i && (s.size() - i) % 3 == 0)
+            out += ',';
+        out += s[i];
+    }
+    return out;
+}
+
+} // namespace
+
+void writeFileAtomically(const std::string& path, const std::string& text)
+{
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out)
+            throw std::runtime_error(fmt::format("{}: cannot write ({})", tmp, std::strerror(errno)));
+        out << text;
+        out.flush();
+        if (!out)
+            throw std::runtime_error(fmt::format("{}: write failed", tmp));
+    }
+    std::filesystem::rename(tmp, path);
+}
+
+json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
+{
+    const TileMemory& mem = ipu.tiles.memory();
+    const auto& tiles = mem.tiles();
+    std::vector<uint64_t> always, notAlways, peak;
+    for (const auto& t : tiles) {
+        always.push_back(t.alwaysLive);
+        notAlways.push_back(t.notAlwaysLivePeak);
+        peak.push_back(t.peak());
+    }
+    json worstTiles = json::array();
+    for (uint32_t t : mem.worstTiles(worst)) {
+        const auto& u = tiles[t];
+        json live = json::array();
+        for (const auto& l : mem.liveAtPeak(t)) {
+            if (live.size() == 8)
+                break;
+            live.push_back({{"tensor", l.name}, {"kind", l.kind}, {"bytes", l.bytes}, {"always_live", l.alwaysLive}});
+        }
+        worstTiles.push_back({{"tile", t}, {"always_live", u.alwaysLive}, {"not_always_live", u.notAlwaysLivePeak},
+                              {"peak", u.peak()}, {"free", int64_t(mem.capacity()) - int64_t(u.peak())},
+                              {"peak_at", pointName(program, u.peakPoint)}, {"live", live}});
+    }
+    // Per-tile profile as runs of equal tiles: [first, count, always_live, not_always_live].
+    json perTile = json::array();
+    for (uint32_t t = 0; t < tiles.size();) {
+        uint32_t e = t + 1;
+        while (e < tiles.size() && tiles[e].alwaysLive == tiles[t].alwaysLive &&
+               tiles[e].notAlwaysLivePeak == tiles[t].notAlwaysLivePeak)
+            ++e;
+        perTile.push_back({t, e - t, tiles[t].alwaysLive, tiles[t].notAlwaysLivePeak});
+        t = e;
+    }
+    std::map<std::string, uint64_t> byKind;
+    for (const auto& t : mem.tensors())
+        for (const auto& r : t.bytes.runs())
+            byKind[t.kind] += r.value * r.count;
+    return {{"tile_capacity_bytes", mem.capacity()},
+            {"fits", mem.fits()},
+            {"tiles_over", std::count_if(peak.begin(), peak.end(), [&](uint64_t p) { return p > mem.capacity(); })},
+            {"always_live", stats(always)},
+            {"not_always_live", stats(notAlways)},
+            {"peak", stats(peak)},
+            {"bytes_by_kind", byKind},
+            {"worst_tiles", worstTiles},
+            {"per_tile", perTile}};
+}
+
+json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
+{
+    const double clock = e.system.ipu.clockHz;
+    const double seconds = double(r.totalCycles) / clock;
+    const uint64_t samples = e.schedule.samplesPerHostCall * e.run.hostCalls;
+    IpuBreakdown total;
+    json ipus = json::array(), memory = json::array(), balance = json::array();
+    for (std::size_t i = 0; i < sim.ipus().size(); ++i) {
+        const Ipu& ipu = *sim.ipus()[i];
+        const Program& program = e.schedule.programs[i];
+        const auto& b = ipu.breakdown();
+        total.compute += b.compute;
+        total.sync += b.sync;
+        total.exchange += b.exchange;
+        total.host += b.host;
+        std::vector<uint64_t> busy = ipu.tiles.busyCycles();
+        uint64_t busySum = 0;
+        for (auto x : busy)
+            busySum += x;
+        ipus.push_back({{"ipu", program.ipu},
+                        {"cycles", ipu.cycle()},
+                        {"breakdown", {{"compute", b.compute}, {"sync", b.sync}, {"exchange", b.exchange}, {"host", b.host}}},
+                        {"tile_utilisation", ipu.cycle() ? double(busySum) / double(busy.size()) / double(ipu.cycle()) : 0.0},
+                        {"compute_sets_run", ipu.computeSetsRun()},
+                        {"syncs", ipu.sync.barriers()},
+                        {"exchange_phases", ipu.exchange.phases()},
+                        {"exchange_bytes", ipu.exchange.bytesSent()},
+                        {"host_bytes_to_ipu", ipu.host.bytesToIpu()},
+                        {"host_bytes_from_ipu", ipu.host.bytesFromIpu()}});
+        json m = memoryOfIpu(ipu, program, 8);
+        m["ipu"] = program.ipu;
+        memory.push_back(m);
+        for (const auto& cs : ipu.tiles.computeSets()) {
+            if (!cs.executions)
+                continue;
+            balance.push_back({{"ipu", program.ipu},
+                               {"compute_set", cs.name},
+                               {"executions", cs.executions},
+                               {"busiest_tile_cycles", cs.busiestTileCycles},
+                               {"mean_tile_cycles", cs.meanTileCycles},
+                               {"balance", cs.busiestTileCycles ? cs.meanTileCycles / double(cs.busiestTileCycles) : 1.0},
+                               {"tiles_used", cs.tilesUsed},
+                               {"phase_cycles", cs.phaseCycles}});
+        }
+    }
+    std::stable_sort(balance.begin(), balance.end(), [](const json& a, const json& b) {
+        return a.at("phase_cycles").get<uint64_t>() > b.at("phase_cycles").get<uint64_t>();
+    });
+    const uint64_t tc = std::max<uint64_t>(total.total(), 1);
+    return {{"name", e.config.name},
+            {"config", e.config.file},
+            {"workload", e.config.doc.at("workload").at("kind")},
+            {"clock_hz", clock},
+            {"total_cycles", r.totalCycles},
+            {"seconds", seconds},
+            {"samples", samples},
+            {"samples_per_second", seconds > 0 ? double(samples) / seconds : 0.0},
+            {"run", {{"gradient_accumulation", e.run.gradientAccumulation},
+                     {"device_iterations", e.run.deviceIterations},
+                     {"host_calls", e.run.hostCalls},
+                     {"samples_per_host_call", e.schedule.samplesPerHostCall}}},
+            {"breakdown", {{"compute", total.compute}, {"sync", total.sync}, {"exchange", total.exchange}, {"host", total.host}}},
+            {"breakdown_share", {{"compute", double(total.compute) / tc}, {"sync", double(total.sync) / tc},
+                                 {"exchange", double(total.exchange) / tc}, {"host", double(total.host) / tc}}},
+            {"ipus", ipus},
+            {"tile_balance", balance},
+            {"memory", memory},
+            {"simulator", {{"wall_seconds", r.wallSeconds},
+                           {"simulated_cycles_per_wall_second", r.wallSeconds > 0 ? r.totalCycles / r.wallSeconds : 0.0},
+                           {"tile_supersteps", r.tileSupersteps},
+                           {"tile_supersteps_per_wall_second", r.wallSeconds > 0 ? r.tileSupersteps / r.wallSeconds : 0.0}}}};
+}
+
+void printSummary(std::ostream& out, const json& s)
+{
+    const auto& b = s.at("breakdown");
+    const double total = std::max<double>(s.at("total_cycles").get<double>(), 1);
+    fmt::print(out, "{} ({})\n", s.at("name").get<std::string>(), s.at("workload").get<std::string>());
+    fmt::print(out, "  total        {:>16} cycles  {:.6f} s at {:.3f} GHz\n", withCommas(s.at("total_cycles")),
+               s.at("seconds").get<double>(), s.at("clock_hz").get<double>() / 1e9);
+    if (s.at("samples").get<uint64_t>())
+        fmt::print(out, "  throughput   {:>16.1f} samples/s ({} samples)\n", s.at("samples_per_second").get<double>(),
+                   withCommas(s.at("samples")));
+    for (const char* k : {"compute", "sync", "exchange", "host"})
+        fmt::print(out, "  {:<12} {:>16} cycles  {:5.1f} %\n", k, withCommas(b.at(k)), 100.0 * b.at(k).get<double>() / total);
+    for (const auto& m : s.at("memory"))
+        fmt::print(out, "  memory IPU {}: peak tile {} of {} bytes (always-live {}, not-always-live {}), mean {:.0f}\n",
+                   m.at("ipu").get<int>(), withCommas(m.at("peak").at("max")), withCommas(m.at("tile_capacity_bytes")),
+                   withCommas(m.at("worst_tiles").at(0).at("always_live")),
+                   withCommas(m.at("worst_tiles").at(0).at("not_always_live")), m.at("peak").at("mean").get<double>());
+    const auto& bal = s.at("tile_balance");
+    if (!bal.empty()) {
+        fmt::print(out, "  longest compute sets (busiest tile / mean tile):\n");
+        for (std::size_t i = 0; i < std::min<std::size_t>(5, bal.size()); ++i)
+            fmt::print(out, "    {:<36} {:>12} cycles  busiest {:>8}  mean {:>10.1f}  x{}\n",
+                       bal[i].at("compute_set").get<std::string>(), withCommas(bal[i].at("phase_cycles")),
+                       withCommas(bal[i].at("busiest_tile_cycles")), bal[i].at("mean_tile_cycles").get<double>(),
+                       bal[i].at("executions").get<uint64_t>());
+    }
+    const auto& sim = s.at("simulator");
+    fmt::print(out, "  simulator    {:.3f} s wall, {:.3g} cycles/s, {:.3g} tile-supersteps/s\n",
+               sim.at("wall_seconds").get<double>(), sim.at("simulated_cycles_per_wall_second").get<double>(),
+               sim.at("tile_supersteps_per_wall_second").get<double>());
+}
+
+json oomReport(const Experiment& e, const Simulation& sim)
+{
+    json ipus = json::array();
+    for (std::size_t i = 0; i < sim.ipus().size(); ++i) {
+        const Ipu& ipu = *sim.ipus()[i];
+        if (ipu.tiles.memory().fits())
+            continue;
+        json m = memoryOfIpu(ipu, e.schedule.programs[i], 5);
+        m["ipu"] = e.schedule.programs[i].ipu;
+        m.erase("per_tile");
+        ipus.push_back(m);
+    }
+    return {{"error", "out of memory"}, {"name", e.config.name}, {"config", e.config.file}, {"ipus", ipus}};
+}
+
+void printOomReport(std::ostream& out, const json& r)
+{
+    for (const auto& m : r.at("ipus")) {
+        const uint64_t cap = m.at("tile_capacity_bytes");
+        fmt::print(out, "error: out of memory on IPU {}: {} tiles need more than their {} bytes (peak {} bytes)\n",
+                   m.at("ipu").get<int>(), withCommas(m.at("tiles_over")), withCommas(cap), withCommas(m.at("peak").at("max")));
+        for (const auto& t : m.at("worst_tiles")) {
+            const uint64_t peak = t.at("peak");
+            if (peak <= cap)
+                break;
+            fmt::print(out, "  tile {}: {} bytes, {} over (always-live {}, not-always-live {} at \"{}\")\n", t.at("tile").get<int>(),
+                       withCommas(peak), withCommas(peak - cap), withCommas(t.at("always_live")),
+                       withCommas(t.at("not_always_live")), t.at("peak_at").get<std::string>());
+            for (const auto& l : t.at("live"))
+                fmt::print(out, "      {:>12} B  {:<12} {}{}\n", withCommas(l.at("bytes")), l.at("kind").get<std::string>(),
+                           l.at("tensor").get<std::string>(), l.at("always_live").get<bool>() ? " (always live)" : "");
+        }
+    }
+}
+
+} // namespace ipusim::report

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/ipu/PhaseObserver.hpp"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace ipusim {
+
+/** What the trace records besides the per-IPU phase tracks. */
+struct TraceWindow
+{
+    bool tiles = false;
+    uint32_t firstTile = 0, lastTile = 0;
+    uint64_t fromCycle = 0, toCycle = UINT64_MAX;
+};
+
+/** Streams Chrome Trace Event JSON (opens in ui.perfetto.dev and chrome://tracing).
+ *  Time axis: 1 tile cycle is shown as 1 ns. Written to `path`.tmp and renamed by commit(),
+ *  so a failed run leaves no half-written trace. */
+class ChromeTrace : public IPhaseObserver
+{
+public:
+    ChromeTrace(const std::string& path, const TraceWindow& window, double clockHz, uint32_t numIpus);
+    ~ChromeTrace() override;
+    ChromeTrace(const ChromeTrace&) = delete;
+    ChromeTrace& operator=(const ChromeTrace&) = delete;
+
+    void phase(uint32_t ipu, PhaseKind kind, const std::string& name, uint64_t start, uint64_t end,
+               uint64_t iteration) override;
+    [[nodiscard]] bool tileWindow(uint32_t ipu, uint32_t& first, uint32_t& last, uint64_t& fromCycle,
+                                  uint64_t& toCycle) const override;
+    void tileSpan(uint32_t ipu, uint32_t tile, const std::string& name, uint64_t start, uint64_t end) override;
+
+    /** Closes the JSON and moves the file into place. */
+    void commit();
+    [[nodiscard]] uint64_t events() const { return m_events; }
+
+private:
+    void event(const std::string& text);
+    void flush();
+
+    std::string m_path, m_tmpPath;
+    TraceWindow m_window;
+    std::FILE* m_file = nullptr;
+    std::string m_buffer;
+    uint64_t m_events = 0;
+    bool m_committed = false;
+    std::vector<bool> m_tileNamed;
+};
+
+} // namespace ipusim

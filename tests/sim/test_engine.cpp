@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+// Whole simulations through the SystemC model. ctest runs each case in its own process; a
+// case that simulates twice relies on Simulation installing a fresh kernel context.
+#include "sim/engine/Simulation.hpp"
+#include "sim/report/Summary.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kRoot = IPUSIM_SOURCE_DIR;
+
+json simulate(const config::LoadedConfig& cfg)
+{
+    Experiment e = buildExperiment(cfg);
+    Simulation sim(e);
+    REQUIRE(sim.fits());
+    SimResult r = sim.run();
+    return report::summary(e, sim, r);
+}
+
+json simulateFile(const std::string& file, const std::vector<std::string>& sets = {})
+{
+    return simulate(config::loadConfig(kRoot + "/" + file, sets));
+}
+
+json simulateSteps(const json& steps)
+{
+    json d = {{"system", {{"base", "hardware/mk2.json"}}}, {"workload", {{"kind", "schedule"}, {"steps", steps}}}};
+    return simulate(config::loadConfig(d, kRoot + "/configs/inline.json"));
+}
+
+} // namespace
+
+TEST_CASE("10,000 supersteps: compute, sync, exchange, by hand", "[sim]")
+{
+    json s = simulateFile("configs/schedules/superstep_loop.json");
+    // per superstep: busiest tile 1,000 + sync 126 + exchange ceil(256/4) = 64 + latency 234
+    CHECK(s["total_cycles"] == 10000ull * (1000 + 126 + 64 + 234));
+    CHECK(s["breakdown"]["compute"] == 10000ull * 1000);
+    CHECK(s["breakdown"]["sync"] == 10000ull * 126);
+    CHECK(s["breakdown"]["exchange"] == 10000ull * (64 + 234));
+    CHECK(s["ipus"][0]["exchange_bytes"] == 10000ull * 256 * 1472);
+    CHECK(s["simulator"]["tile_supersteps"] == 10000ull * 1472);
+    const json& b = s["tile_balance"][0];
+    CHECK(b["busiest_tile_cycles"] == 1000);
+    CHECK(b["mean_tile_cycles"].get<double>() == Approx((1468.0 * 1000 + 4 * 800) / 1472));
+}
+
+TEST_CASE("Tiles run consecutive compute sets from their own ready time until a sync", "[sim]")
+{
+    json steps = json::array({
+        {{"op", "compute"}, {"name", "a"}, {"tiles", json::array({{{"tiles", {0, 0}}, {"cycles", 100}}, {{"tiles", {1, 1}}, {"cycles", 10}}})}},
+        {{"op", "compute"}, {"name", "b"}, {"tiles", json::array({{{"tiles", {0, 0}}, {"cycles", 10}}, {{"tiles", {1, 1}}, {"cycles", 200}}})}},
+        {{"op", "sync"}},
+    });
+    json s = simulateSteps(steps);
+    // tile 0 is done at 110, tile 1 at 210; the barrier releases 126 cycles after the last
+    CHECK(s["total_cycles"] == 210 + 126);
+    CHECK(s["breakdown"]["compute"] == 210);
+}
+
+TEST_CASE("Host transfers and repeats", "[sim]")
+{
+    json steps = json::array({
+        {{"op", "repeat"}, {"count", 3}, {"body", json::array({
+            {{"op", "host_transfer"}, {"name", "in"}, {"direction", "to_ipu"}, {"bytes", 1000000}},
+            {{"op", "repeat"}, {"count", 0}, {"body", json::array({{{"op", "sync"}}})}},
+        })}},
+    });
+    json s = simulateSteps(steps);
+    CHECK(s["total_cycles"] == 3 * 101347);
+    CHECK(s["breakdown"]["host"] == 3 * 101347);
+    CHECK(s["ipus"][0]["host_bytes_to_ipu"] == 3000000);
+    CHECK(s["ipus"][0]["syncs"] == 0);
+}
+
+TEST_CASE("MNIST training: samples per host call and a full breakdown", "[sim][mnist]")
+{
+    json s = simulateFile("configs/mnist/train.json");
+    CHECK(s["samples"] == 40 * 10 * 10);
+    const json& b = s["breakdown"];
+    CHECK(s["total_cycles"] == b["compute"].get<uint64_t>() + b["sync"].get<uint64_t>() + b["exchange"].get<uint64_t>() +
+                                   b["host"].get<uint64_t>());
+    for (const char* k : {"compute", "sync", "exchange", "host"})
+        CHECK(b[k].get<uint64_t>() > 0);
+    CHECK(s["memory"][0]["fits"] == true);
+    // One weight update per device iteration: the AdamW sets run 10 times, the forward 100 times.
+    for (const auto& cs : s["tile_balance"]) {
+        const std::string name = cs["compute_set"];
+        if (name == "layer3.weight.adamw")
+            CHECK(cs["executions"] == 10);
+        if (name == "layer1.conv")
+            CHECK(cs["executions"] == 100);
+    }
+}
+
+TEST_CASE("MNIST: more exchange bandwidth never costs cycles", "[sim][mnist][metamorphic]")
+{
+    json slow = simulateFile("configs/default.json");
+    json fast = simulateFile("configs/default.json",
+                             {"/system/ipu/exchange/send_bytes_per_cycle=8", "/system/ipu/exchange/recv_bytes_per_cycle=8"});
+    CHECK(fast["breakdown"]["exchange"].get<uint64_t>() < slow["breakdown"]["exchange"].get<uint64_t>());
+    CHECK(fast["total_cycles"].get<uint64_t>() <= slow["total_cycles"].get<uint64_t>());
+}
+
+TEST_CASE("MNIST: more tiles never raise the busiest tile's compute", "[sim][mnist][metamorphic]")
+{
+    uint64_t last = UINT64_MAX;
+    for (int tiles : {184, 368, 736, 1472}) {
+        json s = simulateFile("configs/default.json", {"/system/ipu/tiles=" + std::to_string(tiles)});
+        const uint64_t compute = s["breakdown"]["compute"];
+        INFO("tiles " << tiles << ": compute " << compute);
+        CHECK(compute <= last);
+        last = compute;
+    }
+}
+
+TEST_CASE("MNIST: a huge micro-batch does not fit", "[sim][mnist]")
+{
+    Experiment e = buildExperiment(kRoot + "/configs/mnist/oom.json");
+    Simulation sim(e);
+    CHECK_FALSE(sim.fits());
+    json r = report::oomReport(e, sim);
+    REQUIRE(r["ipus"].size() == 1);
+    const json& worst = r["ipus"][0]["worst_tiles"][0];
+    CHECK(worst["peak"].get<uint64_t>() > 638976);
+    CHECK(worst["free"].get<int64_t>() < 0);
+    CHECK_FALSE(worst["live"].empty());
+}
+
+TEST_CASE("MNIST inference is forward only and returns every prediction", "[sim][mnist]")
+{
+    json s = simulateFile("configs/mnist/infer.json");
+    CHECK(s["samples"] == 800);
+    CHECK(s["ipus"][0]["host_bytes_from_ipu"] == 100 * 8 * 10 * 4);
+    for (const auto& cs : s["tile_balance"])
+        CHECK(cs["compute_set"].get<std::string>().find("grad") == std::string::npos);
+}

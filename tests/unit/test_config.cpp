@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+// Configuration: composition, overrides, defaults and every kind of bad input.
+#include "sim/config/ConfigError.hpp"
+#include "sim/config/ConfigLoader.hpp"
+#include "sim/config/Schema.hpp"
+#include "sim/engine/Experiment.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace ipusim;
+using config::ConfigError;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kRoot = IPUSIM_SOURCE_DIR;
+
+json minimal()
+{
+    return json::parse(R"({"system": {"base": "hardware/mk2.json"},
+                           "workload": {"kind": "mnist"}})");
+}
+
+std::string errorOf(const json& doc, const std::vector<std::string>& sets = {})
+{
+    try {
+        config::loadConfig(doc, kRoot + "/configs/test.json", sets);
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+struct TempDir
+{
+    fs::path path;
+    TempDir()
+    {
+        path = fs::temp_directory_path() / ("ipusim_test_" + std::to_string(::getpid()));
+        fs::create_directories(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+    std::string write(const std::string& name, const std::string& text) const
+    {
+        std::ofstream(path / name) << text;
+        return (path / name).string();
+    }
+};
+
+} // namespace
+
+TEST_CASE("Config: base composition, defaults and overrides", "[config]")
+{
+    auto cfg = config::loadConfig(minimal(), kRoot + "/configs/test.json", {"/system/ipu/tiles=736", "/workload/mode=infer"});
+    CHECK(cfg.doc["system"]["ipu"]["tiles"] == 736);
+    CHECK(cfg.doc["system"]["ipu"]["tile_memory_bytes"] == 638976);  // from the base file
+    CHECK(cfg.doc["workload"]["mode"] == "infer");                  // bare word read as a string
+    CHECK(cfg.doc["workload"]["micro_batch"] == 40);                // schema default
+    CHECK(cfg.doc["run"]["device_iterations"] == 1);
+    CHECK(cfg.name == "test");
+    CHECK(cfg.fileOf("/system/ipu/clock_hz") == kRoot + "/configs/hardware/mk2.json");
+    CHECK(cfg.fileOf("/system/ipu/tiles") == "--set");
+}
+
+TEST_CASE("Config: a missing required key names it", "[config][errors]")
+{
+    json d = minimal();
+    d.erase("workload");
+    CHECK_THAT(errorOf(d), Catch::Contains("test.json: /workload: missing required key \"workload\""));
+}
+
+TEST_CASE("Config: a value of the wrong type names the pointer, the expectation and the value", "[config][errors]")
+{
+    json d = minimal();
+    d["system"]["ipu"] = {{"tiles", "many"}};
+    CHECK_THAT(errorOf(d), Catch::Contains("/system/ipu/tiles: expected integer") && Catch::Contains("found string \"many\""));
+}
+
+TEST_CASE("Config: unknown keys are rejected with the allowed ones", "[config][errors]")
+{
+    json d = minimal();
+    d["system"]["ipu"] = {{"tilez", 4}};
+    CHECK_THAT(errorOf(d), Catch::Contains("/system/ipu/tilez: unknown key \"tilez\"") && Catch::Contains("tiles"));
+    json w = minimal();
+    w["workload"]["batch"] = 4;
+    CHECK_THAT(errorOf(w), Catch::Contains("/workload/batch: unknown key \"batch\""));
+}
+
+TEST_CASE("Config: a negative tile count", "[config][errors]")
+{
+    CHECK_THAT(errorOf(minimal(), {"/system/ipu/tiles=-4"}),
+               Catch::Contains("--set: /system/ipu/tiles: expected integer, >= 1") && Catch::Contains("found integer -4"));
+}
+
+TEST_CASE("Config: bad pointers in --set", "[config][errors]")
+{
+    CHECK_THAT(errorOf(minimal(), {"system/ipu/tiles=5"}), Catch::Contains("not a JSON pointer"));
+    CHECK_THAT(errorOf(minimal(), {"/system/nope/tiles=5"}), Catch::Contains("\"/system/nope\" does not name an object"));
+    CHECK_THAT(errorOf(minimal(), {"/system/ipu/tiles"}), Catch::Contains("expected /json/pointer=value"));
+    CHECK_THAT(errorOf(minimal(), {"/system/ipu/tilez=5"}), Catch::Contains("unknown key \"tilez\""));
+}
+
+TEST_CASE("Config: unreadable files and broken JSON", "[config][errors]")
+{
+    CHECK_THROWS_WITH(config::loadConfig("/nonexistent/x.json"), Catch::Contains("/nonexistent/x.json: cannot read file"));
+    TempDir dir;
+    std::string f = dir.write("broken.json", "{\n  \"system\": {\n    \"ipu\": ,\n}");
+    CHECK_THROWS_WITH(config::loadConfig(f), Catch::Contains("broken.json: invalid JSON at line 3"));
+    std::string g = dir.write("nobase.json", R"({"system": {"base": "missing.json"}, "workload": {"kind": "mnist"}})");
+    CHECK_THROWS_WITH(config::loadConfig(g), Catch::Contains("nobase.json: /system/base:") && Catch::Contains("cannot read file"));
+}
+
+TEST_CASE("Config: an error in a base file names that file", "[config][errors]")
+{
+    TempDir dir;
+    dir.write("hw.json", R"({"ipu": {"tiles": 0}})");
+    std::string top = dir.write("top.json", R"({"system": {"base": "hw.json"}, "workload": {"kind": "mnist"}})");
+    CHECK_THROWS_WITH(config::loadConfig(top), Catch::Contains("hw.json: /system/ipu/tiles: expected integer, >= 1"));
+    std::string loop = dir.write("loop.json", R"({"base": "loop.json"})");
+    CHECK_THROWS_WITH(config::loadConfig(loop), Catch::Contains("includes itself"));
+}
+
+TEST_CASE("Config: the workload kind selects its own schema", "[config][errors]")
+{
+    json d = minimal();
+    d["workload"] = {{"kind", "resnet"}};
+    CHECK_THAT(errorOf(d), Catch::Contains("/workload/kind: expected one of [\"schedule\",\"mnist\"]"));
+    json s = minimal();
+    s["workload"] = {{"kind", "schedule"}};
+    CHECK_THAT(errorOf(s), Catch::Contains("missing required key \"steps\""));
+    CHECK_THAT(errorOf(minimal(), {"/workload/precision=fp8"}), Catch::Contains("/workload/precision: expected one of"));
+}
+
+TEST_CASE("Config: every shipped config loads and compiles", "[config]")
+{
+    for (const auto& entry : fs::recursive_directory_iterator(kRoot + "/configs")) {
+        const std::string path = entry.path().string();
+        if (entry.path().extension() != ".json" || path.find("/schema/") != std::string::npos ||
+            path.find("/hardware/") != std::string::npos)
+            continue;
+        INFO(path);
+        CHECK_NOTHROW(buildExperiment(path));
+    }
+}
+
+TEST_CASE("Params: every parameter has a unit and a description", "[config]")
+{
+    auto params = config::Schema::instance().params();
+    CHECK(params.size() > 30);
+    bool sawTiles = false;
+    for (const auto& p : params) {
+        INFO(p.pointer);
+        CHECK_FALSE(p.description.empty());
+        CHECK_FALSE(p.unit.empty());
+        if (p.pointer == "/system/ipu/tiles") {
+            sawTiles = true;
+            CHECK(p.defaultValue == "1472");
+            CHECK(p.unit == "tiles");
+        }
+    }
+    CHECK(sawTiles);
+}

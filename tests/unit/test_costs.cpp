@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// Vertex cycle formulas against hand computations (ipu-facts.md §3 restated in VertexCosts.cpp).
+#include "workloads/costs/VertexCosts.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+using namespace ipusim::costs;
+
+TEST_CASE("ConvPartial1x1Out: one 16x16 fp16 block of 96 rows", "[costs]")
+{
+    IpuParams hw;
+    ConvShape s;
+    s.positions = 96; // 16 per worker
+    s.input = Precision::FP16;
+    s.partials = Precision::FP16;
+    // worker T(16) = 37 + 4*(16-3) - 7 = 82; inner = max(6*82, 6*82 + 14) = 506;
+    // L = 16 units * 16 chans * 2 B / 16 B/cycle = 32;
+    // total = 50 + 6*7 + 13 + 11 + 18 + (7 + 32 + 506) = 679
+    CHECK(convPartial1x1WorkerCycles(hw, s, 16, true) == 82);
+    CHECK(convPartial1x1Out(hw, s) == 679);
+    // Asymptotically 4 cycles per row of 16x16 MACs: 64 MAC/cycle. 6 more rows per worker
+    // cost 6 workers x 6 rows x 4 cycles = 144.
+    s.positions = 96 + 36;
+    CHECK(convPartial1x1Out(hw, s) == 679 + 144);
+}
+
+TEST_CASE("ConvPartial1x1Out: a second input group accumulates without zeroing", "[costs]")
+{
+    IpuParams hw;
+    ConvShape s;
+    s.positions = 96;
+    s.inGroups = 2;
+    s.input = Precision::FP16;
+    s.partials = Precision::FP16;
+    // adds (inGroups-1) x [15 + 1 x (19 + 1 x (6 + 32 + 506))] = 578
+    CHECK(convPartial1x1Out(hw, s) == 679 + 578);
+}
+
+TEST_CASE("ConvPartial1x1Out: fp32 activations take 8 cycles per row and zero partials", "[costs]")
+{
+    IpuParams hw;
+    ConvShape s;
+    s.positions = 36; // 6 per worker
+    s.input = Precision::FP32;
+    s.partials = Precision::FP32;
+    // step = 16 units x 8 chans / 16 MAC = 8; T(6) = 46 + 8*3 = 70; with zeroing + 2 + 8*6 = 120
+    CHECK(convPartial1x1WorkerCycles(hw, s, 6, false) == 70);
+    CHECK(convPartial1x1WorkerCycles(hw, s, 6, true) == 120);
+    // L = 16 x 8 x 4 / 16 = 32; inner(zero) = max(720, 734) = 734;
+    // total = 50 + 0 + 12 + 11 + 19 + (7 + 32 + 734) = 865
+    CHECK(convPartial1x1Out(hw, s) == 865);
+}
+
+TEST_CASE("ConvPartialnx1: 2x1 kernel, fp16 in, fp32 partials, 12 positions", "[costs]")
+{
+    IpuParams hw;
+    ConvShape s;
+    s.positions = 12;
+    s.kernelHeight = 2;
+    s.kernelWidth = 1;
+    s.input = Precision::FP16;
+    s.partials = Precision::FP32;
+    // 8 units, L = 8*16*2/16 = 16; worker = 17 + 3 + g(2)=34 - 9 = 45; per position max(270, 279) = 279
+    // per row supervisor 14 + (12 + 16 + 15 + 3) = 60; inner = 2 x (60 + 279) = 678
+    // outer 109 + 54 + 54 + zero loop 19 + zero pass 6 x (ceil(16/2) + 14) = 132; + 16 + 14 + 14 + 678
+    CHECK(convPartialNx1(hw, s) == 1090);
+    CHECK(convPartial(hw, s) == 1090);
+}
+
+TEST_CASE("Element-wise, scaled add, reduce and pooling vertices", "[costs]")
+{
+    IpuParams hw;
+    // UnaryOp RELU fp32, 1200 elements: 200 per worker = 100 vectors x (3 + 4); 11 + 9 + 6 x (17 + 700)
+    CHECK(unaryOp(hw, UnaryOpKind::Relu, Precision::FP32, 1200) == 4322);
+    // EXP has a longer preamble (33): 11 + 9 + 6 x (33 + 100 x (6 + 4))
+    CHECK(unaryOp(hw, UnaryOpKind::Exp, Precision::FP32, 1200) == 6218);
+    // BinaryOp ADD fp16, 240 elements: 40 per worker = 10 vectors x (1 + 2); 11 + 6 x (26 + 30)
+    CHECK(binaryOp(hw, BinaryOpKind::Add, Precision::FP16, 240) == 347);
+    // DIV is not an assembly op: 10 vectors x (21 + 5)
+    CHECK(binaryOp(hw, BinaryOpKind::Div, Precision::FP16, 240) == 11 + 6 * (26 + 260));
+    // ScaledAdd fp32, 1200: supervisor 57; 100 vectors per worker: 15 + 6 + 3 x 99 + 2 + 1 = 321
+    CHECK(scaledAdd(hw, Precision::FP32, 1200) == 57 + 6 * 321);
+    // Reduce fp32, 64 outputs of 4 partials: k = 4/2 + 1 = 3, 16 loops, 3 per worker: 6 x (32 + 19 x 3)
+    CHECK(reduce(hw, Precision::FP32, 64, 4) == 534);
+    // MaxPool fp32, 60 outputs, 2x2 window: 10 per worker = 5 vectors x (4 + 2); 11 + 6 x (13 + 30)
+    CHECK(maxPool(hw, Precision::FP32, 60, 4) == 269);
+    // Cast fp32 -> fp16, 1200: 200 per worker x 2 B / 8 B per cycle = 50; 12 + 6 x (19 + 50 + 18)
+    CHECK(cast(hw, Precision::FP32, Precision::FP16, 1200) == 534);
+}
+
+TEST_CASE("Costs grow with work and never shrink", "[costs]")
+{
+    IpuParams hw;
+    uint64_t last = 0;
+    for (uint64_t n = 6; n <= 6000; n += 6) {
+        uint64_t c = unaryOp(hw, UnaryOpKind::Relu, Precision::FP16, n);
+        CHECK(c >= last);
+        last = c;
+    }
+    ConvShape s;
+    s.input = Precision::FP16;
+    // PopLibs' worker loop has special cases for 1 and 2 positions: 2 costs more than 3.
+    CHECK(convPartial1x1WorkerCycles(hw, s, 2, true) > convPartial1x1WorkerCycles(hw, s, 3, true));
+    last = 0;
+    for (uint64_t p = 18; p < 400; ++p) { // from 3 positions per worker on
+        s.positions = p;
+        uint64_t c = convPartial1x1Out(hw, s);
+        CHECK(c >= last);
+        last = c;
+    }
+}

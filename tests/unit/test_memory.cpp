@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// Tile memory accounting: always-live plus the peak of overlapping not-always-live tensors.
+#include "models/tile/TileMemory.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+
+namespace {
+TensorAlloc tensor(const char* name, uint32_t first, uint32_t count, uint64_t bytes, bool always, uint32_t from = 0, uint32_t to = 0)
+{
+    TensorAlloc t;
+    t.name = name;
+    t.kind = always ? "weight" : "activation";
+    t.bytes.add(first, count, bytes);
+    t.alwaysLive = always;
+    t.from = from;
+    t.to = to;
+    return t;
+}
+} // namespace
+
+TEST_CASE("Memory: liveness decides what overlaps", "[memory]")
+{
+    IpuParams hw;
+    hw.tiles = 10;
+    hw.tileMemoryBytes = 175;
+    hw.codeBytesPerVertexType = hw.vertexStateBytes = hw.controlCodeBytesPerStep = hw.exchangeCodeBytesPerPhase = 0;
+    Program p;
+    p.tensors.push_back(tensor("A", 0, 10, 100, true));
+    p.tensors.push_back(tensor("B", 0, 5, 50, false, 0, 0));
+    p.tensors.push_back(tensor("C", 3, 5, 70, false, 1, 1)); // starts after B ends: no overlap
+    p.tensors.push_back(tensor("D", 4, 1, 10, false, 0, 1)); // overlaps both on tile 4
+    TileMemory m(p, hw);
+    CHECK(m.tiles()[0].peak() == 150);
+    CHECK(m.tiles()[3].peak() == 170);
+    CHECK(m.tiles()[4].peak() == 180);
+    CHECK(m.tiles()[4].alwaysLive == 100);
+    CHECK(m.tiles()[4].peakPoint == 1);
+    CHECK(m.tiles()[8].peak() == 100);
+    CHECK(m.tiles()[9].peak() == 100);
+    CHECK_FALSE(m.fits()); // tile 4 needs 180 of 175
+    CHECK(m.worstTiles(1).at(0) == 4);
+    auto live = m.liveAtPeak(4);
+    REQUIRE(live.size() == 3);
+    CHECK(live[0].name == "A");
+    CHECK(live[1].name == "C");
+    CHECK(live[2].name == "D");
+    hw.tileMemoryBytes = 180;
+    CHECK(TileMemory(p, hw).fits());
+}
+
+TEST_CASE("Memory: code and vertex state follow the compute sets", "[memory]")
+{
+    IpuParams hw;
+    hw.tiles = 4;
+    Program p;
+    ComputeStep c;
+    c.name = "cs";
+    c.cycles.add(0, 2, 100);
+    c.vertices.add(0, 2, 3);
+    c.vertexTypes = {"A", "B"};
+    p.steps.push_back({c});
+    numberPoints(p);
+    TileMemory m(p, hw);
+    // 2 vertex types x 1024 + 3 vertices x 48 + 16 control bytes
+    CHECK(m.tiles()[0].alwaysLive == 2048 + 144 + 16);
+    CHECK(m.tiles()[2].alwaysLive == 0);
+}

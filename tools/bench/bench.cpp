@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+// Simulator speed benchmark (not a test): runs each case in a child process (SystemC elaborates
+// once per process), several times, and prints median wall time and rates.
+#include "sim/engine/Simulation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+struct Case
+{
+    std::string name, config;
+};
+
+struct Figures
+{
+    double buildSeconds = 0, simSeconds = 0;
+    uint64_t cycles = 0, tileSupersteps = 0;
+};
+
+Figures runOnce(const Case& c)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        throw std::runtime_error("pipe failed");
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        Figures f;
+        auto t0 = std::chrono::steady_clock::now();
+        ipusim::Experiment e = ipusim::buildExperiment(c.config);
+        ipusim::Simulation sim(e);
+        auto t1 = std::chrono::steady_clock::now();
+        ipusim::SimResult r = sim.run();
+        f.buildSeconds = std::chrono::duration<double>(t1 - t0).count();
+        f.simSeconds = r.wallSeconds;
+        f.cycles = r.totalCycles;
+        f.tileSupersteps = r.tileSupersteps;
+        if (write(fds[1], &f, sizeof f) != ssize_t(sizeof f))
+            _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    Figures f;
+    const bool ok = read(fds[0], &f, sizeof f) == ssize_t(sizeof f);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!ok || status != 0)
+        throw std::runtime_error("case " + c.name + " failed");
+    return f;
+}
+
+} // namespace
+
+int main(int argc, char* argv[])
+{
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    return sc_core::sc_elab_and_sim(argc, argv);
+}
+
+int sc_main(int argc, char* argv[])
+{
+    const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+    const std::vector<Case> cases = {
+        {"superstep_loop (10,000 supersteps x 1,472 tiles)", "configs/schedules/superstep_loop.json"},
+        {"mnist training step (batch 40, fp32)", "configs/default.json"},
+        {"mnist training host call (40 x GA 10 x DI 10)", "configs/mnist/train.json"},
+        {"mnist inference host call (8 x DI 100)", "configs/mnist/infer.json"},
+    };
+    fmt::print("{:<50} {:>10} {:>10} {:>14} {:>16} {:>16}\n", "case (median of " + std::to_string(repeats) + ")",
+               "build s", "sim s", "cycles", "cycles/s", "tile-steps/s");
+    for (const auto& c : cases) {
+        std::vector<Figures> runs;
+        for (int i = 0; i < repeats; ++i)
+            runs.push_back(runOnce(c));
+        auto median = [&](auto key) {
+            std::vector<double> v;
+            for (const auto& f : runs)
+                v.push_back(key(f));
+            std::sort(v.begin(), v.end());
+            return v[v.size() / 2];
+        };
+        const double build = median([](const Figures& f) { return f.buildSeconds; });
+        const double sim = median([](const Figures& f) { return f.simSeconds; });
+        fmt::print("{:<50} {:>10.4f} {:>10.4f} {:>14} {:>16.3e} {:>16.3e}\n", c.name, build, sim, runs[0].cycles,
+                   runs[0].cycles / sim, runs[0].tileSupersteps / sim);
+    }
+    return 0;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/costs/VertexCosts.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace ipusim::costs {
+namespace {
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// Weight-load cycles per pass: every unit loads in_chans_per_group weights.
+uint64_t weightLoadCycles(const IpuParams& hw, const ConvShape& s)
+{
+    const AmpParams& amp = hw.amp(s.input, s.partials);
+    return ceilDiv(uint64_t(amp.units) * amp.inChansPerGroup * bytesOf(s.input), hw.coeffLoadBytesPerCycle);
+}
+
+// One worklist entry per worker: the field is split evenly over the W workers, so the
+// slowest worker has ceil(n/W) positions and the fastest floor(n/W).
+template <class F>
+uint64_t innerLoop(const IpuParams& hw, uint64_t positions, uint64_t imbalanceSlack, F workerCycles)
+{
+    uint64_t maxT = workerCycles(ceilDiv(positions, hw.workers));
+    uint64_t minT = workerCycles(positions / hw.workers);
+    return std::max(hw.workers * maxT, hw.workers * minT + imbalanceSlack);
+}
+
+} // namespace
+
+uint64_t convPartial1x1WorkerCycles(const IpuParams& hw, const ConvShape& s, uint64_t n, bool zeroing)
+{
+    const AmpParams& amp = hw.amp(s.input, s.partials);
+    const uint64_t step = amp.cyclesPerPosition();
+    static constexpr uint64_t small[3] = {21, 32, 41};
+    if (s.input == Precision::FP16) {
+        // FP16 common path: zeroing is folded into the loop; 7 cycles of state retention saved.
+        uint64_t t = n < 3 ? small[n] : 37 + step * (n - 3);
+        return t - 7;
+    }
+    // Float activations: 46 + 8(n-3) core, plus partial zeroing 2 + z*n on the first input group.
+    uint64_t t = n < 3 ? small[n] + 1 : 46 + step * (n - 3);
+    if (zeroing)
+        t += 2 + (amp.units == 16 ? 8 : 4) * n;
+    return t;
+}
+
+uint64_t convPartial1x1Out(const IpuParams& hw, const ConvShape& s)
+{
+    const bool common = s.input == Precision::FP16;
+    const uint64_t W = hw.workers;
+    const uint64_t L = weightLoadCycles(hw, s);
+    const uint64_t passes = 1; // output channels per group == AMP units
+    auto inner = [&](bool zeroing) {
+        return innerLoop(hw, s.positions, 14, [&](uint64_t n) { return convPartial1x1WorkerCycles(hw, s, n, zeroing); });
+    };
+    const uint64_t cGroup = common ? 13 : 12, cIn = common ? 15 : 16, cOut = common ? 18 : 19;
+    const uint64_t retention = common ? 7 : 0;
+    uint64_t perConvGroup = cGroup + (s.inGroups - 1) * (cIn + s.outGroups * (19 + passes * (6 + L + inner(false)))) +
+                            (11 + s.outGroups * (cOut + passes * (7 + L + inner(true))));
+    return 50 + W * retention + s.convGroups * perConvGroup;
+}
+
+uint64_t convPartialNx1(const IpuParams& hw, const ConvShape& s)
+{
+    const AmpParams& amp = hw.amp(s.input, s.partials);
+    const uint64_t W = hw.workers;
+    const uint64_t step = amp.cyclesPerPosition();
+    const bool halfPartials = s.partials == Precision::FP16;
+    const uint64_t L = weightLoadCycles(hw, s);
+    const uint64_t passes = 1;
+    auto g = [&](uint64_t n) -> uint64_t {
+        if (s.input == Precision::FP32)
+            return n == 0 ? 17 : n == 1 ? 33 : n == 2 ? 44 : 45 + step * (n - 3);
+        return n == 0 ? 17 : n == 1 ? 29 : n == 2 ? 34 : 34 + step * (n - 3);
+    };
+    // One worklist entry per worker and kernel position; 9 cycles of state retention saved.
+    auto worker = [&](uint64_t n) { return 17 + (halfPartials ? 1 : 0) + 3 + g(n) - 9; };
+    const uint64_t perPosition = innerLoop(hw, s.positions, 9, worker) * passes;
+    const uint64_t heightTerm = 15; // AMP height 1
+    const uint64_t perRowSupervisor = 14 + s.kernelWidth * (12 + passes * (L + heightTerm + 3));
+    const uint64_t inner = s.kernelHeight * (perRowSupervisor + s.kernelWidth * perPosition);
+    const uint64_t zeroRetention = s.partials == Precision::FP32 ? 9 : 10;
+    const uint64_t zeroLoop = s.convGroups * (17 * s.outGroups + 6 * (s.outGroups - 1) + 1) + 6 * (s.convGroups - 1) + 1;
+    // Partials are zeroed in a separate supervisor pass: each worker clears its share.
+    const uint64_t partialElems = s.positions * amp.units;
+    const uint64_t zeroPass = s.outGroups * W *
+                              (ceilDiv(ceilDiv(partialElems, W), hw.vectorWidth(s.partials)) + (halfPartials ? 15 : 14));
+    return 109 + W * 9 + W * zeroRetention + zeroLoop + zeroPass +
+           s.convGroups * (16 + s.inGroups * (14 + s.outGroups * (14 + inner)));
+}
+
+uint64_t convPartial(const IpuParams& hw, const ConvShape& s)
+{
+    return s.kernelHeight * s.kernelWidth == 1 ? convPartial1x1Out(hw, s) : convPartialNx1(hw, s);
+}
+
+namespace {
+// Cycles per loop iteration and whether the op processes a natural vector per iteration
+// (otherwise one element per iteration), from the popops tables (§3.5).
+struct OpCost
+{
+    uint32_t halfCycles, floatCycles;
+    bool vectorised;
+};
+OpCost unaryCost(UnaryOpKind op)
+{
+    switch (op) {
+    case UnaryOpKind::Relu: return {3, 3, true};
+    case UnaryOpKind::Exp: return {4, 6, true};
+    case UnaryOpKind::Log: return {4, 6, true}; // log shares the exp pipeline cost
+    case UnaryOpKind::Sqrt: return {23, 10, true};
+    case UnaryOpKind::Rsqrt: return {19, 8, true};
+    case UnaryOpKind::Tanh: return {4, 12, true};
+    case UnaryOpKind::Sigmoid: return {6, 12, true};
+    case UnaryOpKind::GeluErf: return {16, 22, false};
+    case UnaryOpKind::Neg:
+    case UnaryOpKind::Square:
+    case UnaryOpKind::Copy: return {1, 1, true};
+    }
+    return {1, 1, true};
+}
+OpCost binaryCost(BinaryOpKind op)
+{
+    switch (op) {
+    case BinaryOpKind::Add:
+    case BinaryOpKind::Sub:
+    case BinaryOpKind::Mul:
+    case BinaryOpKind::Max: return {1, 1, true};
+    case BinaryOpKind::Div: return {21, 10, true};
+    case BinaryOpKind::ReluGrad: return {3, 3, true};
+    case BinaryOpKind::MaxGrad: return {2, 2, true};
+    }
+    return {1, 1, true};
+}
+} // namespace
+
+bool parseUnaryOp(const std::string& name, UnaryOpKind& out)
+{
+    static const std::map<std::string, UnaryOpKind> names = {
+        {"relu", UnaryOpKind::Relu}, {"exp", UnaryOpKind::Exp}, {"log", UnaryOpKind::Log},
+        {"sqrt", UnaryOpKind::Sqrt}, {"rsqrt", UnaryOpKind::Rsqrt}, {"tanh", UnaryOpKind::Tanh},
+        {"sigmoid", UnaryOpKind::Sigmoid}, {"gelu", UnaryOpKind::GeluErf}, {"neg", UnaryOpKind::Neg},
+        {"square", UnaryOpKind::Square}, {"copy", UnaryOpKind::Copy}};
+    auto it = names.find(name);
+    if (it == names.end())
+        return false;
+    out = it->second;
+    return true;
+}
+
+bool parseBinaryOp(const std::string& name, BinaryOpKind& out)
+{
+    static const std::map<std::string, BinaryOpKind> names = {
+        {"add", BinaryOpKind::Add}, {"sub", BinaryOpKind::Sub}, {"mul", BinaryOpKind::Mul},
+        {"div", BinaryOpKind::Div}, {"max", BinaryOpKind::Max}, {"relu_grad", BinaryOpKind::ReluGrad},
+        {"max_grad", BinaryOpKind::MaxGrad}};
+    auto it = names.find(name);
+    if (it == names.end())
+        return false;
+    out = it->second;
+    return true;
+}
+
+uint64_t unaryOp(const IpuParams& hw, UnaryOpKind op, Precision type, uint64_t n)
+{
+    const OpCost c = unaryCost(op);
+    const uint64_t cpl = type == Precision::FP16 ? c.halfCycles : c.floatCycles;
+    const uint64_t m = ceilDiv(n, hw.workers);
+    const uint64_t loop = c.vectorised ? ceilDiv(m, hw.vectorWidth(type)) * (cpl + 4) : m * cpl;
+    const uint64_t base = op == UnaryOpKind::Exp ? 33 : 17;
+    return hw.supervisorOverhead + 9 + hw.workers * (base + loop);
+}
+
+uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n)
+{
+    const OpCost c = binaryCost(op);
+    const uint64_t cpl = type == Precision::FP16 ? c.halfCycles : c.floatCycles;
+    const uint64_t m = ceilDiv(n, hw.workers);
+    const bool assembly = op == BinaryOpKind::Add || op == BinaryOpKind::Sub || op == BinaryOpKind::Mul;
+    const uint64_t loop = c.vectorised ? ceilDiv(m, hw.vectorWidth(type)) * (cpl + (assembly ? 2 : 5)) : m * cpl;
+    const uint64_t base = type == Precision::FP16 ? 26 : 29;
+    return hw.supervisorOverhead + hw.workers * (base + loop);
+}
+
+uint64_t scaledAdd(const IpuParams& hw, Precision type, uint64_t n)
+{
+    const uint64_t vw = hw.vectorWidth(type);
+    const uint64_t vectors = n / vw;
+    const bool remainder = n % vw != 0;
+    const uint64_t supervisor = 21 + 11 + (remainder ? 13 : 7) + 12 + 6;
+    const uint64_t v = ceilDiv(vectors, hw.workers); // the slowest worker's vectors
+    const uint64_t c = 3;                             // same data and scale types
+    const uint64_t tail = remainder ? (type == Precision::FP32 ? 8 : 5) : 0;
+    const uint64_t worker = 15 + 6 + c * (v > 0 ? v - 1 : 0) + 2 + tail + 1;
+    return supervisor + hw.workers * worker;
+}
+
+uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n)
+{
+    (void)from;
+    const uint64_t m = ceilDiv(n, hw.workers);
+    // Conversion runs at one 64-bit write per cycle.
+    const uint64_t worker = 19 + ceilDiv(m * bytesOf(to), hw.vectorWidthBits / 8);
+    return 12 + hw.workers * (worker + 18);
+}
+
+uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint64_t partialsPerOutput)
+{
+    const uint64_t accWidth = partials == Precision::FP16 ? 8 : 4;
+    const uint64_t dataPathElems = hw.vectorWidth(partials);
+    const uint64_t k = accWidth / std::min(accWidth, dataPathElems) + 1;
+    const uint64_t loops = ceilDiv(outputs, accWidth);
+    return hw.workers * (32 + (k * partialsPerOutput + 7) * ceilDiv(loops, hw.workers));
+}
+
+uint64_t maxPool(const IpuParams& hw, Precision type, uint64_t outputs, uint64_t window)
+{
+    const uint64_t m = ceilDiv(outputs, hw.workers);
+    // One vector max per window element plus loop overhead per output vector.
+    const uint64_t worker = 13 + ceilDiv(m, hw.vectorWidth(type)) * (window + 2);
+    return hw.supervisorOverhead + hw.workers * worker;
+}
+
+uint64_t copy(const IpuParams& hw, uint64_t bytes, unsigned elementBytes)
+{
+    return ceilDiv(bytes, std::min<uint64_t>(hw.memcpyBytesPerCycle, std::max(elementBytes, 1u)));
+}
+
+} // namespace ipusim::costs

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/ipu/IpuParams.hpp"
+
+#include <cstdint>
+#include <string>
+
+// PopLibs-style codelet cycle estimates, restated from ipu-facts.md §3 (poplin/popops
+// estimators). Every function returns TILE cycles for one vertex on one tile: supervisor
+// work plus W times the slowest worker (the barrel gives each worker every W-th cycle).
+namespace ipusim::costs {
+
+/** Shape of an AMP convolution vertex on one tile. */
+struct ConvShape
+{
+    uint64_t positions = 1;      // output positions (rows of the matmul) on this tile
+    uint32_t inGroups = 1;       // groups of AMP in_chans_per_group input channels
+    uint32_t outGroups = 1;      // groups of AMP units output channels
+    uint32_t convGroups = 1;
+    uint32_t kernelHeight = 1;
+    uint32_t kernelWidth = 1;
+    Precision input = Precision::FP16;
+    Precision partials = Precision::FP32;
+};
+
+/** Worker cycles of ConvPartial1x1Out for n output positions (§3.2). */
+uint64_t convPartial1x1WorkerCycles(const IpuParams& hw, const ConvShape& s, uint64_t n, bool zeroing);
+/** AMP ConvPartial1x1Out (kernel 1x1; the matmul vertex), §3.2. */
+uint64_t convPartial1x1Out(const IpuParams& hw, const ConvShape& s);
+/** AMP ConvPartialnx1 (kernels taller/wider than 1), §3.3. */
+uint64_t convPartialNx1(const IpuParams& hw, const ConvShape& s);
+/** Picks the vertex a convolution uses: 1x1 kernels take ConvPartial1x1Out. */
+uint64_t convPartial(const IpuParams& hw, const ConvShape& s);
+
+enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, GeluErf, Neg, Square, Copy };
+enum class BinaryOpKind { Add, Sub, Mul, Div, Max, ReluGrad, MaxGrad };
+bool parseUnaryOp(const std::string& name, UnaryOpKind& out);
+bool parseBinaryOp(const std::string& name, BinaryOpKind& out);
+
+/** popops UnaryOp1D supervisor vertex over n elements (§3.5). */
+uint64_t unaryOp(const IpuParams& hw, UnaryOpKind op, Precision type, uint64_t n);
+/** popops BinaryOp1D supervisor vertex over n elements (§3.5). */
+uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n);
+/** popops ScaledAddSupervisor, X += a * Y over n elements (§3.5). */
+uint64_t scaledAdd(const IpuParams& hw, Precision type, uint64_t n);
+/** popops Cast1D between precisions over n elements (§3.5). */
+uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n);
+/** Reduction of `partialsPerOutput` partials into each of `outputs` outputs (§3.6, general path). */
+uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint64_t partialsPerOutput);
+/** Max pooling: `outputs` elements, each the max of `window` inputs (generic vector loop §3.1). */
+uint64_t maxPool(const IpuParams& hw, Precision type, uint64_t outputs, uint64_t window);
+/** On-tile copy of `bytes` (rearrangement before a vertex), §3.7. */
+uint64_t copy(const IpuParams& hw, uint64_t bytes, unsigned elementBytes);
+
+} // namespace ipusim::costs

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/ipu/IpuParams.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ipusim {
+
+enum class TensorRole { Input, Label, Weight, Activation, Gradient, WeightGradient, Accumulator, OptimizerState, Output };
+
+struct TensorDesc
+{
+    std::string name;
+    std::vector<uint64_t> shape;
+    Precision type = Precision::FP32;
+    TensorRole role = TensorRole::Activation;
+    [[nodiscard]] uint64_t elements() const
+    {
+        uint64_t n = 1;
+        for (auto d : shape)
+            n *= d;
+        return n;
+    }
+    [[nodiscard]] uint64_t bytes() const { return elements() * bytesOf(type); }
+};
+
+/** A convolution-shaped problem (convolutions, matmuls and their gradients all lower to it):
+ *  `positions` outputs, each reducing `reduction` channels x kernel positions into `outChans`. */
+struct ConvProblem
+{
+    uint64_t positions = 1;
+    uint64_t reduction = 1;
+    uint32_t kernelHeight = 1, kernelWidth = 1;
+    uint64_t outChans = 1;
+    // Spatial layout, for the input halo a tile needs (1 for matmuls).
+    uint64_t outWidth = 1, inWidth = 1;
+    Precision input = Precision::FP32, partials = Precision::FP32, output = Precision::FP32;
+    [[nodiscard]] uint64_t macs() const { return positions * reduction * kernelHeight * kernelWidth * outChans; }
+};
+
+/** Geometry of a stride-1, unpadded 2-D convolution (a matmul is the 1x1, 1x1-image case). */
+struct ConvGeometry
+{
+    uint64_t batch = 1, inChans = 1, inHeight = 1, inWidth = 1, outChans = 1;
+    uint32_t kernelHeight = 1, kernelWidth = 1;
+    [[nodiscard]] uint64_t outHeight() const { return inHeight - kernelHeight + 1; }
+    [[nodiscard]] uint64_t outWidth() const { return inWidth - kernelWidth + 1; }
+};
+
+enum class OpKind {
+    HostLoad,      // stream inputs from the host
+    HostStore,     // stream outputs to the host
+    Conv,          // any ConvProblem (forward, data or weight gradient)
+    BiasAdd,       // add a per-channel bias
+    BiasGrad,      // reduce a gradient over positions per channel
+    MaxPool,
+    MaxPoolGrad,
+    Relu,
+    ReluGrad,
+    SoftmaxCrossEntropy,
+    SoftmaxCrossEntropyGrad,
+    GradAccumulate, // accumulator += gradient
+    AdamW,          // optimizer update of one weight
+};
+
+struct Op
+{
+    std::string name;
+    OpKind kind;
+    std::vector<int> inputs;
+    std::vector<int> outputs;
+    ConvProblem conv;          // Conv
+    ConvGeometry geometry;     // Conv (forward ops)
+    uint64_t window = 1;       // MaxPool / MaxPoolGrad
+    uint64_t channels = 1;     // BiasAdd / BiasGrad / SoftmaxCrossEntropy classes
+    bool forward = true;
+};
+
+/** A model graph: tensors and ops in execution order. */
+struct Graph
+{
+    std::vector<TensorDesc> tensors;
+    std::vector<Op> ops;
+
+    int addTensor(std::string name, std::vector<uint64_t> shape, Precision type, TensorRole role)
+    {
+        tensors.push_back({std::move(name), std::move(shape), type, role});
+        return int(tensors.size()) - 1;
+    }
+    Op& addOp(std::string name, OpKind kind, std::vector<int> inputs, std::vector<int> outputs)
+    {
+        ops.push_back({std::move(name), kind, std::move(inputs), std::move(outputs), {}, {}, 1, 1, true});
+        return ops.back();
+    }
+    [[nodiscard]] const TensorDesc& tensor(int id) const { return tensors.at(std::size_t(id)); }
+};
+
+} // namespace ipusim

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/lowering/ConvPlanner.hpp"
+
+#include "models/exchange/Exchange.hpp"
+#include "workloads/costs/VertexCosts.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ipusim {
+namespace {
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+}
+
+std::string ConvPlan::describe() const
+{
+    static const char* expands[] = {"none", "width", "width+height"};
+    return fmt::format("tiles {}x{}x{} (positions x out groups x in groups), {} positions/tile, kernel {}x{}, expand {}",
+                       tilesPerPositions, tilesPerOutGroups, tilesPerInGroups, positionsPerTile, kernelHeight, kernelWidth,
+                       expands[int(expand)]);
+}
+
+ConvPlan evaluatePlan(const IpuParams& hw, const ConvProblem& pr, ConvPlan::Expand expand, uint64_t tO, uint64_t tI)
+{
+    const AmpParams& amp = hw.amp(pr.input, pr.partials);
+    ConvPlan p;
+    p.expand = expand;
+    uint64_t chans = pr.reduction;
+    p.kernelHeight = pr.kernelHeight;
+    p.kernelWidth = pr.kernelWidth;
+    if (expand != ConvPlan::Expand::None) {
+        chans *= p.kernelWidth;
+        p.kernelWidth = 1;
+    }
+    if (expand == ConvPlan::Expand::WidthAndHeight) {
+        chans *= p.kernelHeight;
+        p.kernelHeight = 1;
+    }
+    p.inChansPerGroup = amp.inChansPerGroup;
+    p.outChansPerGroup = amp.units;
+    const uint64_t inGroups = ceilDiv(chans, amp.inChansPerGroup);
+    const uint64_t outGroups = ceilDiv(pr.outChans, amp.units);
+    p.tilesPerOutGroups = std::min(tO, outGroups);
+    p.tilesPerInGroups = std::min(tI, inGroups);
+    p.tilesPerPositions = std::max<uint64_t>(1, std::min<uint64_t>(pr.positions, hw.tiles / (p.tilesPerOutGroups * p.tilesPerInGroups)));
+    p.positionsPerTile = ceilDiv(pr.positions, p.tilesPerPositions);
+    p.tilesPerPositions = ceilDiv(pr.positions, p.positionsPerTile); // no idle position slices
+    p.inGroupsPerTile = uint32_t(ceilDiv(inGroups, p.tilesPerInGroups));
+    p.outGroupsPerTile = uint32_t(ceilDiv(outGroups, p.tilesPerOutGroups));
+
+    const unsigned inBytes = bytesOf(pr.input);
+    const uint64_t chansPerTile = uint64_t(p.inGroupsPerTile) * amp.inChansPerGroup;
+    if (p.kernelHeight * p.kernelWidth == 1 && expand == ConvPlan::Expand::None && pr.kernelHeight * pr.kernelWidth == 1) {
+        p.inputBytesPerTile = p.positionsPerTile * chansPerTile * inBytes;
+    } else if (expand == ConvPlan::Expand::WidthAndHeight) {
+        p.inputBytesPerTile = p.positionsPerTile * chansPerTile * inBytes; // im2col patches
+    } else {
+        // Rows of the input window a run of output positions needs (row-major positions).
+        const uint64_t width = expand == ConvPlan::Expand::Width ? pr.outWidth : pr.inWidth;
+        const uint64_t rows = ceilDiv(p.positionsPerTile, pr.outWidth);
+        const uint64_t cols = p.positionsPerTile >= pr.outWidth ? width : p.positionsPerTile + p.kernelWidth - 1;
+        p.inputBytesPerTile = (rows + p.kernelHeight - 1) * cols * chansPerTile * inBytes;
+    }
+    p.weightBytesPerTile =
+        uint64_t(p.outGroupsPerTile) * amp.units * chansPerTile * p.kernelHeight * p.kernelWidth * inBytes;
+    p.partialBytesPerTile = p.positionsPerTile * p.outGroupsPerTile * amp.units * bytesOf(pr.partials);
+
+    costs::ConvShape shape;
+    shape.positions = p.positionsPerTile;
+    shape.inGroups = p.inGroupsPerTile;
+    shape.outGroups = p.outGroupsPerTile;
+    shape.kernelHeight = p.kernelHeight;
+    shape.kernelWidth = p.kernelWidth;
+    shape.input = pr.input;
+    shape.partials = pr.partials;
+    p.computeCycles = costs::convPartial(hw, shape);
+
+    const uint64_t outputsPerTile = p.positionsPerTile * p.outGroupsPerTile * amp.units;
+    uint64_t reduceExchange = 0;
+    if (p.tilesPerInGroups > 1) {
+        const uint64_t moved = p.partialBytesPerTile * (p.tilesPerInGroups - 1) / p.tilesPerInGroups;
+        reduceExchange = exchangeTileCycles(hw, {moved, moved, 0}) + exchangeLatencyCycles(hw);
+        p.reduceCycles = costs::reduce(hw, pr.partials, ceilDiv(outputsPerTile, p.tilesPerInGroups), p.tilesPerInGroups);
+        if (pr.partials != pr.output)
+            p.reduceCycles += costs::cast(hw, pr.partials, pr.output, ceilDiv(outputsPerTile, p.tilesPerInGroups));
+    } else if (pr.partials != pr.output) {
+        p.computeCycles += costs::cast(hw, pr.partials, pr.output, outputsPerTile);
+    }
+    const bool shared = p.tilesPerPositions >= hw.tilesPerReceiveBus;
+    const ExchangeBytes in{0, p.inputBytesPerTile + (shared ? 0 : p.weightBytesPerTile), shared ? p.weightBytesPerTile : 0};
+    p.estimateCycles = exchangeTileCycles(hw, in) + exchangeLatencyCycles(hw) + p.computeCycles + reduceExchange + p.reduceCycles;
+    p.withinBudget = double(p.tempBytesPerTile()) <= hw.availableMemoryProportion * double(hw.tileMemoryBytes);
+    return p;
+}
+
+ConvPlan planConv(const IpuParams& hw, const ConvProblem& pr)
+{
+    const AmpParams& amp = hw.amp(pr.input, pr.partials);
+    std::vector<ConvPlan::Expand> expands{ConvPlan::Expand::None};
+    if (pr.kernelWidth > 1) {
+        expands.push_back(ConvPlan::Expand::Width);
+        if (pr.kernelHeight > 1)
+            expands.push_back(ConvPlan::Expand::WidthAndHeight);
+    }
+    ConvPlan best, smallest;
+    bool haveBest = false, haveSmallest = false;
+    for (auto expand : expands) {
+        uint64_t chans = pr.reduction * (expand == ConvPlan::Expand::None ? 1 : pr.kernelWidth) *
+                         (expand == ConvPlan::Expand::WidthAndHeight ? pr.kernelHeight : 1);
+        const uint64_t inGroups = ceilDiv(chans, amp.inChansPerGroup);
+        const uint64_t outGroups = ceilDiv(pr.outChans, amp.units);
+        std::vector<uint64_t> inSplits;
+        for (uint64_t t = 1; t < inGroups && t <= hw.tiles; t *= 2)
+            inSplits.push_back(t);
+        if (inGroups <= hw.tiles)
+            inSplits.push_back(inGroups);
+        for (uint64_t tO = 1; tO <= outGroups && tO <= hw.tiles; ++tO)
+            for (uint64_t tI : inSplits) {
+                if (tO * tI > hw.tiles)
+                    continue;
+                ConvPlan p = evaluatePlan(hw, pr, expand, tO, tI);
+                if (p.withinBudget && (!haveBest || p.estimateCycles < best.estimateCycles)) {
+                    best = p;
+                    haveBest = true;
+                }
+                if (!haveSmallest || p.tempBytesPerTile() < smallest.tempBytesPerTile()) {
+                    smallest = p;
+                    haveSmallest = true;
+                }
+            }
+    }
+    return haveBest ? best : smallest;
+}
+
+} // namespace ipusim

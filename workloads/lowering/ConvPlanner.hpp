@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/ipu/IpuParams.hpp"
+#include "workloads/graph/Graph.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace ipusim {
+
+/** How a ConvProblem is spread over tiles, in the spirit of PopLibs' ConvPlan: the positions
+ *  split `tilesPerPositions` ways, output-channel groups `tilesPerOutGroups` ways and the
+ *  reduction `tilesPerInGroups` ways (partials then reduced across those tiles). */
+struct ConvPlan
+{
+    // Kernel dimensions folded into the input channels for small channel counts (expandDims).
+    enum class Expand { None, Width, WidthAndHeight } expand = Expand::None;
+    uint64_t tilesPerPositions = 1, tilesPerOutGroups = 1, tilesPerInGroups = 1;
+    uint64_t positionsPerTile = 1;
+    uint32_t inGroupsPerTile = 1, outGroupsPerTile = 1;
+    uint32_t kernelHeight = 1, kernelWidth = 1;  // after expansion
+    uint64_t inChansPerGroup = 1, outChansPerGroup = 1;
+    uint64_t inputBytesPerTile = 0;   // activations a tile receives
+    uint64_t weightBytesPerTile = 0;  // weights a tile receives (shared with its bus partner)
+    uint64_t partialBytesPerTile = 0;
+    uint64_t computeCycles = 0;       // busiest tile's AMP vertex
+    uint64_t reduceCycles = 0;        // busiest tile's reduction (0 when not split)
+    uint64_t estimateCycles = 0;      // exchange + compute + reduction, what the planner minimised
+    bool withinBudget = true;
+    [[nodiscard]] uint64_t tilesUsed() const { return tilesPerPositions * tilesPerOutGroups * tilesPerInGroups; }
+    [[nodiscard]] uint64_t tempBytesPerTile() const { return inputBytesPerTile + weightBytesPerTile + 2 * partialBytesPerTile; }
+    [[nodiscard]] std::string describe() const;
+};
+
+/** Chooses the plan with the fewest estimated cycles whose temporaries fit
+ *  available_memory_proportion of a tile; if none fits, the one needing the least memory. */
+ConvPlan planConv(const IpuParams& hw, const ConvProblem& problem);
+
+/** Costs one candidate (exposed for tests). */
+ConvPlan evaluatePlan(const IpuParams& hw, const ConvProblem& problem, ConvPlan::Expand expand, uint64_t tilesPerOutGroups,
+                      uint64_t tilesPerInGroups);
+
+} // namespace ipusim

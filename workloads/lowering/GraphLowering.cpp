@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/lowering/GraphLowering.hpp"
+
+#include "workloads/costs/VertexCosts.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace ipusim {
+namespace {
+
+constexpr uint64_t kGrainBytes = 64; // linear-mapping grain: whole 64-byte chunks per tile
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+const char* kindOf(TensorRole r)
+{
+    switch (r) {
+    case TensorRole::Input: return "input";
+    case TensorRole::Label: return "label";
+    case TensorRole::Weight: return "weight";
+    case TensorRole::Activation: return "activation";
+    case TensorRole::Gradient: return "gradient";
+    case TensorRole::WeightGradient: return "weight gradient";
+    case TensorRole::Accumulator: return "accumulator";
+    case TensorRole::OptimizerState: return "optimizer state";
+    case TensorRole::Output: return "output";
+    }
+    return "tensor";
+}
+
+} // namespace
+
+GraphLowering::GraphLowering(const Graph& graph, ProgramBuilder& builder)
+    : m_graph(graph), m_b(builder), m_hw(builder.hw()), m_handle(graph.tensors.size(), -1)
+{
+}
+
+int GraphLowering::handleOf(int tensor)
+{
+    int h = m_handle.at(std::size_t(tensor));
+    if (h < 0)
+        throw std::logic_error("tensor " + m_graph.tensor(tensor).name + " used before it is produced");
+    return h;
+}
+
+int GraphLowering::produce(int tensor, const TileVector& bytes)
+{
+    const TensorDesc& d = m_graph.tensor(tensor);
+    const bool always = d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::OptimizerState;
+    m_handle[std::size_t(tensor)] = m_b.allocate(d.name, kindOf(d.role), bytes, always);
+    return m_handle[std::size_t(tensor)];
+}
+
+void GraphLowering::alias(int tensor, int source) { m_handle[std::size_t(tensor)] = handleOf(source); }
+
+TileVector GraphLowering::elementsOn(int tensor) const
+{
+    TileVector e = m_b.bytes(m_handle.at(std::size_t(tensor)));
+    const unsigned b = bytesOf(m_graph.tensor(tensor).type);
+    for (auto& x : e)
+        x /= b;
+    return e;
+}
+
+void GraphLowering::addSends(std::vector<ExchangeBytes>& x, int tensor) const
+{
+    const TileVector& bytes = m_b.bytes(m_handle.at(std::size_t(tensor)));
+    for (uint32_t t = 0; t < bytes.size(); ++t)
+        x[t].send += bytes[t];
+}
+
+void GraphLowering::placePersistent()
+{
+    for (std::size_t i = 0; i < m_graph.tensors.size(); ++i) {
+        const TensorDesc& d = m_graph.tensors[i];
+        if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::OptimizerState)
+            produce(int(i), linearMapping(m_hw.tiles, d.bytes(), kGrainBytes));
+    }
+}
+
+void GraphLowering::lower(const Op& op)
+{
+    switch (op.kind) {
+    case OpKind::HostLoad:
+    case OpKind::HostStore: lowerHost(op); break;
+    case OpKind::Conv: lowerConv(op); break;
+    case OpKind::BiasAdd:
+    case OpKind::MaxPool:
+    case OpKind::MaxPoolGrad:
+    case OpKind::Relu:
+    case OpKind::ReluGrad: lowerElementwise(op); break;
+    case OpKind::BiasGrad: lowerBiasGrad(op); break;
+    case OpKind::SoftmaxCrossEntropy:
+    case OpKind::SoftmaxCrossEntropyGrad: lowerLoss(op); break;
+    case OpKind::GradAccumulate: lowerAccumulate(op); break;
+    case OpKind::AdamW: lowerAdamW(op); break;
+    }
+}
+
+void GraphLowering::lowerHost(const Op& op)
+{
+    uint64_t bytes = 0;
+    if (op.kind == OpKind::HostLoad) {
+        for (int t : op.outputs) {
+            bytes += m_graph.tensor(t).bytes();
+            produce(t, linearMapping(m_hw.tiles, m_graph.tensor(t).bytes(), kGrainBytes));
+        }
+        m_b.host(op.name, Direction::ToIpu, bytes);
+    } else {
+        for (int t : op.inputs)
+            bytes += m_graph.tensor(t).bytes();
+        m_b.host(op.name, Direction::FromIpu, bytes);
+        for (int t : op.inputs)
+            m_b.touch(handleOf(t));
+    }
+}
+
+void GraphLowering::lowerConv(const Op& op)
+{
+    const ConvProblem& pr = op.conv;
+    const ConvPlan plan = planConv(m_hw, pr);
+    m_plans[op.name] = plan;
+    const uint32_t T = m_hw.tiles;
+    const uint64_t used = plan.tilesUsed();
+    const AmpParams& amp = m_hw.amp(pr.input, pr.partials);
+
+    // Inputs and weights travel from where they live to the tiles that need them; a tile's
+    // share of the weights is also wanted by its bus partner, so it arrives once for both.
+    std::vector<ExchangeBytes> x(T);
+    for (int in : op.inputs)
+        addSends(x, in);
+    const bool shared = plan.tilesPerPositions >= m_hw.tilesPerReceiveBus;
+    TileVector temp(T, 0), partials(T, 0), cycles(T, 0), reduceCycles(T, 0), out(T, 0);
+    std::map<std::tuple<uint64_t, uint32_t, uint32_t>, uint64_t> costCache;
+    const uint64_t outGroups = ceilDiv(pr.outChans, amp.units);
+    for (uint64_t t = 0; t < used && t < T; ++t) {
+        // Tile t works on position slice p, output-group slice o, reduction slice i.
+        const uint64_t p = t % plan.tilesPerPositions;
+        const uint64_t o = (t / plan.tilesPerPositions) % plan.tilesPerOutGroups;
+        const uint64_t positions = std::min(plan.positionsPerTile, pr.positions - std::min(pr.positions, p * plan.positionsPerTile));
+        const uint32_t og = uint32_t(std::min<uint64_t>(plan.outGroupsPerTile, outGroups - std::min(outGroups, o * plan.outGroupsPerTile)));
+        if (positions == 0 || og == 0)
+            continue;
+        const double share = double(positions) / double(plan.positionsPerTile);
+        x[t].recv += uint64_t(double(plan.inputBytesPerTile) * share);
+        (shared ? x[t].recvShared : x[t].recv) += plan.weightBytesPerTile / plan.outGroupsPerTile * og;
+        temp[t] = uint64_t(double(plan.inputBytesPerTile) * share) + plan.weightBytesPerTile / plan.outGroupsPerTile * og;
+        partials[t] = positions * og * amp.units * bytesOf(pr.partials);
+        auto key = std::make_tuple(positions, plan.inGroupsPerTile, og);
+        auto it = costCache.find(key);
+        if (it == costCache.end()) {
+            costs::ConvShape s;
+            s.positions = positions;
+            s.inGroups = plan.inGroupsPerTile;
+            s.outGroups = og;
+            s.kernelHeight = plan.kernelHeight;
+            s.kernelWidth = plan.kernelWidth;
+            s.input = pr.input;
+            s.partials = pr.partials;
+            uint64_t c = costs::convPartial(m_hw, s);
+            const uint64_t outputs = positions * og * amp.units;
+            if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
+                c += costs::cast(m_hw, pr.partials, pr.output, outputs);
+            it = costCache.emplace(key, c).first;
+        }
+        cycles[t] = it->second;
+        const uint64_t mine = ceilDiv(positions * og * amp.units, plan.tilesPerInGroups);
+        if (plan.tilesPerInGroups > 1) {
+            reduceCycles[t] = costs::reduce(m_hw, pr.partials, mine, plan.tilesPerInGroups) +
+                              (pr.partials != pr.output ? costs::cast(m_hw, pr.partials, pr.output, mine) : 0);
+        }
+        out[t] = mine * bytesOf(pr.output);
+    }
+    // Outputs hold the real channels only (AMP groups are padded).
+    const double realShare = double(pr.outChans) / double(outGroups * amp.units);
+    for (auto& b : out)
+        b = uint64_t(double(b) * realShare);
+
+    m_b.sync();
+    const int tempHandle = m_b.allocate(op.name + " inputs", "temporary", temp);
+    m_b.exchange(op.name + ".in", x);
+    for (int in : op.inputs)
+        m_b.touch(handleOf(in));
+    const int partialHandle = m_b.allocate(op.name + " partials", "temporary", partials);
+    m_b.compute(op.name, cycles, {pr.kernelHeight * pr.kernelWidth == 1 || plan.kernelHeight * plan.kernelWidth == 1
+                                      ? "ConvPartial1x1Out" : "ConvPartialnx1"});
+    m_b.touch(tempHandle);
+    if (plan.tilesPerInGroups > 1) {
+        std::vector<ExchangeBytes> r(T);
+        for (uint32_t t = 0; t < T; ++t) {
+            const uint64_t moved = partials[t] * (plan.tilesPerInGroups - 1) / plan.tilesPerInGroups;
+            r[t] = {moved, moved, 0};
+        }
+        m_b.sync();
+        const int recvHandle = m_b.allocate(op.name + " reduce buffer", "temporary", partials);
+        m_b.exchange(op.name + ".reduce.in", r);
+        m_b.compute(op.name + ".reduce", reduceCycles, {"ReducePartials"});
+        m_b.touch(recvHandle);
+    }
+    m_b.touch(partialHandle);
+    produce(op.outputs.at(0), out);
+    m_b.touch(handleOf(op.outputs.at(0)));
+}
+
+void GraphLowering::lowerElementwise(const Op& op)
+{
+    // Element-wise ops run where their main operand lives (Poplar maps them to the input).
+    const int main = op.inputs.at(0);
+    const TensorDesc& d = m_graph.tensor(main);
+    const Precision type = d.type;
+    const TileVector elems = elementsOn(main);
+    TileVector cycles(m_hw.tiles, 0);
+    std::vector<std::string> types;
+    std::vector<ExchangeBytes> x(m_hw.tiles);
+    bool needsExchange = false;
+    for (uint32_t t = 0; t < m_hw.tiles; ++t) {
+        const uint64_t e = elems[t];
+        if (!e)
+            continue;
+        switch (op.kind) {
+        case OpKind::BiasAdd:
+            cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::Add, type, e);
+            x[t].recvShared += std::min<uint64_t>(op.channels, e) * bytesOf(type); // the bias slice
+            needsExchange = true;
+            break;
+        case OpKind::Relu: cycles[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Relu, type, e); break;
+        case OpKind::ReluGrad: cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::ReluGrad, type, e); break;
+        case OpKind::MaxPool: cycles[t] = costs::maxPool(m_hw, type, ceilDiv(e, op.window), op.window); break;
+        case OpKind::MaxPoolGrad:
+            // Compare each input with its window's max and route the gradient (input-sized).
+            cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::MaxGrad, type, e) +
+                        costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e);
+            break;
+        default: throw std::logic_error("not an element-wise op: " + op.name);
+        }
+    }
+    switch (op.kind) {
+    case OpKind::BiasAdd: types = {"BinaryOp<ADD>"}; break;
+    case OpKind::Relu: types = {"UnaryOp<RELU>"}; break;
+    case OpKind::ReluGrad: types = {"BinaryOp<RELU_GRAD>"}; break;
+    case OpKind::MaxPool: types = {"MaxPool"}; break;
+    default: types = {"MaxPoolGrad"}; break;
+    }
+    m_b.sync();
+    if (needsExchange) {
+        for (std::size_t i = 1; i < op.inputs.size(); ++i)
+            addSends(x, op.inputs[i]);
+        m_b.exchange(op.name + ".in", x);
+    }
+    m_b.compute(op.name, cycles, types);
+    for (int in : op.inputs)
+        m_b.touch(handleOf(in));
+    const int output = op.outputs.at(0);
+    if (op.kind == OpKind::BiasAdd || op.kind == OpKind::Relu || op.kind == OpKind::ReluGrad)
+        alias(output, main); // in place
+    else {
+        // Pooling shrinks by the window; its gradient has the input's size and layout.
+        TileVector bytes = m_b.bytes(handleOf(main));
+        const double ratio = double(m_graph.tensor(output).bytes()) / double(std::max<uint64_t>(d.bytes(), 1));
+        for (auto& b : bytes)
+            b = uint64_t(double(b) * ratio);
+        produce(output, bytes);
+    }
+    m_b.touch(handleOf(output));
+}
+
+void GraphLowering::gather(const std::string& name, int source, int target)
+{
+    const TileVector& from = m_b.bytes(handleOf(source));
+    const TileVector& to = m_b.bytes(handleOf(target));
+    if (from == to)
+        return;
+    std::vector<ExchangeBytes> x(m_hw.tiles);
+    addSends(x, source);
+    const double ratio = double(m_graph.tensor(source).bytes()) / double(std::max<uint64_t>(m_graph.tensor(target).bytes(), 1));
+    for (uint32_t t = 0; t < m_hw.tiles; ++t)
+        x[t].recv += uint64_t(double(to[t]) * ratio);
+    m_b.sync();
+    m_b.exchange(name, x);
+    m_b.touch(handleOf(source));
+}
+
+void GraphLowering::lowerBiasGrad(const Op& op)
+{
+    // Reduce a gradient over positions per channel in three stages, as PopLibs spreads a
+    // reduction: each tile sums its own elements per channel; then channel c's partial sums
+    // from group s of contributing tiles meet on reducer tile (c, s); finally the S group
+    // sums of each channel meet on the tile of the bias gradient.
+    const int dy = op.inputs.at(0);
+    const Precision type = m_graph.tensor(dy).type;
+    const TileVector elems = elementsOn(dy);
+    const uint64_t C = op.channels;
+    const uint32_t T = m_hw.tiles;
+    TileVector local(T, 0), partials(T, 0);
+    std::vector<uint32_t> contributors;
+    for (uint32_t t = 0; t < T; ++t)
+        if (elems[t]) {
+            const uint64_t outs = std::min(C, elems[t]);
+            local[t] = costs::reduce(m_hw, Precision::FP32, outs, ceilDiv(elems[t], outs));
+            partials[t] = outs * 4;
+            contributors.push_back(t);
+        }
+    const uint64_t n = contributors.size();
+    uint64_t groups = 1;
+    while (groups * groups < n)
+        ++groups;
+    groups = std::max<uint64_t>(1, std::min<uint64_t>(groups, T / std::max<uint64_t>(C, 1)));
+    const uint64_t perGroup = ceilDiv(n, groups);
+
+    m_b.sync();
+    const int partialHandle = m_b.allocate(op.name + " partials", "temporary", partials);
+    m_b.compute(op.name + ".local", local, {"ReduceAdd"});
+    m_b.touch(handleOf(dy));
+
+    // Stage 2: reducer (c, s) is tile c * groups + s (wrapping when C * groups > T).
+    std::vector<ExchangeBytes> x(T);
+    TileVector stage2(T, 0), stage2Bytes(T, 0);
+    for (uint32_t t = 0; t < T; ++t)
+        x[t].send += partials[t];
+    for (uint64_t c = 0; c < C; ++c)
+        for (uint64_t g = 0; g < groups; ++g) {
+            const uint32_t r = uint32_t((c * groups + g) % T);
+            const uint64_t members = std::min(perGroup, n - std::min(n, g * perGroup));
+            x[r].recv += members * 4;
+            stage2Bytes[r] += members * 4;
+            stage2[r] += costs::reduce(m_hw, Precision::FP32, 1, std::max<uint64_t>(members, 1));
+        }
+    m_b.sync();
+    const int stage2Handle = m_b.allocate(op.name + " group partials", "temporary", stage2Bytes);
+    m_b.exchange(op.name + ".groups.in", x);
+    m_b.compute(op.name + ".groups", stage2, {"ReduceAdd"});
+    m_b.touch(partialHandle);
+
+    // Stage 3: the S group sums of each channel onto the bias gradient's tiles.
+    const int out = op.outputs.at(0);
+    const TileVector outBytes = linearMapping(T, m_graph.tensor(out).bytes(), kGrainBytes);
+    std::vector<ExchangeBytes> y(T);
+    TileVector final(T, 0);
+    for (uint64_t c = 0; c < C; ++c)
+        for (uint64_t g = 0; g < groups; ++g)
+            y[uint32_t((c * groups + g) % T)].send += 4;
+    for (uint32_t t = 0; t < T; ++t)
+        if (outBytes[t]) {
+            const uint64_t outs = outBytes[t] / bytesOf(type);
+            y[t].recv += outs * groups * 4;
+            final[t] = costs::reduce(m_hw, Precision::FP32, outs, groups);
+        }
+    m_b.sync();
+    m_b.exchange(op.name + ".final.in", y);
+    produce(out, outBytes);
+    m_b.compute(op.name, final, {"ReduceAdd"});
+    m_b.touch(stage2Handle);
+    m_b.touch(handleOf(out));
+}
+
+void GraphLowering::lowerLoss(const Op& op)
+{
+    // Softmax cross-entropy per row of `classes` logits, on the tiles holding the logits; the
+    // labels come to them, and the per-row losses are summed onto tile 0.
+    const int logits = op.inputs.at(0);
+    const int labels = op.inputs.at(1);
+    const Precision type = m_graph.tensor(logits).type;
+    const TileVector elems = elementsOn(logits);
+    const uint64_t classes = op.channels;
+    std::vector<ExchangeBytes> x(m_hw.tiles);
+    addSends(x, labels);
+    TileVector cycles(m_hw.tiles, 0);
+    uint64_t rowsTotal = 0, holders = 0;
+    for (uint32_t t = 0; t < m_hw.tiles; ++t) {
+        const uint64_t e = elems[t];
+        if (!e)
+            continue;
+        const uint64_t rows = ceilDiv(e, classes);
+        rowsTotal += rows;
+        ++holders;
+        x[t].recv += rows * 4;
+        if (op.kind == OpKind::SoftmaxCrossEntropy)
+            cycles[t] = costs::reduce(m_hw, type, rows, classes) + costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
+                        costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) + costs::reduce(m_hw, Precision::FP32, rows, classes) +
+                        costs::unaryOp(m_hw, costs::UnaryOpKind::Log, Precision::FP32, rows) +
+                        costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, Precision::FP32, rows);
+        else // softmax - one-hot, scaled by 1/batch
+            cycles[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) +
+                        costs::binaryOp(m_hw, costs::BinaryOpKind::Div, type, e) +
+                        costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
+                        costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e);
+    }
+    m_b.sync();
+    m_b.exchange(op.name + ".labels", x);
+    m_b.compute(op.name, cycles, {op.kind == OpKind::SoftmaxCrossEntropy ? "SoftmaxCrossEntropy" : "SoftmaxCrossEntropyGrad"}, 6);
+    m_b.touch(handleOf(logits));
+    m_b.touch(handleOf(labels));
+    const int out = op.outputs.at(0);
+    if (op.kind == OpKind::SoftmaxCrossEntropy) {
+        std::vector<ExchangeBytes> r(m_hw.tiles);
+        for (uint32_t t = 0; t < m_hw.tiles; ++t)
+            if (elems[t])
+                r[t].send = ceilDiv(elems[t], classes) * 4;
+        r[0].recv += rowsTotal * 4;
+        m_b.sync();
+        m_b.exchange(op.name + ".sum.in", r);
+        TileVector sum(m_hw.tiles, 0);
+        sum[0] = costs::reduce(m_hw, Precision::FP32, 1, rowsTotal);
+        TileVector bytes(m_hw.tiles, 0);
+        bytes[0] = m_graph.tensor(out).bytes();
+        produce(out, bytes);
+        m_b.compute(op.name + ".sum", sum, {"ReduceAdd"});
+    } else {
+        produce(out, m_b.bytes(handleOf(logits)));
+    }
+    (void)holders;
+    m_b.touch(handleOf(out));
+}
+
+void GraphLowering::lowerAccumulate(const Op& op)
+{
+    const int grad = op.inputs.at(0), acc = op.inputs.at(1);
+    gather(op.name + ".in", grad, acc);
+    const TileVector elems = elementsOn(acc);
+    TileVector cycles(m_hw.tiles, 0);
+    for (uint32_t t = 0; t < m_hw.tiles; ++t)
+        if (elems[t])
+            cycles[t] = costs::scaledAdd(m_hw, m_graph.tensor(acc).type, elems[t]);
+    m_b.sync();
+    m_b.compute(op.name, cycles, {"ScaledAdd"});
+    m_b.touch(handleOf(grad));
+    m_b.touch(handleOf(acc));
+}
+
+void GraphLowering::lowerAdamW(const Op& op)
+{
+    // inputs: weight, gradient (or accumulator), first moment, second moment.
+    const int w = op.inputs.at(0), g = op.inputs.at(1);
+    gather(op.name + ".grad", g, w);
+    const TileVector elems = elementsOn(w);
+    const Precision s = Precision::FP32; // optimizer state is kept in fp32
+    TileVector cycles(m_hw.tiles, 0);
+    for (uint32_t t = 0; t < m_hw.tiles; ++t) {
+        const uint64_t e = elems[t];
+        if (!e)
+            continue;
+        using costs::BinaryOpKind;
+        using costs::UnaryOpKind;
+        // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  w -= lr (m^ / (sqrt(v^) + eps) + wd w)
+        cycles[t] = 2 * costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e) + 4 * costs::scaledAdd(m_hw, s, e) +
+                    costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::unaryOp(m_hw, UnaryOpKind::Sqrt, s, e) +
+                    costs::binaryOp(m_hw, BinaryOpKind::Add, s, e) + costs::binaryOp(m_hw, BinaryOpKind::Div, s, e);
+    }
+    m_b.sync();
+    m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MUL>", "BinaryOp<DIV>", "UnaryOp<SQRT>"}, 8);
+    for (int in : op.inputs)
+        m_b.touch(handleOf(in));
+}
+
+} // namespace ipusim

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "workloads/graph/Graph.hpp"
+#include "workloads/lowering/ConvPlanner.hpp"
+#include "workloads/lowering/ProgramBuilder.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ipusim {
+
+/** Lowers graph ops onto the tiles of one IPU: partitions each op, costs its vertices
+ *  (workloads/costs), emits sync / exchange / compute steps with the bytes each tile sends
+ *  and receives, and places every tensor and temporary in tile memory. */
+class GraphLowering
+{
+public:
+    GraphLowering(const Graph& graph, ProgramBuilder& builder);
+
+    /** Places weights, optimizer state and accumulators (always live) before the program. */
+    void placePersistent();
+    void lower(const Op& op);
+
+    /** Plans chosen for conv-shaped ops, by op name (for reports and tests). */
+    [[nodiscard]] const std::map<std::string, ConvPlan>& plans() const { return m_plans; }
+
+private:
+    int handleOf(int tensor);
+    int produce(int tensor, const TileVector& bytes);
+    void alias(int tensor, int source);
+    TileVector elementsOn(int tensor) const;
+    void addSends(std::vector<ExchangeBytes>& x, int tensor) const;
+
+    void lowerConv(const Op& op);
+    void lowerElementwise(const Op& op);
+    void lowerBiasGrad(const Op& op);
+    void lowerLoss(const Op& op);
+    void lowerAccumulate(const Op& op);
+    void lowerAdamW(const Op& op);
+    void lowerHost(const Op& op);
+    /** Brings `source` onto the tiles of `target` (same layout) when it lives elsewhere. */
+    void gather(const std::string& name, int source, int target);
+
+    const Graph& m_graph;
+    ProgramBuilder& m_b;
+    const IpuParams& m_hw;
+    std::vector<int> m_handle; // tensor -> allocation handle (-1 before it exists)
+    std::map<std::string, ConvPlan> m_plans;
+};
+
+} // namespace ipusim

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/lowering/ProgramBuilder.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ipusim {
+
+TileRuns<uint64_t> toRuns(const TileVector& v)
+{
+    TileRuns<uint64_t> out;
+    for (uint32_t t = 0; t < v.size(); ++t)
+        if (v[t])
+            out.add(t, 1, v[t]);
+    return out;
+}
+
+TileVector linearMapping(uint32_t totalTiles, uint64_t bytes, uint64_t grain, uint32_t first, uint32_t tiles)
+{
+    if (tiles == 0)
+        tiles = totalTiles - first;
+    TileVector v(totalTiles, 0);
+    grain = std::max<uint64_t>(grain, 1);
+    const uint64_t grains = (bytes + grain - 1) / grain;
+    const uint64_t perTile = (grains + tiles - 1) / tiles * grain;
+    uint64_t left = bytes;
+    for (uint32_t t = first; t < first + tiles && left; ++t) {
+        v[t] = std::min(perTile, left);
+        left -= v[t];
+    }
+    return v;
+}
+
+ProgramBuilder::ProgramBuilder(const IpuParams& hw) : m_hw(hw) { m_bodies.push_back(&m_program.steps); }
+
+int ProgramBuilder::allocate(const std::string& name, const std::string& kind, const TileVector& bytes, bool alwaysLive)
+{
+    TensorAlloc t;
+    t.name = name;
+    t.kind = kind;
+    t.bytes = toRuns(bytes);
+    t.alwaysLive = alwaysLive;
+    t.from = m_point;
+    t.to = m_point;
+    m_program.tensors.push_back(std::move(t));
+    m_bytes.push_back(bytes);
+    return int(m_program.tensors.size()) - 1;
+}
+
+void ProgramBuilder::touch(int handle)
+{
+    auto& t = m_program.tensors.at(std::size_t(handle));
+    if (m_point > 0)
+        t.to = std::max(t.to, m_point - 1);
+}
+
+void ProgramBuilder::sync() { body().push_back({SyncStep{}}); }
+
+void ProgramBuilder::exchange(const std::string& name, const std::vector<ExchangeBytes>& perTile)
+{
+    ExchangeStep x;
+    x.name = name;
+    for (uint32_t t = 0; t < perTile.size(); ++t)
+        if (perTile[t].send || perTile[t].recv || perTile[t].recvShared)
+            x.bytes.add(t, 1, perTile[t]);
+    if (x.bytes.empty())
+        return;
+    x.point = m_point++;
+    body().push_back({x});
+}
+
+void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, const std::vector<std::string>& vertexTypes,
+                             uint32_t verticesPerActiveTile)
+{
+    ComputeStep c;
+    c.name = name;
+    c.cycles = toRuns(cycles);
+    for (const auto& r : c.cycles.runs())
+        c.vertices.add(r.first, r.count, verticesPerActiveTile);
+    c.vertexTypes = vertexTypes;
+    c.point = m_point++;
+    body().push_back({c});
+}
+
+void ProgramBuilder::host(const std::string& name, Direction direction, uint64_t bytes)
+{
+    HostTransferStep h{name, direction, bytes, m_point++};
+    body().push_back({h});
+}
+
+void ProgramBuilder::beginRepeat(const std::string& name, uint64_t count)
+{
+    RepeatStep r;
+    r.name = name;
+    r.count = count;
+    body().push_back({r});
+    m_bodies.push_back(&std::get<RepeatStep>(body().back().op).body);
+}
+
+void ProgramBuilder::endRepeat()
+{
+    if (m_bodies.size() < 2)
+        throw std::logic_error("endRepeat without beginRepeat");
+    m_bodies.pop_back();
+}
+
+Program ProgramBuilder::finish(uint32_t ipu)
+{
+    Program p = std::move(m_program);
+    p.ipu = ipu;
+    const uint32_t expected = m_point;
+    numberPoints(p);
+    if (p.numPoints != expected)
+        throw std::logic_error("program points out of step with liveness");
+    return p;
+}
+
+} // namespace ipusim

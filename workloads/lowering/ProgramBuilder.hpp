@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/ipu/IpuParams.hpp"
+#include "workloads/schedule/Schedule.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ipusim {
+
+using TileVector = std::vector<uint64_t>; // one value per tile, dense, while lowering
+
+TileRuns<uint64_t> toRuns(const TileVector& v);
+/** Spreads `bytes` over tiles [first, first + tiles) in chunks of whole `grain`s, as Poplar's
+ *  linear mapping does. */
+TileVector linearMapping(uint32_t totalTiles, uint64_t bytes, uint64_t grain, uint32_t first = 0, uint32_t tiles = 0);
+
+/** Emits one IPU's program in order and tracks when each tensor is live. Program points are
+ *  numbered as numberPoints() numbers them, so liveness ranges line up with the schedule. */
+class ProgramBuilder
+{
+public:
+    explicit ProgramBuilder(const IpuParams& hw);
+
+    [[nodiscard]] uint32_t tiles() const { return m_hw.tiles; }
+    [[nodiscard]] const IpuParams& hw() const { return m_hw; }
+
+    /** A tensor live from the next emitted point on (or always). Returns its handle. */
+    int allocate(const std::string& name, const std::string& kind, const TileVector& bytes, bool alwaysLive = false);
+    /** Extends a tensor's life through the last emitted point. */
+    void touch(int handle);
+    [[nodiscard]] const TileVector& bytes(int handle) const { return m_bytes.at(std::size_t(handle)); }
+
+    void sync();
+    /** Skipped when no tile moves a byte. */
+    void exchange(const std::string& name, const std::vector<ExchangeBytes>& perTile);
+    void compute(const std::string& name, const TileVector& cycles, const std::vector<std::string>& vertexTypes,
+                 uint32_t verticesPerActiveTile = 1);
+    void host(const std::string& name, Direction direction, uint64_t bytes);
+    void beginRepeat(const std::string& name, uint64_t count);
+    void endRepeat();
+
+    /** The finished program (liveness closed, points numbered). */
+    Program finish(uint32_t ipu);
+
+private:
+    std::vector<Step>& body() { return *m_bodies.back(); }
+
+    const IpuParams& m_hw;
+    Program m_program;
+    std::vector<std::vector<Step>*> m_bodies;
+    std::vector<TileVector> m_bytes;
+    uint32_t m_point = 0;
+};
+
+} // namespace ipusim

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/ipu/IpuParams.hpp"
+#include "sim/config/ConfigLoader.hpp"
+#include "workloads/graph/Graph.hpp"
+#include "workloads/schedule/Schedule.hpp"
+
+namespace ipusim {
+
+/** Tensors of the MNIST graph the schedule builder needs by name. */
+struct MnistTensors
+{
+    int images = -1, labels = -1, logits = -1, loss = -1;
+};
+
+/** The CNN of the PopTorch pipelining tutorial, forward only:
+ *  B1 Conv(1->10, k5) MaxPool(2) ReLU; B2 Conv(10->20, k5) MaxPool(2) ReLU;
+ *  B3 Linear(320->256) ReLU; B4 Linear(256->10) [+ CrossEntropy]. */
+Graph mnistForward(uint64_t batch, Precision type, Precision partials, bool withLoss, MnistTensors& tensors);
+
+/** Compiles `"workload": {"kind": "mnist"}` for one IPU: training (forward, backward, AdamW,
+ *  gradient accumulation) or inference, inside the device-iteration loop. */
+Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const IpuParams& hw, uint64_t gradientAccumulation,
+                            uint64_t deviceIterations);
+
+} // namespace ipusim

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "workloads/schedule/TileRuns.hpp"
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+// The Schedule: the contract between the compiler (workloads/) and the hardware model
+// (models/). Plain data, built by lowering or loaded from JSON.
+namespace ipusim {
+
+/** Bytes one tile moves in an exchange phase. */
+struct ExchangeBytes
+{
+    uint64_t send = 0;
+    uint64_t recv = 0;
+    uint64_t recvShared = 0; // also received by every tile on this tile's receive bus
+    bool operator==(const ExchangeBytes& o) const { return send == o.send && recv == o.recv && recvShared == o.recvShared; }
+};
+
+/** A compute set: cycles per tile (already costed), and the vertices behind them. */
+struct ComputeStep
+{
+    std::string name;
+    TileRuns<uint64_t> cycles;
+    TileRuns<uint32_t> vertices;         // vertex instances per tile (vertex state)
+    std::vector<std::string> vertexTypes; // codelets used (code size)
+    uint32_t id = 0;                      // index among the program's compute sets
+    uint32_t point = 0;                   // program point, for liveness
+};
+
+/** A statically scheduled exchange phase. */
+struct ExchangeStep
+{
+    std::string name;
+    TileRuns<ExchangeBytes> bytes;
+    uint32_t point = 0;
+};
+
+enum class SyncKind { Internal };
+struct SyncStep
+{
+    SyncKind kind = SyncKind::Internal;
+};
+
+enum class Direction { ToIpu, FromIpu };
+struct HostTransferStep
+{
+    std::string name;
+    Direction direction = Direction::ToIpu;
+    uint64_t bytes = 0;
+    uint32_t point = 0;
+};
+
+struct Step;
+struct RepeatStep
+{
+    std::string name;
+    uint64_t count = 1;
+    std::vector<Step> body;
+};
+
+struct Step
+{
+    std::variant<ComputeStep, ExchangeStep, SyncStep, HostTransferStep, RepeatStep> op;
+};
+
+/** A tensor's bytes on each tile and when it is live (program points, inclusive). */
+struct TensorAlloc
+{
+    std::string name;
+    std::string kind; // weight, optimizer, activation, gradient, temporary, code, ...
+    TileRuns<uint64_t> bytes;
+    bool alwaysLive = false;
+    uint32_t from = 0;
+    uint32_t to = 0;
+};
+
+/** What one IPU executes. */
+struct Program
+{
+    uint32_t ipu = 0;
+    std::vector<Step> steps;
+    std::vector<TensorAlloc> tensors;
+    uint32_t numPoints = 0;
+    uint32_t numComputeSets = 0;
+};
+
+struct Schedule
+{
+    std::string name;
+    std::vector<Program> programs;
+    uint64_t samplesPerHostCall = 0;
+};
+
+/** Numbers program points (compute, exchange and host steps in program order, loop bodies
+ *  once) and compute-set ids. Call after building a program. */
+void numberPoints(Program& program);
+
+/** Calls f(step) for every step, loop bodies once, in program order. */
+template <class F>
+void forEachStep(const std::vector<Step>& steps, F&& f)
+{
+    for (const auto& s : steps) {
+        f(s);
+        if (auto* r = std::get_if<RepeatStep>(&s.op))
+            forEachStep(r->body, f);
+    }
+}
+template <class F>
+void forEachStep(std::vector<Step>& steps, F&& f)
+{
+    for (auto& s : steps) {
+        f(s);
+        if (auto* r = std::get_if<RepeatStep>(&s.op))
+            forEachStep(r->body, f);
+    }
+}
+
+} // namespace ipusim

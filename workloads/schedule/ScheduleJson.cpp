@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/schedule/ScheduleJson.hpp"
+
+#include "sim/config/Schema.hpp"
+#include "workloads/costs/VertexCosts.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <set>
+
+namespace ipusim {
+namespace {
+
+using json = nlohmann::json;
+using config::LoadedConfig;
+
+// Reads a vertex's params, naming the JSON pointer in every error and rejecting unknown keys.
+class ParamReader
+{
+public:
+    ParamReader(const LoadedConfig& cfg, std::string pointer, const json& params)
+        : m_cfg(cfg), m_ptr(std::move(pointer)), m_params(params)
+    {
+    }
+    uint64_t count(const std::string& key, std::optional<uint64_t> fallback = std::nullopt, uint64_t minimum = 1)
+    {
+        m_used.insert(key);
+        if (!m_params.contains(key)) {
+            if (fallback)
+                return *fallback;
+            m_cfg.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
+        }
+        const json& v = m_params.at(key);
+        if (!v.is_number_integer() || v.get<int64_t>() < int64_t(minimum))
+            m_cfg.fail(m_ptr + "/" + key, fmt::format("expected integer >= {}, found {}", minimum, v.dump()));
+        return v.get<uint64_t>();
+    }
+    Precision precision(const std::string& key, std::optional<Precision> fallback = std::nullopt)
+    {
+        std::string s = word(key, {"fp16", "fp32"}, fallback ? std::optional<std::string>(nameOf(*fallback)) : std::nullopt);
+        return s == "fp16" ? Precision::FP16 : Precision::FP32;
+    }
+    std::string word(const std::string& key, const std::vector<std::string>& allowed,
+                     std::optional<std::string> fallback = std::nullopt)
+    {
+        m_used.insert(key);
+        if (!m_params.contains(key)) {
+            if (fallback)
+                return *fallback;
+            m_cfg.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
+        }
+        const json& v = m_params.at(key);
+        if (v.is_string() && std::find(allowed.begin(), allowed.end(), v.get<std::string>()) != allowed.end())
+            return v.get<std::string>();
+        m_cfg.fail(m_ptr + "/" + key, fmt::format("expected one of {}, found {}", fmt::join(allowed, ", "), v.dump()));
+    }
+    void finish()
+    {
+        for (const auto& [k, v] : m_params.items())
+            if (!m_used.count(k))
+                m_cfg.fail(m_ptr + "/" + k, fmt::format("unknown key \"{}\" (allowed: {})", k, fmt::join(m_used, ", ")));
+    }
+
+private:
+    const LoadedConfig& m_cfg;
+    std::string m_ptr;
+    const json& m_params;
+    std::set<std::string> m_used;
+};
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+struct Parser
+{
+    const LoadedConfig& cfg;
+    const IpuParams& hw;
+    std::map<std::string, uint32_t> pointOfName;
+
+    std::pair<uint32_t, uint32_t> tileRange(const json& sel, const std::string& ptr)
+    {
+        if (sel.is_string())
+            return {0, hw.tiles};
+        uint64_t a = sel.at(0), b = sel.at(1);
+        if (a > b || b >= hw.tiles)
+            cfg.fail(ptr, fmt::format("expected a tile range [first, last] with first <= last <= {}, found {}", hw.tiles - 1, sel.dump()));
+        return {uint32_t(a), uint32_t(b - a + 1)};
+    }
+
+    template <class T, class F>
+    TileRuns<T> runs(const json& list, const std::string& ptr, F&& valueOf)
+    {
+        TileRuns<T> out;
+        uint32_t next = 0;
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            std::string p = fmt::format("{}/{}", ptr, i);
+            auto [first, count] = tileRange(list[i].at("tiles"), p + "/tiles");
+            if (first < next)
+                cfg.fail(p + "/tiles", "tile runs must be listed in increasing tile order without overlap");
+            out.add(first, count, valueOf(list[i], p));
+            next = first + count;
+        }
+        return out;
+    }
+
+    std::vector<Step> steps(const json& list, const std::string& ptr)
+    {
+        std::vector<Step> out;
+        for (std::size_t i = 0; i < list.size(); ++i)
+            out.push_back(step(list[i], fmt::format("{}/{}", ptr, i)));
+        return out;
+    }
+
+    Step step(const json& j, const std::string& ptr)
+    {
+        const std::string op = j.at("op");
+        config::Schema::instance().validate(j, "/definitions/steps/" + op, ptr, [&](const std::string& p) { return cfg.fileOf(p); });
+        if (op == "compute") {
+            ComputeStep c;
+            c.name = j.at("name");
+            std::set<std::string> types;
+            c.cycles = runs<uint64_t>(j.at("tiles"), ptr + "/tiles", [&](const json& run, const std::string& p) -> uint64_t {
+                if (run.contains("cycles") == run.contains("vertices"))
+                    cfg.fail(p, "expected exactly one of \"cycles\" or \"vertices\"");
+                if (run.contains("cycles"))
+                    return run.at("cycles").get<uint64_t>();
+                uint64_t total = 0;
+                const json& vs = run.at("vertices");
+                for (std::size_t k = 0; k < vs.size(); ++k) {
+                    std::string vp = fmt::format("{}/vertices/{}", p, k);
+                    total += vertexCyclesFromJson(cfg, vp, vs[k].at("vertex"), vs[k].at("params"), hw);
+                    types.insert(vs[k].at("vertex").get<std::string>());
+                }
+                return total;
+            });
+            c.vertices = runs<uint32_t>(j.at("tiles"), ptr + "/tiles", [](const json& run, const std::string&) -> uint32_t {
+                return run.contains("vertices") ? uint32_t(run.at("vertices").size()) : 0;
+            });
+            c.vertexTypes.assign(types.begin(), types.end());
+            return {c};
+        }
+        if (op == "exchange") {
+            ExchangeStep x;
+            x.name = j.at("name");
+            x.bytes = runs<ExchangeBytes>(j.at("tiles"), ptr + "/tiles", [](const json& run, const std::string&) {
+                return ExchangeBytes{run.value("send_bytes", uint64_t(0)), run.value("recv_bytes", uint64_t(0)),
+                                     run.value("recv_shared_bytes", uint64_t(0))};
+            });
+            return {x};
+        }
+        if (op == "sync")
+            return {SyncStep{}};
+        if (op == "host_transfer")
+            return {HostTransferStep{j.at("name"), j.at("direction") == "to_ipu" ? Direction::ToIpu : Direction::FromIpu,
+                                     j.at("bytes").get<uint64_t>()}};
+        RepeatStep r;
+        r.name = j.value("name", std::string("repeat"));
+        r.count = j.at("count");
+        r.body = steps(j.at("body"), ptr + "/body");
+        return {r};
+    }
+};
+
+} // namespace
+
+uint64_t vertexCyclesFromJson(const LoadedConfig& cfg, const std::string& ptr, const std::string& vertex,
+                              const json& params, const IpuParams& hw)
+{
+    ParamReader r(cfg, ptr + "/params", params);
+    uint64_t cycles = 0;
+    if (vertex == "ConvPartial1x1Out" || vertex == "ConvPartialnx1") {
+        costs::ConvShape s;
+        s.input = r.precision("input");
+        s.partials = r.precision("partials", Precision::FP32);
+        if (s.input == Precision::FP32 && s.partials == Precision::FP16)
+            cfg.fail(ptr + "/params/partials", "fp32 inputs need fp32 partials");
+        const AmpParams& amp = hw.amp(s.input, s.partials);
+        s.positions = r.count("positions");
+        s.inGroups = uint32_t(ceilDiv(r.count("in_chans"), amp.inChansPerGroup));
+        s.outGroups = uint32_t(ceilDiv(r.count("out_chans"), amp.units));
+        s.convGroups = uint32_t(r.count("conv_groups", 1));
+        if (vertex == "ConvPartialnx1") {
+            s.kernelHeight = uint32_t(r.count("kernel_height"));
+            s.kernelWidth = uint32_t(r.count("kernel_width", 1));
+            cycles = costs::convPartialNx1(hw, s);
+        } else
+            cycles = costs::convPartial1x1Out(hw, s);
+    } else if (vertex == "UnaryOp") {
+        std::vector<std::string> names = {"relu", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "neg", "square", "copy"};
+        costs::UnaryOpKind op{};
+        costs::parseUnaryOp(r.word("op", names), op);
+        cycles = costs::unaryOp(hw, op, r.precision("type"), r.count("elements"));
+    } else if (vertex == "BinaryOp") {
+        std::vector<std::string> names = {"add", "sub", "mul", "div", "max", "relu_grad", "max_grad"};
+        costs::BinaryOpKind op{};
+        costs::parseBinaryOp(r.word("op", names), op);
+        cycles = costs::binaryOp(hw, op, r.precision("type"), r.count("elements"));
+    } else if (vertex == "ScaledAdd") {
+        cycles = costs::scaledAdd(hw, r.precision("type"), r.count("elements"));
+    } else if (vertex == "Cast") {
+        Precision from = r.precision("from");
+        cycles = costs::cast(hw, from, r.precision("to"), r.count("elements"));
+    } else if (vertex == "Reduce") {
+        Precision type = r.precision("type");
+        uint64_t outputs = r.count("outputs");
+        cycles = costs::reduce(hw, type, outputs, r.count("partials_per_output"));
+    } else if (vertex == "MaxPool") {
+        Precision type = r.precision("type");
+        uint64_t outputs = r.count("outputs");
+        cycles = costs::maxPool(hw, type, outputs, r.count("window"));
+    } else {
+        cfg.fail(ptr + "/vertex", fmt::format("unknown vertex \"{}\" (known: ConvPartial1x1Out, ConvPartialnx1, UnaryOp, "
+                                              "BinaryOp, ScaledAdd, Cast, Reduce, MaxPool)", vertex));
+    }
+    r.finish();
+    return cycles;
+}
+
+Schedule scheduleFromJson(const LoadedConfig& cfg, const IpuParams& hw)
+{
+    const json& w = cfg.doc.at("workload");
+    Parser parser{cfg, hw, {}};
+    Program program;
+    program.steps = parser.steps(w.at("steps"), "/workload/steps");
+    numberPoints(program);
+
+    std::map<std::string, uint32_t> points;
+    forEachStep(program.steps, [&](const Step& s) {
+        std::visit([&](const auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep> || std::is_same_v<T, HostTransferStep>)
+                points.emplace(op.name, op.point);
+        }, s.op);
+    });
+    if (w.contains("tensors")) {
+        const json& ts = w.at("tensors");
+        for (std::size_t i = 0; i < ts.size(); ++i) {
+            std::string p = fmt::format("/workload/tensors/{}", i);
+            TensorAlloc t;
+            t.name = ts[i].at("name");
+            t.kind = ts[i].value("kind", std::string("tensor"));
+            t.bytes = parser.runs<uint64_t>(ts[i].at("tiles"), p + "/tiles",
+                                            [](const json& run, const std::string&) { return run.at("bytes").get<uint64_t>(); });
+            const json& live = ts[i].at("live");
+            if (live.is_string())
+                t.alwaysLive = true;
+            else {
+                auto point = [&](const char* key) {
+                    auto it = points.find(live.at(key).get<std::string>());
+                    if (it == points.end())
+                        cfg.fail(p + "/live/" + key, fmt::format("expected the name of a compute, exchange or host step, found \"{}\"",
+                                                                 live.at(key).get<std::string>()));
+                    return it->second;
+                };
+                t.from = point("from");
+                t.to = point("to");
+                if (t.from > t.to)
+                    cfg.fail(p + "/live", "\"from\" must not come after \"to\" in program order");
+            }
+            program.tensors.push_back(std::move(t));
+        }
+    }
+    Schedule schedule;
+    schedule.name = cfg.name;
+    schedule.samplesPerHostCall = w.at("samples");
+    schedule.programs.push_back(std::move(program));
+    return schedule;
+}
+
+} // namespace ipusim
