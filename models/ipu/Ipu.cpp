@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "models/ipu/Ipu.hpp"
 
+#include <functional>
+
 namespace ipusim {
 
 Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
@@ -17,6 +19,16 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
       m_period(period),
       m_observer(observer)
 {
+    std::function<uint64_t(const std::vector<Step>&)> count = [&](const std::vector<Step>& steps) {
+        uint64_t n = 0;
+        for (const auto& s : steps) {
+            ++n;
+            if (auto* r = std::get_if<RepeatStep>(&s.op))
+                n += r->count * count(r->body);
+        }
+        return n;
+    };
+    m_stepsTotal = hostCalls * count(program.steps);
     SC_HAS_PROCESS(Ipu);
     SC_METHOD(sequence);
     sensitive << m_wake;
@@ -92,6 +104,7 @@ void Ipu::sequence()
             continue;
         }
         const Step& step = (*f.steps)[f.pc++];
+        ++m_stepsRun;
         const uint64_t end = execute(step);
         if (end > m_cycle) {
             m_wake.notify(m_period * double(end - m_cycle));

@@ -36,6 +36,9 @@ public:
     [[nodiscard]] uint64_t cycle() const { return m_cycle; }
     [[nodiscard]] const IpuBreakdown& breakdown() const { return m_breakdown; }
     [[nodiscard]] uint64_t computeSetsRun() const { return m_computeSetsRun; }
+    /** Steps executed so far, and in the whole run (loops unrolled), for progress. */
+    [[nodiscard]] uint64_t stepsRun() const { return m_stepsRun; }
+    [[nodiscard]] uint64_t stepsTotal() const { return m_stepsTotal; }
 
 private:
     void sequence();
@@ -62,6 +65,8 @@ private:
     uint64_t m_cycle = 0;
     bool m_finished = false;
     uint64_t m_computeSetsRun = 0;
+    uint64_t m_stepsRun = 0;
+    uint64_t m_stepsTotal = 0;
     IpuBreakdown m_breakdown;
     sc_core::sc_event m_wake;
 };

@@ -166,10 +166,12 @@ LoadedConfig loadConfig(const json& raw, const std::string& file, const std::vec
         throw ConfigError(file, "", fmt::format("expected a JSON object, found {}", raw.type_name()));
     std::vector<std::string> stack{fs::path(file).lexically_normal().string()};
     cfg.doc = compose(raw, file, "", cfg.origins, stack);
+    const Schema& schema = Schema::instance();
+    // Defaults first, so --set can reach optional objects (e.g. /run/trace/tiles).
+    schema.applyDefaults(cfg.doc, "");
     for (const auto& s : sets)
         applySet(cfg.doc, s, cfg.origins);
 
-    const Schema& schema = Schema::instance();
     auto fileOf = [&](const std::string& p) { return cfg.fileOf(p); };
     schema.validate(cfg.doc, "", "", fileOf);
     std::string kind = cfg.doc.at("workload").at("kind").get<std::string>();

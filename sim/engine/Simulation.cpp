@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/Simulation.hpp"
 
+#include "sim/engine/Progress.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -43,7 +45,25 @@ bool Simulation::fits() const
 SimResult Simulation::run()
 {
     const auto t0 = std::chrono::steady_clock::now();
-    sc_core::sc_start();
+    // Run in slices of simulated time so long runs can report progress between them.
+    Progress progress("simulating " + m_experiment.config.name);
+    const sc_core::sc_time slice = sc_core::sc_time(std::round(1e15 / m_experiment.system.ipu.clockHz), sc_core::SC_FS) * double(1u << 22);
+    auto finished = [&] {
+        for (const auto& ipu : m_ipus)
+            if (!ipu->finished())
+                return false;
+        return true;
+    };
+    do {
+        sc_core::sc_start(slice); // the first call also elaborates and initialises
+        uint64_t done = 0, total = 0;
+        for (const auto& ipu : m_ipus) {
+            done += ipu->stepsRun();
+            total += ipu->stepsTotal();
+        }
+        progress.update(done, total);
+    } while (!finished() && sc_core::sc_pending_activity());
+    progress.finish();
     const auto t1 = std::chrono::steady_clock::now();
     SimResult r;
     r.wallSeconds = std::chrono::duration<double>(t1 - t0).count();

@@ -6,6 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <unistd.h>
+
 using namespace ipusim;
 using json = nlohmann::json;
 
@@ -139,4 +144,40 @@ TEST_CASE("MNIST inference is forward only and returns every prediction", "[sim]
     CHECK(s["ipus"][0]["host_bytes_from_ipu"] == 100 * 8 * 10 * 4);
     for (const auto& cs : s["tile_balance"])
         CHECK(cs["compute_set"].get<std::string>().find("grad") == std::string::npos);
+}
+
+TEST_CASE("Trace: IPU phase track plus tile tracks inside the requested window", "[sim][trace]")
+{
+    auto cfg = config::loadConfig(kRoot + "/configs/default.json", {"/run/trace/tiles=[2,5]", "/run/trace/cycles=[0,40000]"});
+    Experiment e = buildExperiment(cfg);
+    const std::string path = (std::filesystem::temp_directory_path() / ("ipusim_trace_" + std::to_string(::getpid()) + ".json")).string();
+    {
+        ChromeTrace trace(path, e.run.trace, e.system.ipu.clockHz, 1);
+        Simulation sim(e, &trace);
+        SimResult r = sim.run();
+        trace.commit();
+        CHECK(r.totalCycles > 40000);
+    }
+    std::ifstream in(path);
+    const json t = json::parse(in);
+    std::filesystem::remove(path);
+    std::set<uint64_t> tiles;
+    std::set<std::string> phases;
+    uint64_t lastPhaseEnd = 0;
+    for (const auto& ev : t.at("traceEvents")) {
+        if (ev.at("ph") != "X")
+            continue;
+        if (ev.at("tid") == 0) {
+            phases.insert(ev.at("cat").get<std::string>());
+            const uint64_t start = ev.at("args").at("start_cycle");
+            CHECK(start >= lastPhaseEnd); // phases on one track never overlap
+            lastPhaseEnd = start + ev.at("args").at("cycles").get<uint64_t>();
+        } else {
+            const uint64_t tile = ev.at("tid").get<uint64_t>() - 16;
+            tiles.insert(tile);
+            CHECK(ev.at("ts").get<double>() <= 40.0); // started within cycles [0, 40000] (1 cycle = 1 ns)
+        }
+    }
+    CHECK(phases == std::set<std::string>{"compute", "sync", "exchange", "host"});
+    CHECK(tiles == std::set<uint64_t>{2, 3, 4, 5});
 }

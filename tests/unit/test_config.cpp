@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <unistd.h>
 
 using namespace ipusim;
@@ -164,4 +165,29 @@ TEST_CASE("Params: every parameter has a unit and a description", "[config]")
         }
     }
     CHECK(sawTiles);
+}
+
+TEST_CASE("mk2.json states every value's unit and source, as the schema declares them", "[config]")
+{
+    const json hw = config::readJsonFile(kRoot + "/configs/hardware/mk2.json");
+    const json& schema = config::Schema::instance().root().at("properties").at("system");
+    std::size_t leaves = 0;
+    std::function<void(const json&, const json&, const std::string&)> walk = [&](const json& v, const json& s, const std::string& ptr) {
+        if (v.is_object()) {
+            for (const auto& [k, x] : v.items())
+                if (k != "description" && k != "notes")
+                    walk(x, s.at("properties").at(k), ptr + "/" + k);
+            return;
+        }
+        ++leaves;
+        INFO(ptr);
+        REQUIRE(hw.at("notes").contains(ptr));
+        const std::string note = hw.at("notes").at(ptr);
+        CHECK(note.rfind(s.at("x-unit").get<std::string>() + ";", 0) == 0);
+        CHECK(note.find(s.value("x-source", std::string("?"))) != std::string::npos);
+        CHECK(v == s.at("default")); // mk2.json is the default machine
+    };
+    walk(hw, schema, "");
+    CHECK(leaves == hw.at("notes").size());
+    CHECK(leaves > 25);
 }
