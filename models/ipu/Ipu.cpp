@@ -6,7 +6,8 @@
 namespace ipusim {
 
 Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
-         const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer)
+         const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer,
+         SystemPorts ports)
     : sc_module(name),
       tiles("tiles", hw, program),
       exchange("exchange", hw),
@@ -17,7 +18,8 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
       m_program(program),
       m_hostCalls(hostCalls),
       m_period(period),
-      m_observer(observer)
+      m_observer(observer),
+      m_ports(ports)
 {
     std::function<uint64_t(const std::vector<Step>&)> count = [&](const std::vector<Step>& steps) {
         uint64_t n = 0;
@@ -25,6 +27,8 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
             ++n;
             if (auto* r = std::get_if<RepeatStep>(&s.op))
                 n += r->count * count(r->body);
+            else if (auto* c = std::get_if<CallStep>(&s.op))
+                n += count(program.fragments.at(c->fragment));
         }
         return n;
     };
@@ -42,6 +46,7 @@ void Ipu::phase(PhaseKind kind, const std::string& name, uint64_t end)
     case PhaseKind::Sync: m_breakdown.sync += cycles; break;
     case PhaseKind::Exchange: m_breakdown.exchange += cycles; break;
     case PhaseKind::Host: m_breakdown.host += cycles; break;
+    case PhaseKind::IpuCopy: m_breakdown.ipuCopy += cycles; break;
     }
     if (m_observer && cycles)
         m_observer->phase(m_index, kind, name, m_cycle, end, m_stack.empty() ? 0 : m_stack.back().iteration);
@@ -55,6 +60,12 @@ uint64_t Ipu::execute(const Step& step)
         tiles.recordPhase(*c, end - m_cycle);
         phase(PhaseKind::Compute, c->name, end);
         return end;
+    }
+    if (auto* sy = std::get_if<SyncStep>(&step.op); sy && sy->kind == SyncKind::External && m_ports.sync) {
+        m_waiting = true;
+        m_ports.sync->arrive(m_index, tiles.lastReady(),
+                             [this](uint64_t at, uint64_t now) { release(at, now); });
+        return kWait;
     }
     if (std::get_if<SyncStep>(&step.op)) {
         const uint64_t end = sync.release(tiles.lastReady());
@@ -77,11 +88,40 @@ uint64_t Ipu::execute(const Step& step)
         phase(PhaseKind::Host, h->name, end);
         return end;
     }
+    if (auto* c = std::get_if<IpuCopyStep>(&step.op)) {
+        uint64_t longest = 0;
+        for (const auto& t : c->send) {
+            longest = std::max(longest, m_ports.links->transferCycles(m_index, t.peer, t.bytes));
+            m_ports.links->account(m_index, t.peer, t.bytes);
+        }
+        for (const auto& t : c->recv)
+            longest = std::max(longest, m_ports.links->transferCycles(t.peer, m_index, t.bytes));
+        const uint64_t end = start + longest;
+        tiles.align(end);
+        phase(PhaseKind::IpuCopy, c->name, end);
+        return end;
+    }
+    if (auto* call = std::get_if<CallStep>(&step.op)) {
+        const auto& body = m_program.fragments.at(call->fragment);
+        if (!body.empty())
+            m_stack.push_back({&body, 0, 1, m_stack.empty() ? 0 : m_stack.back().iteration});
+        return m_cycle;
+    }
     if (auto* r = std::get_if<RepeatStep>(&step.op)) {
         if (r->count > 0 && !r->body.empty())
             m_stack.push_back({&r->body, 0, r->count, 0});
     }
     return m_cycle;
+}
+
+void Ipu::release(uint64_t releaseCycle, uint64_t nowCycle)
+{
+    // Waiting for the other IPUs counts as sync: from this IPU's arrival to the release.
+    phase(PhaseKind::Sync, "external sync", releaseCycle);
+    tiles.align(releaseCycle);
+    m_cycle = releaseCycle;
+    m_waiting = false;
+    m_wake.notify(m_period * double(releaseCycle - nowCycle));
 }
 
 void Ipu::sequence()
@@ -106,6 +146,8 @@ void Ipu::sequence()
         const Step& step = (*f.steps)[f.pc++];
         ++m_stepsRun;
         const uint64_t end = execute(step);
+        if (end == kWait)
+            return; // release() wakes us
         if (end > m_cycle) {
             m_wake.notify(m_period * double(end - m_cycle));
             m_cycle = end;

@@ -2,6 +2,8 @@
 #pragma once
 #include "models/exchange/Exchange.hpp"
 #include "models/host/HostLink.hpp"
+#include "models/link/IpuLinks.hpp"
+#include "models/sync/ExternalSync.hpp"
 #include "models/ipu/IpuParams.hpp"
 #include "models/ipu/PhaseObserver.hpp"
 #include "models/sync/Sync.hpp"
@@ -14,8 +16,15 @@ namespace ipusim {
 /** Time one IPU spent in each kind of phase. */
 struct IpuBreakdown
 {
-    uint64_t compute = 0, sync = 0, exchange = 0, host = 0;
-    [[nodiscard]] uint64_t total() const { return compute + sync + exchange + host; }
+    uint64_t compute = 0, sync = 0, exchange = 0, host = 0, ipuCopy = 0;
+    [[nodiscard]] uint64_t total() const { return compute + sync + exchange + host + ipuCopy; }
+};
+
+/** What an IPU reaches outside itself (null in a one-IPU system without them). */
+struct SystemPorts
+{
+    ExternalSync* sync = nullptr;
+    IpuLinks* links = nullptr;
 };
 
 /** One Mk2 IPU executing its program as BSP supersteps. A single SC_METHOD is the program
@@ -25,7 +34,8 @@ class Ipu : public sc_core::sc_module
 {
 public:
     Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
-        const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer);
+        const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer,
+        SystemPorts ports = {});
 
     TileArray tiles;
     Exchange exchange;
@@ -33,6 +43,7 @@ public:
     HostLink host;
 
     [[nodiscard]] bool finished() const { return m_finished; }
+    [[nodiscard]] bool waitingAtSync() const { return m_waiting; }
     [[nodiscard]] uint64_t cycle() const { return m_cycle; }
     [[nodiscard]] const IpuBreakdown& breakdown() const { return m_breakdown; }
     [[nodiscard]] uint64_t computeSetsRun() const { return m_computeSetsRun; }
@@ -42,8 +53,11 @@ public:
 
 private:
     void sequence();
-    /** Executes one step from m_cycle; returns the cycle at which it ends. */
+    static constexpr uint64_t kWait = UINT64_MAX;
+    /** Executes one step from m_cycle; returns the cycle at which it ends, or kWait when the
+     *  IPU sleeps until an external barrier releases it. */
     uint64_t execute(const Step& step);
+    void release(uint64_t releaseCycle, uint64_t nowCycle);
     void phase(PhaseKind kind, const std::string& name, uint64_t end);
 
     struct Frame
@@ -61,6 +75,8 @@ private:
     uint64_t m_callsStarted = 0;
     sc_core::sc_time m_period;
     IPhaseObserver* m_observer;
+    SystemPorts m_ports;
+    bool m_waiting = false;
     std::vector<Frame> m_stack;
     uint64_t m_cycle = 0;
     bool m_finished = false;

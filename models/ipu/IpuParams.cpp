@@ -50,9 +50,5 @@ HostLinkParams HostLinkParams::fromJson(const nlohmann::json& j)
             j.at("latency_cycles").get<uint64_t>()};
 }
 
-SystemParams SystemParams::fromJson(const nlohmann::json& j)
-{
-    return {j.at("num_ipus").get<uint32_t>(), IpuParams::fromJson(j.at("ipu")), HostLinkParams::fromJson(j.at("host_link"))};
-}
 
 } // namespace ipusim

@@ -68,12 +68,5 @@ struct HostLinkParams
     static HostLinkParams fromJson(const nlohmann::json& link);
 };
 
-struct SystemParams
-{
-    uint32_t numIpus = 1;
-    IpuParams ipu;
-    HostLinkParams hostLink;
-    static SystemParams fromJson(const nlohmann::json& system);
-};
 
 } // namespace ipusim

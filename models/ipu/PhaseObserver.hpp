@@ -5,7 +5,7 @@
 
 namespace ipusim {
 
-enum class PhaseKind { Compute, Sync, Exchange, Host };
+enum class PhaseKind { Compute, Sync, Exchange, Host, IpuCopy };
 inline const char* nameOf(PhaseKind k)
 {
     switch (k) {
@@ -13,6 +13,7 @@ inline const char* nameOf(PhaseKind k)
     case PhaseKind::Sync: return "sync";
     case PhaseKind::Exchange: return "exchange";
     case PhaseKind::Host: return "host";
+    case PhaseKind::IpuCopy: return "ipu_copy";
     }
     return "?";
 }

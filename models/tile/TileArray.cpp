@@ -45,7 +45,7 @@ TileArray::TileArray(sc_core::sc_module_name name, const IpuParams& hw, const Pr
     : sc_module(name), m_hw(hw), m_program(program), m_memory(program, hw)
 {
     m_stats.resize(program.numComputeSets);
-    forEachStep(program.steps, [&](const Step& s) {
+    forEachProgramStep(program, [&](const Step& s) {
         if (auto* c = std::get_if<ComputeStep>(&s.op)) {
             ComputeSetStats& st = m_stats.at(c->id);
             st.name = c->name;
@@ -95,7 +95,7 @@ void TileArray::align(uint64_t cycle)
 std::vector<uint64_t> TileArray::busyCycles() const
 {
     std::vector<uint64_t> busy(m_hw.tiles, 0);
-    forEachStep(m_program.steps, [&](const Step& s) {
+    forEachProgramStep(m_program, [&](const Step& s) {
         if (auto* c = std::get_if<ComputeStep>(&s.op)) {
             const uint64_t n = m_stats[c->id].executions;
             for (const auto& r : c->cycles.runs())

@@ -17,7 +17,7 @@ std::vector<TensorAlloc> programOverheads(const Program& program, const IpuParam
             for (uint32_t t = r.first; t < std::min(r.end(), T); ++t)
                 f(t, r.value);
     };
-    forEachStep(program.steps, [&](const Step& s) {
+    forEachProgramStep(program, [&](const Step& s) {
         if (auto* c = std::get_if<ComputeStep>(&s.op)) {
             overRuns(c->vertices, [&](uint32_t t, uint32_t n) { state[t] += uint64_t(n) * hw.vertexStateBytes; });
             overRuns(c->cycles, [&](uint32_t t, uint64_t cyc) {

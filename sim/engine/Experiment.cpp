@@ -18,6 +18,15 @@ Experiment buildExperiment(config::LoadedConfig cfg)
     Experiment e;
     const auto& doc = cfg.doc;
     e.system = SystemParams::fromJson(doc.at("system"));
+    const auto& topo = doc.at("system").at("topology");
+    if (topo.contains("links"))
+        for (std::size_t i = 0; i < topo.at("links").size(); ++i)
+            for (int k = 0; k < 2; ++k)
+                if (topo.at("links")[i][k].get<uint32_t>() >= e.system.numIpus)
+                    cfg.fail(fmt::format("/system/topology/links/{}/{}", i, k),
+                             fmt::format("expected an IPU below num_ipus ({}), found {}", e.system.numIpus, topo.at("links")[i][k].get<uint32_t>()));
+    if (auto lost = e.system.topology.unreachable(); !lost.empty())
+        cfg.fail("/system/topology", fmt::format("IPUs {} have no IPU-Link route to IPU 0: every IPU must be connected", fmt::join(lost, ", ")));
     const auto& run = doc.at("run");
     e.run.gradientAccumulation = run.at("gradient_accumulation");
     e.run.deviceIterations = run.at("device_iterations");
@@ -41,7 +50,7 @@ Experiment buildExperiment(config::LoadedConfig cfg)
     }
     const std::string kind = doc.at("workload").at("kind");
     if (kind == "schedule")
-        e.schedule = scheduleFromJson(cfg, e.system.ipu);
+        e.schedule = scheduleFromJson(cfg, e.system);
     else
         e.schedule = buildMnistSchedule(cfg, e.system.ipu, e.run.gradientAccumulation, e.run.deviceIterations);
     e.config = std::move(cfg);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/ipu/IpuParams.hpp"
+#include "models/system/SystemParams.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/trace/ChromeTrace.hpp"
 #include "workloads/schedule/Schedule.hpp"

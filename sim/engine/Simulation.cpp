@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/Simulation.hpp"
 
+#include "sim/config/ConfigError.hpp"
 #include "sim/engine/Progress.hpp"
+
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cmath>
@@ -24,11 +27,14 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer) :
     const double periodFs = std::round(1e15 / experiment.system.ipu.clockHz);
     const sc_core::sc_time period(periodFs, sc_core::SC_FS);
     const auto& programs = experiment.schedule.programs;
+    const SystemParams& sys = experiment.system;
+    m_links = std::make_unique<IpuLinks>("ipu_links", sys.topology, sys.ipuLink, sys.ipu.clockHz);
+    m_sync = std::make_unique<ExternalSync>("external_sync", uint32_t(programs.size()), sys.syncHopSeconds, sys.ipu.clockHz);
     for (std::size_t i = 0; i < programs.size(); ++i) {
         std::string name = "ipu" + std::to_string(programs[i].ipu);
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
-                                               period, observer));
+                                               period, observer, SystemPorts{m_sync.get(), m_links.get()}));
     }
 }
 
@@ -67,6 +73,14 @@ SimResult Simulation::run()
     const auto t1 = std::chrono::steady_clock::now();
     SimResult r;
     r.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
+    if (auto waiting = m_sync->waiting(); !waiting.empty()) {
+        std::vector<uint32_t> ipus;
+        for (uint32_t i : waiting)
+            ipus.push_back(m_experiment.schedule.programs[i].ipu);
+        throw config::ConfigError(m_experiment.config.file, "/workload",
+                                  fmt::format("IPUs {} wait at an external sync the other IPUs never reach: every "
+                                              "program must pass the same number of external syncs", fmt::join(ipus, ", ")));
+    }
     for (const auto& ipu : m_ipus) {
         if (!ipu->finished())
             throw std::logic_error(std::string(ipu->name()) + " did not finish its program");

@@ -27,10 +27,14 @@ public:
     /** Memory of every IPU is known after elaboration, before anything runs. */
     [[nodiscard]] bool fits() const;
     [[nodiscard]] const std::vector<std::unique_ptr<Ipu>>& ipus() const { return m_ipus; }
+    [[nodiscard]] const IpuLinks& links() const { return *m_links; }
+    [[nodiscard]] const ExternalSync& externalSync() const { return *m_sync; }
     SimResult run();
 
 private:
     const Experiment& m_experiment;
+    std::unique_ptr<IpuLinks> m_links;
+    std::unique_ptr<ExternalSync> m_sync;
     std::vector<std::unique_ptr<Ipu>> m_ipus;
 };
 

@@ -20,10 +20,11 @@ using json = nlohmann::json;
 std::string pointName(const Program& program, uint32_t point)
 {
     std::string name;
-    forEachStep(program.steps, [&](const Step& s) {
+    forEachProgramStep(program, [&](const Step& s) {
         std::visit([&](const auto& op) {
             using T = std::decay_t<decltype(op)>;
-            if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep> || std::is_same_v<T, HostTransferStep>)
+            if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep> ||
+                          std::is_same_v<T, HostTransferStep> || std::is_same_v<T, IpuCopyStep>)
                 if (op.point == point)
                     name = op.name;
         }, s.op);
@@ -133,13 +134,14 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
         total.sync += b.sync;
         total.exchange += b.exchange;
         total.host += b.host;
+        total.ipuCopy += b.ipuCopy;
         std::vector<uint64_t> busy = ipu.tiles.busyCycles();
         uint64_t busySum = 0;
         for (auto x : busy)
             busySum += x;
         ipus.push_back({{"ipu", program.ipu},
                         {"cycles", ipu.cycle()},
-                        {"breakdown", {{"compute", b.compute}, {"sync", b.sync}, {"exchange", b.exchange}, {"host", b.host}}},
+                        {"breakdown", {{"compute", b.compute}, {"sync", b.sync}, {"exchange", b.exchange}, {"host", b.host}, {"ipu_copy", b.ipuCopy}}},
                         {"tile_utilisation", ipu.cycle() ? double(busySum) / double(busy.size()) / double(ipu.cycle()) : 0.0},
                         {"compute_sets_run", ipu.computeSetsRun()},
                         {"syncs", ipu.sync.barriers()},
@@ -167,6 +169,11 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
         return a.at("phase_cycles").get<uint64_t>() > b.at("phase_cycles").get<uint64_t>();
     });
     const uint64_t tc = std::max<uint64_t>(total.total(), 1);
+    json links = json::array();
+    for (const auto& [fromTo, bytes] : sim.links().bytes())
+        links.push_back({{"from", fromTo.first}, {"to", fromTo.second}, {"bytes", bytes},
+                         {"links", e.system.topology.route(fromTo.first, fromTo.second).links},
+                         {"hops", e.system.topology.route(fromTo.first, fromTo.second).hops}});
     return {{"name", e.config.name},
             {"config", e.config.file},
             {"workload", e.config.doc.at("workload").at("kind")},
@@ -179,10 +186,15 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                      {"device_iterations", e.run.deviceIterations},
                      {"host_calls", e.run.hostCalls},
                      {"samples_per_host_call", e.schedule.samplesPerHostCall}}},
-            {"breakdown", {{"compute", total.compute}, {"sync", total.sync}, {"exchange", total.exchange}, {"host", total.host}}},
+            {"breakdown", {{"compute", total.compute}, {"sync", total.sync}, {"exchange", total.exchange}, {"host", total.host},
+                           {"ipu_copy", total.ipuCopy}}},
             {"breakdown_share", {{"compute", double(total.compute) / tc}, {"sync", double(total.sync) / tc},
-                                 {"exchange", double(total.exchange) / tc}, {"host", double(total.host) / tc}}},
+                                 {"exchange", double(total.exchange) / tc}, {"host", double(total.host) / tc},
+                                 {"ipu_copy", double(total.ipuCopy) / tc}}},
+            {"num_ipus", e.system.numIpus},
             {"ipus", ipus},
+            {"external_syncs", sim.externalSync().barriers()},
+            {"links", links},
             {"tile_balance", balance},
             {"memory", memory},
             {"simulator", {{"wall_seconds", r.wallSeconds},
@@ -194,15 +206,28 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
 void printSummary(std::ostream& out, const json& s)
 {
     const auto& b = s.at("breakdown");
-    const double total = std::max<double>(s.at("total_cycles").get<double>(), 1);
+    // Per-IPU breakdowns add up over IPUs; shares are of all IPUs' time.
+    double total = 0;
+    for (const auto& [k, v] : b.items())
+        total += v.get<double>();
+    total = std::max(total, 1.0);
     fmt::print(out, "{} ({})\n", s.at("name").get<std::string>(), s.at("workload").get<std::string>());
     fmt::print(out, "  total        {:>16} cycles  {:.6f} s at {:.3f} GHz\n", withCommas(s.at("total_cycles")),
                s.at("seconds").get<double>(), s.at("clock_hz").get<double>() / 1e9);
     if (s.at("samples").get<uint64_t>())
         fmt::print(out, "  throughput   {:>16.1f} samples/s ({} samples)\n", s.at("samples_per_second").get<double>(),
                    withCommas(s.at("samples")));
-    for (const char* k : {"compute", "sync", "exchange", "host"})
-        fmt::print(out, "  {:<12} {:>16} cycles  {:5.1f} %\n", k, withCommas(b.at(k)), 100.0 * b.at(k).get<double>() / total);
+    const bool many = s.at("ipus").size() > 1;
+    if (many)
+        fmt::print(out, "  summed over {} IPUs:\n", s.at("ipus").size());
+    for (const char* k : {"compute", "sync", "exchange", "host", "ipu_copy"})
+        if (k != std::string("ipu_copy") || b.at(k).get<uint64_t>())
+            fmt::print(out, "  {:<12} {:>16} cycles  {:5.1f} %\n", k, withCommas(b.at(k)), 100.0 * b.at(k).get<double>() / total);
+    if (many)
+        for (const auto& ipu : s.at("ipus"))
+            fmt::print(out, "  IPU {:<3} utilisation {:5.1f} %  compute {:>14}  sync {:>14}  copy {:>12}\n", ipu.at("ipu").get<int>(),
+                       100 * ipu.at("tile_utilisation").get<double>(), withCommas(ipu.at("breakdown").at("compute")),
+                       withCommas(ipu.at("breakdown").at("sync")), withCommas(ipu.at("breakdown").at("ipu_copy")));
     for (const auto& m : s.at("memory"))
         fmt::print(out, "  memory IPU {}: peak tile {} of {} bytes (always-live {}, not-always-live {}), mean {:.0f}\n",
                    m.at("ipu").get<int>(), withCommas(m.at("peak").at("max")), withCommas(m.at("tile_capacity_bytes")),

@@ -181,3 +181,28 @@ TEST_CASE("Trace: IPU phase track plus tile tracks inside the requested window",
     CHECK(phases == std::set<std::string>{"compute", "sync", "exchange", "host"});
     CHECK(tiles == std::set<uint64_t>{2, 3, 4, 5});
 }
+
+TEST_CASE("Two IPUs: copy over IPU-Links then an external sync, by hand", "[sim][multi]")
+{
+    json s = simulateFile("configs/schedules/two_ipu_copy.json");
+    // IPU 0: 1,000 compute + (400 + 24,449) copy = 25,849; IPU 1: 500 + 24,849 = 25,349.
+    // The barrier releases 40 cycles (2 IPUs) after the last arrival.
+    CHECK(s["total_cycles"] == 25849 + 40);
+    CHECK(s["ipus"][0]["breakdown"]["sync"] == 40);
+    CHECK(s["ipus"][1]["breakdown"]["sync"] == 25889 - 25349);
+    CHECK(s["ipus"][1]["cycles"] == 25889);
+    CHECK(s["links"][0]["bytes"] == 1000000);
+    CHECK(s["links"][0]["links"] == 4);
+    CHECK(s["external_syncs"] == 1);
+}
+
+TEST_CASE("An external sync one IPU never reaches is reported, not hung", "[sim][multi][errors]")
+{
+    json d = {{"system", {{"base", "hardware/m2000.json"}}},
+              {"workload", {{"kind", "schedule"}, {"programs", {{{"ipu", 0}, {"steps", {{{"op", "sync"}, {"kind", "external"}}}}},
+                                                                {{"ipu", 1}, {"steps", json::array()}}}}}}};
+    auto cfg = config::loadConfig(d, kRoot + "/configs/deadlock.json");
+    Experiment e = buildExperiment(cfg);
+    Simulation sim(e);
+    CHECK_THROWS_WITH(sim.run(), Catch::Contains("/workload: IPUs 0 wait at an external sync the other IPUs never reach"));
+}

@@ -133,7 +133,8 @@ TEST_CASE("Config: the workload kind selects its own schema", "[config][errors]"
     CHECK_THAT(errorOf(d), Catch::Contains("/workload/kind: expected one of [\"schedule\",\"mnist\"]"));
     json s = minimal();
     s["workload"] = {{"kind", "schedule"}};
-    CHECK_THAT(errorOf(s), Catch::Contains("missing required key \"steps\""));
+    CHECK_THROWS_WITH(buildExperiment(config::loadConfig(s, kRoot + "/configs/test.json")),
+                      Catch::Contains("/workload: expected exactly one of \"steps\" (one IPU) or \"programs\""));
     CHECK_THAT(errorOf(minimal(), {"/workload/precision=fp8"}), Catch::Contains("/workload/precision: expected one of"));
 }
 

@@ -21,7 +21,7 @@ json withSteps(const json& steps, const json& tensors = json::array())
 Schedule load(const json& d)
 {
     auto cfg = config::loadConfig(d, std::string(IPUSIM_SOURCE_DIR) + "/configs/s.json");
-    return scheduleFromJson(cfg, IpuParams::fromJson(cfg.doc["system"]["ipu"]));
+    return scheduleFromJson(cfg, SystemParams::fromJson(cfg.doc["system"]));
 }
 
 std::string errorOf(const json& d)
@@ -82,7 +82,7 @@ TEST_CASE("Schedule JSON: steps and tensors are checked", "[schedule][errors]")
 {
     CHECK_THAT(errorOf(withSteps(json::array({{{"op", "jump"}}}))), Catch::Contains("/workload/steps/0/op: expected one of"));
     CHECK_THAT(errorOf(withSteps(json::array({{{"op", "repeat"}, {"count", 2}, {"body", json::array({{{"op", "sync"}, {"kind", "global"}}})}}}))),
-               Catch::Contains("/workload/steps/0/body/0/kind: expected one of [\"internal\"]"));
+               Catch::Contains("/workload/steps/0/body/0/kind: expected one of [\"internal\",\"external\"], found string \"global\""));
     json steps = json::array({{{"op", "compute"}, {"name", "cs"}, {"tiles", json::array({{{"tiles", "all"}, {"cycles", 5}}})}}});
     json tensors = json::array({{{"name", "t"}, {"tiles", json::array({{{"tiles", "all"}, {"bytes", 5}}})}, {"live", {{"from", "cs"}, {"to", "nope"}}}}});
     CHECK_THAT(errorOf(withSteps(steps, tensors)), Catch::Contains("/workload/tensors/0/live/to: expected the name of a compute"));

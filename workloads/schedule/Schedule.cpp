@@ -6,7 +6,7 @@ namespace ipusim {
 void numberPoints(Program& program)
 {
     uint32_t point = 0, computeSets = 0;
-    forEachStep(program.steps, [&](Step& s) {
+    forEachProgramStep(program, [&](Step& s) {
         if (auto* c = std::get_if<ComputeStep>(&s.op)) {
             c->point = point++;
             c->id = computeSets++;
@@ -14,6 +14,8 @@ void numberPoints(Program& program)
             x->point = point++;
         else if (auto* h = std::get_if<HostTransferStep>(&s.op))
             h->point = point++;
+        else if (auto* i = std::get_if<IpuCopyStep>(&s.op))
+            i->point = point++;
     });
     program.numPoints = point;
     program.numComputeSets = computeSets;

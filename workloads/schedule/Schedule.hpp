@@ -39,7 +39,8 @@ struct ExchangeStep
     uint32_t point = 0;
 };
 
-enum class SyncKind { Internal };
+/** Internal: this IPU's tiles. External: every IPU of the system (Sync-Links). */
+enum class SyncKind { Internal, External };
 struct SyncStep
 {
     SyncKind kind = SyncKind::Internal;
@@ -54,6 +55,28 @@ struct HostTransferStep
     uint32_t point = 0;
 };
 
+/** Bytes to or from one other IPU. */
+struct IpuTransfer
+{
+    uint32_t peer = 0;
+    uint64_t bytes = 0;
+};
+
+/** A copy over IPU-Links: what this IPU sends and receives; it lasts as long as its slowest
+ *  transfer. */
+struct IpuCopyStep
+{
+    std::string name;
+    std::vector<IpuTransfer> send, recv;
+    uint32_t point = 0;
+};
+
+/** Runs a fragment of the program (a shared code block, like Poplar's program::Call). */
+struct CallStep
+{
+    uint32_t fragment = 0;
+};
+
 struct Step;
 struct RepeatStep
 {
@@ -64,7 +87,7 @@ struct RepeatStep
 
 struct Step
 {
-    std::variant<ComputeStep, ExchangeStep, SyncStep, HostTransferStep, RepeatStep> op;
+    std::variant<ComputeStep, ExchangeStep, SyncStep, HostTransferStep, RepeatStep, IpuCopyStep, CallStep> op;
 };
 
 /** A tensor's bytes on each tile and when it is live (program points, inclusive). */
@@ -83,6 +106,8 @@ struct Program
 {
     uint32_t ipu = 0;
     std::vector<Step> steps;
+    std::vector<std::vector<Step>> fragments; // bodies of CallSteps, each compiled once
+    std::vector<std::string> fragmentNames;
     std::vector<TensorAlloc> tensors;
     uint32_t numPoints = 0;
     uint32_t numComputeSets = 0;
@@ -95,8 +120,8 @@ struct Schedule
     uint64_t samplesPerHostCall = 0;
 };
 
-/** Numbers program points (compute, exchange and host steps in program order, loop bodies
- *  once) and compute-set ids. Call after building a program. */
+/** Numbers program points (compute, exchange, host and IPU-copy steps: fragments first, then
+ *  the main program, loop bodies once) and compute-set ids. Call after building a program. */
 void numberPoints(Program& program);
 
 /** Calls f(step) for every step, loop bodies once, in program order. */
@@ -119,4 +144,15 @@ void forEachStep(std::vector<Step>& steps, F&& f)
     }
 }
 
+} // namespace ipusim
+
+namespace ipusim {
+/** Calls f(step) for every step of a program: its fragments, then its main steps. */
+template <class P, class F>
+void forEachProgramStep(P& program, F&& f)
+{
+    for (auto& fragment : program.fragments)
+        forEachStep(fragment, f);
+    forEachStep(program.steps, f);
+}
 } // namespace ipusim

@@ -76,7 +76,8 @@ struct Parser
 {
     const LoadedConfig& cfg;
     const IpuParams& hw;
-    std::map<std::string, uint32_t> pointOfName;
+    const SystemParams& system;
+    uint32_t ipu = 0;
 
     std::pair<uint32_t, uint32_t> tileRange(const json& sel, const std::string& ptr)
     {
@@ -150,7 +151,24 @@ struct Parser
             return {x};
         }
         if (op == "sync")
-            return {SyncStep{}};
+            return {SyncStep{j.value("kind", std::string("internal")) == "external" ? SyncKind::External : SyncKind::Internal}};
+        if (op == "ipu_copy") {
+            IpuCopyStep c;
+            c.name = j.at("name");
+            auto transfers = [&](const char* key, std::vector<IpuTransfer>& out) {
+                const json list = j.value(key, json::array());
+                for (std::size_t i = 0; i < list.size(); ++i) {
+                    const uint32_t peer = list[i].at("ipu");
+                    const std::string p = fmt::format("{}/{}/{}/ipu", ptr, key, i);
+                    if (peer >= system.numIpus || peer == ipu)
+                        cfg.fail(p, fmt::format("expected another IPU of the system (0 to {}, not {}), found {}", system.numIpus - 1, ipu, peer));
+                    out.push_back({peer, list[i].at("bytes").get<uint64_t>()});
+                }
+            };
+            transfers("send", c.send);
+            transfers("recv", c.recv);
+            return {c};
+        }
         if (op == "host_transfer")
             return {HostTransferStep{j.at("name"), j.at("direction") == "to_ipu" ? Direction::ToIpu : Direction::FromIpu,
                                      j.at("bytes").get<uint64_t>()}};
@@ -217,54 +235,82 @@ uint64_t vertexCyclesFromJson(const LoadedConfig& cfg, const std::string& ptr, c
     return cycles;
 }
 
-Schedule scheduleFromJson(const LoadedConfig& cfg, const IpuParams& hw)
+namespace {
+
+Program programFromJson(const LoadedConfig& cfg, Parser& parser, const json& steps, const json* tensors, const std::string& ptr)
 {
-    const json& w = cfg.doc.at("workload");
-    Parser parser{cfg, hw, {}};
     Program program;
-    program.steps = parser.steps(w.at("steps"), "/workload/steps");
+    program.ipu = parser.ipu;
+    program.steps = parser.steps(steps, ptr + "/steps");
     numberPoints(program);
 
     std::map<std::string, uint32_t> points;
-    forEachStep(program.steps, [&](const Step& s) {
+    forEachProgramStep(program, [&](const Step& s) {
         std::visit([&](const auto& op) {
             using T = std::decay_t<decltype(op)>;
-            if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep> || std::is_same_v<T, HostTransferStep>)
+            if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep> ||
+                          std::is_same_v<T, HostTransferStep> || std::is_same_v<T, IpuCopyStep>)
                 points.emplace(op.name, op.point);
         }, s.op);
     });
-    if (w.contains("tensors")) {
-        const json& ts = w.at("tensors");
-        for (std::size_t i = 0; i < ts.size(); ++i) {
-            std::string p = fmt::format("/workload/tensors/{}", i);
-            TensorAlloc t;
-            t.name = ts[i].at("name");
-            t.kind = ts[i].value("kind", std::string("tensor"));
-            t.bytes = parser.runs<uint64_t>(ts[i].at("tiles"), p + "/tiles",
-                                            [](const json& run, const std::string&) { return run.at("bytes").get<uint64_t>(); });
-            const json& live = ts[i].at("live");
-            if (live.is_string())
-                t.alwaysLive = true;
-            else {
-                auto point = [&](const char* key) {
-                    auto it = points.find(live.at(key).get<std::string>());
-                    if (it == points.end())
-                        cfg.fail(p + "/live/" + key, fmt::format("expected the name of a compute, exchange or host step, found \"{}\"",
-                                                                 live.at(key).get<std::string>()));
-                    return it->second;
-                };
-                t.from = point("from");
-                t.to = point("to");
-                if (t.from > t.to)
-                    cfg.fail(p + "/live", "\"from\" must not come after \"to\" in program order");
-            }
-            program.tensors.push_back(std::move(t));
+    if (!tensors)
+        return program;
+    for (std::size_t i = 0; i < tensors->size(); ++i) {
+        const json& tj = (*tensors)[i];
+        std::string p = fmt::format("{}/tensors/{}", ptr, i);
+        TensorAlloc t;
+        t.name = tj.at("name");
+        t.kind = tj.value("kind", std::string("tensor"));
+        t.bytes = parser.runs<uint64_t>(tj.at("tiles"), p + "/tiles",
+                                        [](const json& run, const std::string&) { return run.at("bytes").get<uint64_t>(); });
+        const json& live = tj.at("live");
+        if (live.is_string())
+            t.alwaysLive = true;
+        else {
+            auto point = [&](const char* key) {
+                auto it = points.find(live.at(key).get<std::string>());
+                if (it == points.end())
+                    cfg.fail(p + "/live/" + key, fmt::format("expected the name of a compute, exchange, host or IPU-copy step, found \"{}\"",
+                                                             live.at(key).get<std::string>()));
+                return it->second;
+            };
+            t.from = point("from");
+            t.to = point("to");
+            if (t.from > t.to)
+                cfg.fail(p + "/live", "\"from\" must not come after \"to\" in program order");
         }
+        program.tensors.push_back(std::move(t));
     }
+    return program;
+}
+
+} // namespace
+
+Schedule scheduleFromJson(const LoadedConfig& cfg, const SystemParams& system)
+{
+    const json& w = cfg.doc.at("workload");
+    Parser parser{cfg, system.ipu, system, 0};
     Schedule schedule;
     schedule.name = cfg.name;
     schedule.samplesPerHostCall = w.at("samples");
-    schedule.programs.push_back(std::move(program));
+    if (w.contains("steps") == w.contains("programs"))
+        cfg.fail("/workload", "expected exactly one of \"steps\" (one IPU) or \"programs\" (one per IPU)");
+    if (w.contains("steps")) {
+        schedule.programs.push_back(programFromJson(cfg, parser, w.at("steps"), w.contains("tensors") ? &w.at("tensors") : nullptr, "/workload"));
+        return schedule;
+    }
+    std::set<uint32_t> seen;
+    const json& programs = w.at("programs");
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+        const std::string p = fmt::format("/workload/programs/{}", i);
+        parser.ipu = programs[i].at("ipu");
+        if (parser.ipu >= system.numIpus)
+            cfg.fail(p + "/ipu", fmt::format("expected an IPU of the system (0 to {}), found {}", system.numIpus - 1, parser.ipu));
+        if (!seen.insert(parser.ipu).second)
+            cfg.fail(p + "/ipu", fmt::format("IPU {} already has a program", parser.ipu));
+        const json& pj = programs[i];
+        schedule.programs.push_back(programFromJson(cfg, parser, pj.at("steps"), pj.contains("tensors") ? &pj.at("tensors") : nullptr, p));
+    }
     return schedule;
 }
 

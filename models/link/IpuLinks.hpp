@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/system/Topology.hpp"
+
+#include <systemc>
+
+#include <map>
+
+namespace ipusim {
+
+struct IpuLinkParams
+{
+    double bandwidthBytesPerSecond = 16e9; // one link, one direction
+    double efficiency = 0.85;
+    uint64_t latencyCycles = 400;          // per hop
+};
+
+/** The IPU-Links of a system. A transfer follows the shortest route: it pays the latency of
+ *  every hop and streams at the bandwidth of the narrowest hop (cut-through). */
+class IpuLinks : public sc_core::sc_module
+{
+public:
+    IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz);
+
+    [[nodiscard]] uint64_t transferCycles(uint32_t from, uint32_t to, uint64_t bytes) const;
+    /** Counts bytes sent from `from` to `to` (statistics). */
+    void account(uint32_t from, uint32_t to, uint64_t bytes) { m_bytes[{from, to}] += bytes; }
+    [[nodiscard]] const std::map<std::pair<uint32_t, uint32_t>, uint64_t>& bytes() const { return m_bytes; }
+    [[nodiscard]] const Topology& topology() const { return m_topology; }
+
+private:
+    const Topology& m_topology;
+    IpuLinkParams m_link;
+    double m_clockHz;
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> m_bytes;
+};
+
+} // namespace ipusim

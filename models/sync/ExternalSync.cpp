@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#include "models/sync/ExternalSync.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace ipusim {
+
+ExternalSync::ExternalSync(sc_core::sc_module_name name, uint32_t participants, double hopSeconds, double clockHz)
+    : sc_module(name), m_participants(participants), m_latency(latencyCycles(participants, hopSeconds, clockHz)),
+      m_waiting(participants)
+{
+}
+
+uint64_t ExternalSync::latencyCycles(uint32_t ipus, double hopSeconds, double clockHz)
+{
+    const uint32_t hops = 1 + (ipus / 2) / 2;
+    return uint64_t(std::ceil(2.0L * hopSeconds * clockHz * hops - 1e-9L));
+}
+
+void ExternalSync::arrive(uint32_t participant, uint64_t cycle, Release release)
+{
+    if (m_waiting.at(participant))
+        throw std::logic_error("participant arrived twice at one barrier");
+    m_waiting[participant] = std::move(release);
+    m_lastArrival = std::max(m_lastArrival, cycle);
+    if (std::any_of(m_waiting.begin(), m_waiting.end(), [](const Release& r) { return !r; }))
+        return;
+    ++m_barriers;
+    const uint64_t at = m_lastArrival + m_latency;
+    std::vector<Release> go;
+    go.swap(m_waiting);
+    m_waiting.resize(m_participants);
+    for (auto& r : go)
+        r(at, m_lastArrival);
+}
+
+std::vector<uint32_t> ExternalSync::waiting() const
+{
+    std::vector<uint32_t> out;
+    for (uint32_t i = 0; i < m_waiting.size(); ++i)
+        if (m_waiting[i])
+            out.push_back(i);
+    return out;
+}
+
+} // namespace ipusim

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+#include "models/system/Topology.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+
+namespace ipusim {
+
+void Topology::add(uint32_t a, uint32_t b, uint32_t n)
+{
+    if (a == b || n == 0 || a >= m_ipus || b >= m_ipus)
+        return;
+    m_links[{std::min(a, b), std::max(a, b)}] += n;
+}
+
+Topology Topology::ladder(uint32_t ipus, bool wrap)
+{
+    Topology t;
+    t.m_ipus = ipus;
+    const uint32_t rungs = (ipus + 1) / 2;
+    for (uint32_t r = 0; r < rungs; ++r) {
+        const uint32_t a = 2 * r, b = 2 * r + 1;
+        t.add(a, b, 4);
+        const bool last = r + 1 == rungs;
+        if (last && !(wrap && rungs > 2))
+            continue;
+        const uint32_t na = (2 * (r + 1)) % (2 * rungs), nb = na + 1;
+        t.add(a, na, 2);
+        t.add(b, nb, 2);
+        t.add(a, nb, 1);
+        t.add(b, na, 1);
+    }
+    t.computeRoutes();
+    return t;
+}
+
+Topology Topology::custom(uint32_t ipus, const std::vector<std::array<uint32_t, 3>>& links)
+{
+    Topology t;
+    t.m_ipus = ipus;
+    for (const auto& l : links)
+        t.add(l[0], l[1], l[2]);
+    t.computeRoutes();
+    return t;
+}
+
+uint32_t Topology::links(uint32_t a, uint32_t b) const
+{
+    auto it = m_links.find({std::min(a, b), std::max(a, b)});
+    return it == m_links.end() ? 0 : it->second;
+}
+
+void Topology::computeRoutes()
+{
+    // Breadth-first by hops; among the shortest routes keep the widest bottleneck.
+    constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(m_ipus);
+    for (const auto& [ab, n] : m_links) {
+        adj[ab.first].push_back({ab.second, n});
+        adj[ab.second].push_back({ab.first, n});
+    }
+    m_routes.assign(m_ipus, std::vector<Route>(m_ipus));
+    for (uint32_t s = 0; s < m_ipus; ++s) {
+        std::vector<uint32_t> hops(m_ipus, kNone), width(m_ipus, 0);
+        hops[s] = 0;
+        width[s] = kNone;
+        std::deque<uint32_t> q{s};
+        while (!q.empty()) {
+            const uint32_t u = q.front();
+            q.pop_front();
+            for (const auto& [v, n] : adj[u]) {
+                const uint32_t w = std::min(width[u], n);
+                if (hops[v] == kNone) {
+                    hops[v] = hops[u] + 1;
+                    width[v] = w;
+                    q.push_back(v);
+                } else if (hops[v] == hops[u] + 1 && w > width[v])
+                    width[v] = w;
+            }
+        }
+        for (uint32_t d = 0; d < m_ipus; ++d)
+            if (d != s && hops[d] != kNone)
+                m_routes[s][d] = {hops[d], width[d]};
+    }
+}
+
+Topology::Route Topology::route(uint32_t a, uint32_t b) const { return m_routes.at(a).at(b); }
+
+std::vector<uint32_t> Topology::unreachable() const
+{
+    std::vector<uint32_t> out;
+    for (uint32_t i = 1; i < m_ipus; ++i)
+        if (m_routes[0][i].hops == 0)
+            out.push_back(i);
+    return out;
+}
+
+} // namespace ipusim
