@@ -33,6 +33,7 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
         return n;
     };
     m_stepsTotal = hostCalls * count(program.steps);
+    m_fragmentStats.resize(program.fragments.size());
     SC_HAS_PROCESS(Ipu);
     SC_METHOD(sequence);
     sensitive << m_wake;
@@ -103,13 +104,14 @@ uint64_t Ipu::execute(const Step& step)
     }
     if (auto* call = std::get_if<CallStep>(&step.op)) {
         const auto& body = m_program.fragments.at(call->fragment);
+        ++m_fragmentStats.at(call->fragment).calls;
         if (!body.empty())
-            m_stack.push_back({&body, 0, 1, m_stack.empty() ? 0 : m_stack.back().iteration});
+            m_stack.push_back({&body, 0, 1, m_stack.empty() ? 0 : m_stack.back().iteration, int(call->fragment), m_cycle});
         return m_cycle;
     }
     if (auto* r = std::get_if<RepeatStep>(&step.op)) {
         if (r->count > 0 && !r->body.empty())
-            m_stack.push_back({&r->body, 0, r->count, 0});
+            m_stack.push_back({&r->body, 0, r->count, 0, -1, 0});
     }
     return m_cycle;
 }
@@ -132,15 +134,18 @@ void Ipu::sequence()
                 m_finished = true;
                 return;
             }
-            m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++});
+            m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++, -1, 0});
         }
         Frame& f = m_stack.back();
         if (f.pc == f.steps->size()) {
             if (--f.remaining > 0) {
                 f.pc = 0;
                 ++f.iteration;
-            } else
+            } else {
+                if (f.fragment >= 0)
+                    m_fragmentStats[std::size_t(f.fragment)].cycles += m_cycle - f.entered;
                 m_stack.pop_back();
+            }
             continue;
         }
         const Step& step = (*f.steps)[f.pc++];

@@ -50,6 +50,12 @@ public:
     /** Steps executed so far, and in the whole run (loops unrolled), for progress. */
     [[nodiscard]] uint64_t stepsRun() const { return m_stepsRun; }
     [[nodiscard]] uint64_t stepsTotal() const { return m_stepsTotal; }
+    /** Per fragment: times called and cycles spent inside (fragments are not nested). */
+    struct FragmentStats
+    {
+        uint64_t calls = 0, cycles = 0;
+    };
+    [[nodiscard]] const std::vector<FragmentStats>& fragments() const { return m_fragmentStats; }
 
 private:
     void sequence();
@@ -66,6 +72,8 @@ private:
         std::size_t pc;
         uint64_t remaining;
         uint64_t iteration;
+        int fragment = -1;     // set when the frame is a called fragment
+        uint64_t entered = 0;  // cycle the fragment was entered
     };
 
     uint32_t m_index;
@@ -83,6 +91,7 @@ private:
     uint64_t m_computeSetsRun = 0;
     uint64_t m_stepsRun = 0;
     uint64_t m_stepsTotal = 0;
+    std::vector<FragmentStats> m_fragmentStats;
     IpuBreakdown m_breakdown;
     sc_core::sc_event m_wake;
 };

@@ -52,7 +52,7 @@ Experiment buildExperiment(config::LoadedConfig cfg)
     if (kind == "schedule")
         e.schedule = scheduleFromJson(cfg, e.system);
     else
-        e.schedule = buildMnistSchedule(cfg, e.system.ipu, e.run.gradientAccumulation, e.run.deviceIterations);
+        e.schedule = buildMnistSchedule(cfg, e.system, e.run.gradientAccumulation, e.run.deviceIterations);
     e.config = std::move(cfg);
     return e;
 }

@@ -174,6 +174,32 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
         links.push_back({{"from", fromTo.first}, {"to", fromTo.second}, {"bytes", bytes},
                          {"links", e.system.topology.route(fromTo.first, fromTo.second).links},
                          {"hops", e.system.topology.route(fromTo.first, fromTo.second).hops}});
+    json pipeline = nullptr;
+    if (e.schedule.strategy) {
+        // Bubble: the share of IPU time not spent inside a stage's forward/backward/update work.
+        const auto& st = *e.schedule.strategy;
+        json stages = json::array();
+        uint64_t busy = 0, span = 0;
+        for (std::size_t k = 0; k < st.stages.size(); ++k) {
+            const Ipu& ipu = *sim.ipus()[k];
+            auto mean = [&](int f) {
+                if (f < 0 || !ipu.fragments()[std::size_t(f)].calls)
+                    return 0.0;
+                return double(ipu.fragments()[std::size_t(f)].cycles) / double(ipu.fragments()[std::size_t(f)].calls);
+            };
+            uint64_t inside = 0;
+            for (const auto& f : ipu.fragments())
+                inside += f.cycles;
+            busy += inside;
+            span += ipu.cycle();
+            stages.push_back({{"stage", k}, {"ipu", st.stages[k].ipu}, {"blocks", st.stages[k].blocks},
+                              {"forward_cycles", mean(st.stages[k].forwardFragment)},
+                              {"backward_cycles", mean(st.stages[k].backwardFragment)},
+                              {"busy_cycles", inside}, {"stash_depth", st.stages[k].stashDepth}});
+        }
+        pipeline = {{"kind", st.kind}, {"schedule", st.schedule}, {"pipeline_cycles", st.pipelineCycles},
+                    {"stages", stages}, {"bubble_fraction", span ? 1.0 - double(busy) / double(span) : 0.0}};
+    }
     return {{"name", e.config.name},
             {"config", e.config.file},
             {"workload", e.config.doc.at("workload").at("kind")},
@@ -193,6 +219,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                                  {"ipu_copy", double(total.ipuCopy) / tc}}},
             {"num_ipus", e.system.numIpus},
             {"ipus", ipus},
+            {"pipeline", pipeline},
             {"external_syncs", sim.externalSync().barriers()},
             {"links", links},
             {"tile_balance", balance},
@@ -233,6 +260,16 @@ void printSummary(std::ostream& out, const json& s)
                    m.at("ipu").get<int>(), withCommas(m.at("peak").at("max")), withCommas(m.at("tile_capacity_bytes")),
                    withCommas(m.at("worst_tiles").at(0).at("always_live")),
                    withCommas(m.at("worst_tiles").at(0).at("not_always_live")), m.at("peak").at("mean").get<double>());
+    if (!s.at("pipeline").is_null()) {
+        const auto& p = s.at("pipeline");
+        fmt::print(out, "  {} ({}): {} pipeline cycles per step, bubble {:.1f} %\n", p.at("kind").get<std::string>(),
+                   p.at("schedule").get<std::string>(), p.at("pipeline_cycles").get<uint64_t>(),
+                   100 * p.at("bubble_fraction").get<double>());
+        for (const auto& st : p.at("stages"))
+            fmt::print(out, "    stage {} on IPU {} [{}]: forward {:.0f}, backward {:.0f} cycles, stash depth {}\n",
+                       st.at("stage").get<int>(), st.at("ipu").get<int>(), fmt::join(st.at("blocks").get<std::vector<std::string>>(), " "),
+                       st.at("forward_cycles").get<double>(), st.at("backward_cycles").get<double>(), st.at("stash_depth").get<int>());
+    }
     const auto& bal = s.at("tile_balance");
     if (!bal.empty()) {
         fmt::print(out, "  longest compute sets (busiest tile / mean tile):\n");

@@ -16,6 +16,7 @@ struct TensorDesc
     std::vector<uint64_t> shape;
     Precision type = Precision::FP32;
     TensorRole role = TensorRole::Activation;
+    std::string block; // the model block (poptorch.Block) that owns it, for weights
     [[nodiscard]] uint64_t elements() const
     {
         uint64_t n = 1;
@@ -76,6 +77,7 @@ struct Op
     uint64_t window = 1;       // MaxPool / MaxPoolGrad
     uint64_t channels = 1;     // BiasAdd / BiasGrad / SoftmaxCrossEntropy classes
     bool forward = true;
+    std::string block; // the model block (poptorch.Block) the op belongs to
 };
 
 /** A model graph: tensors and ops in execution order. */
@@ -83,15 +85,17 @@ struct Graph
 {
     std::vector<TensorDesc> tensors;
     std::vector<Op> ops;
+    std::string currentBlock; // ops and tensors added now belong to it
+    std::vector<std::string> blocks; // in model order
 
     int addTensor(std::string name, std::vector<uint64_t> shape, Precision type, TensorRole role)
     {
-        tensors.push_back({std::move(name), std::move(shape), type, role});
+        tensors.push_back({std::move(name), std::move(shape), type, role, currentBlock});
         return int(tensors.size()) - 1;
     }
     Op& addOp(std::string name, OpKind kind, std::vector<int> inputs, std::vector<int> outputs)
     {
-        ops.push_back({std::move(name), kind, std::move(inputs), std::move(outputs), {}, {}, 1, 1, true});
+        ops.push_back({std::move(name), kind, std::move(inputs), std::move(outputs), {}, {}, 1, 1, true, currentBlock});
         return ops.back();
     }
     [[nodiscard]] const TensorDesc& tensor(int id) const { return tensors.at(std::size_t(id)); }

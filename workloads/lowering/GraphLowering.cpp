@@ -70,10 +70,19 @@ void GraphLowering::addSends(std::vector<ExchangeBytes>& x, int tensor) const
         x[t].send += bytes[t];
 }
 
-void GraphLowering::placePersistent()
+void GraphLowering::importTensor(int tensor)
+{
+    const TensorDesc& d = m_graph.tensor(tensor);
+    m_handle[std::size_t(tensor)] =
+        m_b.allocate(d.name + " (received)", "ipu copy buffer", linearMapping(m_hw.tiles, d.bytes(), kGrainBytes), true);
+}
+
+void GraphLowering::placePersistent(const std::vector<std::string>& blocks)
 {
     for (std::size_t i = 0; i < m_graph.tensors.size(); ++i) {
         const TensorDesc& d = m_graph.tensors[i];
+        if (!blocks.empty() && std::find(blocks.begin(), blocks.end(), d.block) == blocks.end())
+            continue;
         if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::OptimizerState)
             produce(int(i), linearMapping(m_hw.tiles, d.bytes(), kGrainBytes));
     }

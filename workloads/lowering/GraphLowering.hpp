@@ -18,8 +18,14 @@ class GraphLowering
 public:
     GraphLowering(const Graph& graph, ProgramBuilder& builder);
 
-    /** Places weights, optimizer state and accumulators (always live) before the program. */
-    void placePersistent();
+    /** Places weights, optimizer state and accumulators (always live) before the program;
+     *  with `block`, only those of that block. */
+    void placePersistent(const std::vector<std::string>& blocks = {});
+    /** A tensor another IPU produces arrives over IPU-Links into a buffer here (always live). */
+    void importTensor(int tensor);
+    /** Bytes per tile of a tensor placed on this IPU. */
+    [[nodiscard]] const TileVector& placement(int tensor) const { return m_b.bytes(m_handle.at(std::size_t(tensor))); }
+    [[nodiscard]] bool placed(int tensor) const { return m_handle.at(std::size_t(tensor)) >= 0; }
     void lower(const Op& op);
 
     /** Plans chosen for conv-shaped ops, by op name (for reports and tests). */

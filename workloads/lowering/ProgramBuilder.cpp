@@ -104,9 +104,36 @@ void ProgramBuilder::endRepeat()
     m_bodies.pop_back();
 }
 
+uint32_t ProgramBuilder::beginFragment(const std::string& name)
+{
+    // Fragments are kept in a list that does not reallocate while one is being filled.
+    m_fragments.emplace_back();
+    m_program.fragmentNames.push_back(name);
+    m_bodies.push_back(&m_fragments.back());
+    return uint32_t(m_fragments.size() - 1);
+}
+
+void ProgramBuilder::endFragment()
+{
+    if (m_bodies.size() < 2)
+        throw std::logic_error("endFragment without beginFragment");
+    m_bodies.pop_back();
+}
+
+void ProgramBuilder::ipuCopy(const std::string& name, std::vector<IpuTransfer> send, std::vector<IpuTransfer> recv)
+{
+    IpuCopyStep c;
+    c.name = name;
+    c.send = std::move(send);
+    c.recv = std::move(recv);
+    c.point = m_point++;
+    body().push_back({c});
+}
+
 Program ProgramBuilder::finish(uint32_t ipu)
 {
     Program p = std::move(m_program);
+    p.fragments.assign(std::make_move_iterator(m_fragments.begin()), std::make_move_iterator(m_fragments.end()));
     p.ipu = ipu;
     const uint32_t expected = m_point;
     numberPoints(p);

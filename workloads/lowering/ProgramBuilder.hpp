@@ -3,6 +3,7 @@
 #include "models/ipu/IpuParams.hpp"
 #include "workloads/schedule/Schedule.hpp"
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,13 @@ public:
     void host(const std::string& name, Direction direction, uint64_t bytes);
     void beginRepeat(const std::string& name, uint64_t count);
     void endRepeat();
+    /** Steps from here to endFragment() form a fragment, run by call(). Emit every fragment
+     *  before the main program's own points, so liveness follows numberPoints() order. */
+    uint32_t beginFragment(const std::string& name);
+    void endFragment();
+    void call(uint32_t fragment) { body().push_back({CallStep{fragment}}); }
+    void ipuCopy(const std::string& name, std::vector<IpuTransfer> send, std::vector<IpuTransfer> recv);
+    void externalSync() { body().push_back({SyncStep{SyncKind::External}}); }
 
     /** The finished program (liveness closed, points numbered). */
     Program finish(uint32_t ipu);
@@ -50,6 +58,7 @@ private:
     Program m_program;
     std::vector<std::vector<Step>*> m_bodies;
     std::vector<TileVector> m_bytes;
+    std::deque<std::vector<Step>> m_fragments;
     uint32_t m_point = 0;
 };
 

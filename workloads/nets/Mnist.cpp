@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/nets/Mnist.hpp"
 
+#include "workloads/costs/VertexCosts.hpp"
 #include "workloads/lowering/GraphLowering.hpp"
+#include "workloads/strategies/Pipeline.hpp"
 #include "workloads/training/Training.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <set>
 
 namespace ipusim {
 
 Graph mnistForward(uint64_t B, Precision type, Precision partials, bool withLoss, MnistTensors& t)
 {
     Graph g;
+    g.blocks = {"B1", "B2", "B3", "B4"};
+    g.currentBlock = "B1";
     t.images = g.addTensor("images", {B, 1, 28, 28}, type, TensorRole::Input);
-    if (withLoss)
-        t.labels = g.addTensor("labels", {B}, Precision::FP32, TensorRole::Label); // int32, 4 bytes
-    std::vector<int> loaded{t.images};
-    if (withLoss)
-        loaded.push_back(t.labels);
-    g.addOp("host.load", OpKind::HostLoad, {}, loaded);
+    g.addOp("host.load.images", OpKind::HostLoad, {}, {t.images});
 
     auto conv = [&](const std::string& name, int x, ConvGeometry geom) {
         const int w = g.addTensor(name + ".weight", {geom.outChans, geom.inChans, geom.kernelHeight, geom.kernelWidth}, type,
@@ -44,42 +48,30 @@ Graph mnistForward(uint64_t B, Precision type, Precision partials, bool withLoss
         g.addOp(name, OpKind::Relu, {x}, {y});
         return y;
     };
-    // B1
     int x = conv("layer1.conv", t.images, {B, 1, 28, 28, 10, 5, 5});
     x = relu("layer1.relu", pool("layer1.pool", x));
-    // B2
+    g.currentBlock = "B2";
     x = conv("layer2.conv", x, {B, 10, 12, 12, 20, 5, 5});
     x = relu("layer2.relu", pool("layer2.pool", x));
-    // B3: view(-1, 320) is free; Linear as a 1x1 convolution over the batch
+    g.currentBlock = "B3"; // view(-1, 320) is free; Linear as a 1x1 convolution over the batch
     x = relu("layer3.relu", conv("layer3", x, {B, 320, 1, 1, 256, 1, 1}));
-    // B4
+    g.currentBlock = "B4";
     t.logits = conv("layer4", x, {B, 256, 1, 1, 10, 1, 1});
     if (withLoss) {
+        // The labels go straight to the IPU that computes the loss.
+        t.labels = g.addTensor("labels", {B}, Precision::FP32, TensorRole::Label); // int32, 4 bytes
+        g.addOp("host.load.labels", OpKind::HostLoad, {}, {t.labels});
         t.loss = g.addTensor("loss", {1}, Precision::FP32, TensorRole::Output);
         g.addOp("loss", OpKind::SoftmaxCrossEntropy, {t.logits, t.labels}, {t.loss}).channels = 10;
     }
     return g;
 }
 
-Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const IpuParams& hw, uint64_t G, uint64_t D)
+namespace {
+
+Schedule singleIpu(const Graph& g, const MnistTensors& t, const TrainingOps& training, std::size_t forwardOps, bool train,
+                   const IpuParams& hw, uint64_t G, uint64_t D)
 {
-    const auto& w = cfg.doc.at("workload");
-    const bool train = w.at("mode") == "train";
-    const uint64_t B = w.at("micro_batch");
-    const Precision type = w.at("precision") == "fp16" ? Precision::FP16 : Precision::FP32;
-    const Precision partials = w.at("partials") == "fp16" ? Precision::FP16 : Precision::FP32;
-    if (type == Precision::FP32 && partials == Precision::FP16)
-        cfg.fail("/workload/partials", "expected \"fp32\": fp32 activations accumulate in fp32 partials");
-    if (!train && G != 1)
-        cfg.fail("/run/gradient_accumulation", "expected 1: inference has no gradient accumulation");
-
-    MnistTensors t;
-    Graph g = mnistForward(B, type, partials, train, t);
-    const std::size_t forwardOps = g.ops.size();
-    TrainingOps training;
-    if (train)
-        training = addTraining(g, t.loss, G > 1, partials);
-
     ProgramBuilder pb(hw);
     GraphLowering lowering(g, pb);
     lowering.placePersistent();
@@ -97,15 +89,182 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const IpuParams& hw
     for (std::size_t i : training.update)
         lowering.lower(g.ops[i]);
     if (!train) // output mode All: every micro-batch's predictions go back
-        lowering.lower(Op{"host.store", OpKind::HostStore, {t.logits}, {}, {}, {}, 1, 1, true});
+        lowering.lower(Op{"host.store", OpKind::HostStore, {t.logits}, {}, {}, {}, 1, 1, true, "B4"});
     pb.endRepeat();
     if (train) // output mode Final: the last micro-batch's loss and predictions
-        lowering.lower(Op{"host.store", OpKind::HostStore, {t.loss, t.logits}, {}, {}, {}, 1, 1, true});
+        lowering.lower(Op{"host.store", OpKind::HostStore, {t.loss, t.logits}, {}, {}, {}, 1, 1, true, "B4"});
+    Schedule s;
+    s.programs.push_back(pb.finish(0));
+    return s;
+}
+
+Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTensors& t, const TrainingOps& training,
+                std::size_t forwardOps, bool train, const SystemParams& system, const Placement& placement, uint64_t G,
+                uint64_t D)
+{
+    const uint32_t K = uint32_t(placement.stages.size());
+    auto stageOf = [&](const Op& op) { return placement.stageOfBlock.at(op.block); };
+    // Which stage produces each tensor (weights and their state live with their block).
+    std::vector<int> producer(g.tensors.size(), -1);
+    for (const auto& op : g.ops)
+        for (int o : op.outputs)
+            if (producer[std::size_t(o)] < 0)
+                producer[std::size_t(o)] = int(stageOf(op));
+
+    std::vector<std::unique_ptr<ProgramBuilder>> builders;
+    std::vector<std::unique_ptr<GraphLowering>> lowerings;
+    std::vector<StageFragments> frags(K);
+    std::vector<ProgramBuilder*> raw;
+    for (uint32_t k = 0; k < K; ++k) {
+        builders.push_back(std::make_unique<ProgramBuilder>(system.ipu));
+        lowerings.push_back(std::make_unique<GraphLowering>(g, *builders[k]));
+        lowerings[k]->placePersistent(placement.stages[k].blocks);
+        frags[k].ipu = placement.stages[k].ipu;
+        raw.push_back(builders[k].get());
+    }
+    // Tensors crossing stages arrive in receive buffers; only neighbouring stages exchange.
+    auto imports = [&](const std::vector<std::size_t>& ops, bool forward) {
+        for (std::size_t i : ops) {
+            const Op& op = g.ops[i];
+            const uint32_t k = stageOf(op);
+            for (int in : op.inputs) {
+                const int from = producer[std::size_t(in)];
+                if (from < 0 || uint32_t(from) == k || lowerings[k]->placed(in))
+                    continue;
+                if ((forward && uint32_t(from) + 1 != k) || (!forward && uint32_t(from) != k + 1))
+                    cfg.fail("/workload/strategy", fmt::format("tensor \"{}\" would skip a stage (stage {} to stage {}): "
+                                                               "only neighbouring stages exchange tensors",
+                                                               g.tensor(in).name, from, k));
+                lowerings[k]->importTensor(in);
+                (forward ? frags[std::size_t(from)].fwdBytesToNext : frags[std::size_t(from)].bwdBytesToPrevious) += g.tensor(in).bytes();
+            }
+        }
+    };
+    std::vector<std::size_t> fwdOps, bwdOps(training.backward);
+    for (std::size_t i = 0; i < forwardOps; ++i)
+        fwdOps.push_back(i);
+    bwdOps.insert(bwdOps.end(), training.accumulate.begin(), training.accumulate.end());
+    imports(fwdOps, true);
+    imports(bwdOps, false);
+
+    Op store{"host.store", OpKind::HostStore, train ? std::vector<int>{t.loss, t.logits} : std::vector<int>{t.logits}, {}, {}, {}, 1, 1, true, "B4"};
+    const uint32_t last = placement.stageOfBlock.at("B4");
+    for (uint32_t k = 0; k < K; ++k) {
+        ProgramBuilder& b = *builders[k];
+        GraphLowering& l = *lowerings[k];
+        frags[k].fwd = int(b.beginFragment("forward"));
+        for (std::size_t i : fwdOps)
+            if (stageOf(g.ops[i]) == k)
+                l.lower(g.ops[i]);
+        if (!train && k == last)
+            l.lower(store); // output mode All
+        b.endFragment();
+        if (!train)
+            continue;
+        // Activations the backward pass needs wait in a stash FIFO between the passes.
+        const uint32_t depth = stashDepth(placement.kind, placement.schedule, K, k, true);
+        TileVector stashed(system.ipu.tiles, 0), copyCycles(system.ipu.tiles, 0);
+        std::set<int> counted;
+        for (std::size_t i : bwdOps)
+            if (stageOf(g.ops[i]) == k)
+                for (int in : g.ops[i].inputs) {
+                    const auto role = g.tensor(in).role;
+                    if ((role == TensorRole::Activation || role == TensorRole::Input) && l.placed(in) && counted.insert(in).second)
+                        for (uint32_t tile = 0; tile < system.ipu.tiles; ++tile)
+                            stashed[tile] += l.placement(in)[tile];
+                }
+        if (depth > 0) {
+            TileVector fifo(stashed);
+            for (uint32_t tile = 0; tile < system.ipu.tiles; ++tile) {
+                fifo[tile] *= depth;
+                copyCycles[tile] = stashed[tile] ? costs::copy(system.ipu, stashed[tile], bytesOf(g.tensor(t.images).type)) : 0;
+            }
+            b.allocate(fmt::format("stash FIFO (depth {})", depth), "stash", fifo, true);
+            frags[k].stash = int(b.beginFragment("stash"));
+            b.sync();
+            b.compute("stash", copyCycles, {"Copy"});
+            b.endFragment();
+            frags[k].restore = int(b.beginFragment("restore"));
+            b.sync();
+            b.compute("restore", copyCycles, {"Copy"});
+            b.endFragment();
+        }
+        frags[k].bwd = int(b.beginFragment("backward"));
+        for (std::size_t i : bwdOps)
+            if (stageOf(g.ops[i]) == k)
+                l.lower(g.ops[i]);
+        b.endFragment();
+        frags[k].update = int(b.beginFragment("update"));
+        for (std::size_t i : training.update)
+            if (stageOf(g.ops[i]) == k)
+                l.lower(g.ops[i]);
+        b.endFragment();
+        if (k == last) {
+            frags[k].output = int(b.beginFragment("output"));
+            l.lower(store); // output mode Final
+            b.endFragment();
+        }
+    }
+    const PipelineActivity activity = pipelineActivity(placement.kind, placement.schedule, K, train ? G : D, train);
+    composePipeline(raw, frags, activity, train, D);
 
     Schedule s;
+    for (uint32_t k = 0; k < K; ++k)
+        s.programs.push_back(builders[k]->finish(placement.stages[k].ipu));
+    StrategyInfo info;
+    info.kind = placement.kind == StrategyKind::Pipelined ? "pipelined" : "sharded";
+    info.schedule = placement.kind == StrategyKind::Sharded                ? "one stage at a time"
+                    : placement.schedule == PipelineSchedule::Grouped     ? "grouped"
+                    : placement.schedule == PipelineSchedule::Interleaved ? "interleaved" : "sequential";
+    info.pipelineCycles = activity.cycles() * activity.repeats;
+    for (uint32_t k = 0; k < K; ++k)
+        info.stages.push_back({placement.stages[k].ipu, placement.stages[k].blocks,
+                               stashDepth(placement.kind, placement.schedule, K, k, train), frags[k].fwd, frags[k].bwd});
+    s.strategy = info;
+    return s;
+}
+
+} // namespace
+
+Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams& system, uint64_t G, uint64_t D)
+{
+    const auto& w = cfg.doc.at("workload");
+    const bool train = w.at("mode") == "train";
+    const uint64_t B = w.at("micro_batch");
+    const Precision type = w.at("precision") == "fp16" ? Precision::FP16 : Precision::FP32;
+    const Precision partials = w.at("partials") == "fp16" ? Precision::FP16 : Precision::FP32;
+    if (type == Precision::FP32 && partials == Precision::FP16)
+        cfg.fail("/workload/partials", "expected \"fp32\": fp32 activations accumulate in fp32 partials");
+    if (!train && G != 1)
+        cfg.fail("/run/gradient_accumulation", "expected 1: inference has no gradient accumulation");
+
+    MnistTensors t;
+    Graph g = mnistForward(B, type, partials, train, t);
+    const std::size_t forwardOps = g.ops.size();
+    const Placement placement = resolvePlacement(cfg, g.blocks, system);
+    const uint32_t K = uint32_t(placement.stages.size());
+    TrainingOps training;
+    if (train)
+        training = addTraining(g, t.loss, G > 1 || K > 1, partials);
+
+    Schedule s;
+    if (placement.kind == StrategyKind::Single)
+        s = singleIpu(g, t, training, forwardOps, train, system.ipu, G, D);
+    else {
+        if (placement.kind == StrategyKind::Pipelined && placement.schedule != PipelineSchedule::Sequential) {
+            // PopART: training pipelines have 2K - 1 stages (the last forward and first backward
+            // fused); every stage needs a micro-batch in flight.
+            const uint64_t stages = train ? 2 * K - 1 : K;
+            if (train && G < stages)
+                cfg.fail("/run/gradient_accumulation",
+                         fmt::format("expected at least {} (the pipeline's stages, 2 x {} IPUs - 1), found {}", stages, K, G));
+            if (!train && D < stages)
+                cfg.fail("/run/device_iterations", fmt::format("expected at least {} (the pipeline's stages), found {}", stages, D));
+        }
+        s = placed(cfg, g, t, training, forwardOps, train, system, placement, G, D);
+    }
     s.name = cfg.name;
     s.samplesPerHostCall = B * (train ? G : 1) * D;
-    s.programs.push_back(pb.finish(0));
     return s;
 }
 

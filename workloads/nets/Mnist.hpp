@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/ipu/IpuParams.hpp"
+#include "models/system/SystemParams.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "workloads/graph/Graph.hpp"
 #include "workloads/schedule/Schedule.hpp"
@@ -18,9 +18,10 @@ struct MnistTensors
  *  B3 Linear(320->256) ReLU; B4 Linear(256->10) [+ CrossEntropy]. */
 Graph mnistForward(uint64_t batch, Precision type, Precision partials, bool withLoss, MnistTensors& tensors);
 
-/** Compiles `"workload": {"kind": "mnist"}` for one IPU: training (forward, backward, AdamW,
- *  gradient accumulation) or inference, inside the device-iteration loop. */
-Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const IpuParams& hw, uint64_t gradientAccumulation,
+/** Compiles `"workload": {"kind": "mnist"}`: training (forward, backward, AdamW, gradient
+ *  accumulation) or inference, on one IPU or placed over several by `/workload/strategy`
+ *  (pipelined or sharded), inside the device-iteration loop. */
+Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams& system, uint64_t gradientAccumulation,
                             uint64_t deviceIterations);
 
 } // namespace ipusim

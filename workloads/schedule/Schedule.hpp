@@ -3,6 +3,7 @@
 #include "workloads/schedule/TileRuns.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -113,11 +114,27 @@ struct Program
     uint32_t numComputeSets = 0;
 };
 
+/** How a placed model runs (for reports): stages, their IPUs, fragments and stash depths. */
+struct StrategyInfo
+{
+    struct StageInfo
+    {
+        uint32_t ipu = 0;
+        std::vector<std::string> blocks;
+        uint32_t stashDepth = 0;
+        int forwardFragment = -1, backwardFragment = -1;
+    };
+    std::string kind, schedule;
+    uint64_t pipelineCycles = 0; // per device iteration (training) or host call (inference)
+    std::vector<StageInfo> stages;
+};
+
 struct Schedule
 {
     std::string name;
     std::vector<Program> programs;
     uint64_t samplesPerHostCall = 0;
+    std::optional<StrategyInfo> strategy;
 };
 
 /** Numbers program points (compute, exchange, host and IPU-copy steps: fragments first, then

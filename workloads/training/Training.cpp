@@ -57,8 +57,10 @@ TrainingOps addTraining(Graph& g, int loss, bool accumulate, Precision partials)
         const TensorDesc d = g.tensor(t);
         return g.addTensor("d" + d.name, d.shape, d.type, role);
     };
+    std::string block;
     auto emit = [&](Op op) {
         op.forward = false;
+        op.block = block;
         g.ops.push_back(std::move(op));
         out.backward.push_back(g.ops.size() - 1);
     };
@@ -67,11 +69,13 @@ TrainingOps addTraining(Graph& g, int loss, bool accumulate, Precision partials)
         if (op.kind == OpKind::HostLoad || op.kind == OpKind::HostStore)
             continue;
         const int y = op.outputs.empty() ? -1 : op.outputs[0];
+        block = op.block;
+        g.currentBlock = op.block; // gradients live with the op that makes them
         if (op.kind == OpKind::SoftmaxCrossEntropy) {
             if (y != loss)
                 continue;
             const int dlogits = newGrad(op.inputs[0], TensorRole::Gradient);
-            Op b{op.name + ".grad", OpKind::SoftmaxCrossEntropyGrad, {op.inputs[0], op.inputs[1]}, {dlogits}, {}, {}, 1, op.channels, false};
+            Op b{op.name + ".grad", OpKind::SoftmaxCrossEntropyGrad, {op.inputs[0], op.inputs[1]}, {dlogits}, {}, {}, 1, op.channels, false, op.block};
             emit(b);
             grad[op.inputs[0]] = dlogits;
             continue;
@@ -104,12 +108,12 @@ TrainingOps addTraining(Graph& g, int loss, bool accumulate, Precision partials)
             const int x = op.inputs[0], w = op.inputs[1];
             const Precision type = g.tensor(x).type;
             const int dw = newGrad(w, TensorRole::WeightGradient);
-            Op wg{op.name + ".wgrad", OpKind::Conv, {x, dy}, {dw}, weightGradProblem(op.geometry, type, partials), op.geometry, 1, 1, false};
+            Op wg{op.name + ".wgrad", OpKind::Conv, {x, dy}, {dw}, weightGradProblem(op.geometry, type, partials), op.geometry, 1, 1, false, op.block};
             emit(wg);
             weightGrads.push_back({w, dw});
             if (g.tensor(x).role != TensorRole::Input) { // no gradient for the images
                 const int dx = newGrad(x, TensorRole::Gradient);
-                Op dg{op.name + ".dgrad", OpKind::Conv, {dy, w}, {dx}, dataGradProblem(op.geometry, type, partials), op.geometry, 1, 1, false};
+                Op dg{op.name + ".dgrad", OpKind::Conv, {dy, w}, {dx}, dataGradProblem(op.geometry, type, partials), op.geometry, 1, 1, false, op.block};
                 emit(dg);
                 grad[x] = dx;
             }
@@ -120,16 +124,17 @@ TrainingOps addTraining(Graph& g, int loss, bool accumulate, Precision partials)
     }
     for (const auto& [w, dw] : weightGrads) {
         const TensorDesc wd = g.tensor(w);
+        g.currentBlock = wd.block;
         int source = dw;
         if (accumulate) {
             const int acc = g.addTensor(wd.name + ".accum", wd.shape, wd.type, TensorRole::Accumulator);
-            g.ops.push_back({wd.name + ".accumulate", OpKind::GradAccumulate, {dw, acc}, {acc}, {}, {}, 1, 1, false});
+            g.ops.push_back({wd.name + ".accumulate", OpKind::GradAccumulate, {dw, acc}, {acc}, {}, {}, 1, 1, false, wd.block});
             out.accumulate.push_back(g.ops.size() - 1);
             source = acc;
         }
         const int m = g.addTensor(wd.name + ".adam_m", wd.shape, Precision::FP32, TensorRole::OptimizerState);
         const int v = g.addTensor(wd.name + ".adam_v", wd.shape, Precision::FP32, TensorRole::OptimizerState);
-        g.ops.push_back({wd.name + ".adamw", OpKind::AdamW, {w, source, m, v}, {w}, {}, {}, 1, 1, false});
+        g.ops.push_back({wd.name + ".adamw", OpKind::AdamW, {w, source, m, v}, {w}, {}, {}, 1, 1, false, wd.block});
         out.update.push_back(g.ops.size() - 1);
     }
     return out;

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// Pipeline schedules, stash depths and placement errors.
+#include "sim/config/ConfigError.hpp"
+#include "sim/engine/Experiment.hpp"
+#include "workloads/strategies/Pipeline.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+using json = nlohmann::json;
+
+TEST_CASE("Grouped pipeline: G + 2K - 2 cycles; stage k forwards micro-batch c - k", "[pipeline]")
+{
+    for (uint32_t K : {1u, 2u, 4u})
+        for (uint64_t G : {7ull, 10ull, 32ull}) {
+            auto a = pipelineActivity(StrategyKind::Pipelined, PipelineSchedule::Grouped, K, G, true);
+            const uint64_t P = 2 * K - 1; // PopART: last forward and first backward fused
+            CHECK(a.cycles() == G + P - 1);
+            uint64_t fwd = 0, bwd = 0;
+            for (std::size_t c = 0; c < a.cycles(); ++c)
+                for (uint32_t k = 0; k < K; ++k) {
+                    fwd += a.fwd[c][k];
+                    bwd += a.bwd[c][k];
+                }
+            CHECK(fwd == G * K); // every micro-batch once through every stage
+            CHECK(bwd == G * K);
+        }
+    // 4 IPUs: ramp-up is P - 1 = 6 cycles; stage k's first backward is in cycle 2K - 2 - k, so
+    // cycle 6 (the 7th) is the first in which every IPU runs a forward and a backward.
+    auto a = pipelineActivity(StrategyKind::Pipelined, PipelineSchedule::Grouped, 4, 10, true);
+    for (uint32_t k = 0; k < 4; ++k) {
+        std::size_t first = 0;
+        while (!a.bwd[first][k])
+            ++first;
+        CHECK(first == 6 - k);
+    }
+    auto busyAll = [&](std::size_t c) {
+        for (uint32_t k = 0; k < 4; ++k)
+            if (!(a.fwd[c][k] && a.bwd[c][k]))
+                return false;
+        return true;
+    };
+    CHECK_FALSE(busyAll(5));
+    CHECK(busyAll(6));
+    CHECK(busyAll(9));   // steady state: G - P + 1 = 4 cycles, 6..9
+    CHECK_FALSE(busyAll(10));
+}
+
+TEST_CASE("Interleaved pipeline: 2(G + K - 1) steps, one pass per stage per step", "[pipeline]")
+{
+    auto a = pipelineActivity(StrategyKind::Pipelined, PipelineSchedule::Interleaved, 4, 10, true);
+    CHECK(a.cycles() == 2 * (10 + 4 - 1));
+    for (std::size_t t = 0; t < a.cycles(); ++t)
+        for (uint32_t k = 0; k < 4; ++k)
+            CHECK_FALSE((a.fwd[t][k] && a.bwd[t][k]));
+    // A micro-batch's backward on stage k follows its backward on stage k + 1 by one step.
+    CHECK(a.bwd[7][0]);  // micro-batch 0 reaches stage 0's backward at 2K - 1
+    CHECK(a.bwd[4][3]);  // and stage 3's one step after its forward at 3
+}
+
+TEST_CASE("Sharded and sequential: one stage at a time, 2K - 1 steps per micro-batch", "[pipeline]")
+{
+    for (auto kind : {StrategyKind::Sharded, StrategyKind::Pipelined}) {
+        auto a = pipelineActivity(kind, kind == StrategyKind::Sharded ? PipelineSchedule::Grouped : PipelineSchedule::Sequential, 4, 10, true);
+        CHECK(a.cycles() == 7);
+        CHECK(a.repeats == 10);
+        for (std::size_t t = 0; t < a.cycles(); ++t) {
+            int active = 0;
+            for (uint32_t k = 0; k < 4; ++k)
+                active += a.fwd[t][k] || a.bwd[t][k];
+            CHECK(active == 1);
+        }
+    }
+}
+
+TEST_CASE("Stash depths: 2(K-1-k)+1 grouped, K-k interleaved", "[pipeline]")
+{
+    std::vector<uint32_t> grouped, interleaved;
+    for (uint32_t k = 0; k < 4; ++k) {
+        grouped.push_back(stashDepth(StrategyKind::Pipelined, PipelineSchedule::Grouped, 4, k, true));
+        interleaved.push_back(stashDepth(StrategyKind::Pipelined, PipelineSchedule::Interleaved, 4, k, true));
+    }
+    CHECK(grouped == std::vector<uint32_t>{7, 5, 3, 0});
+    CHECK(interleaved == std::vector<uint32_t>{4, 3, 2, 1});
+    CHECK(stashDepth(StrategyKind::Sharded, PipelineSchedule::Grouped, 4, 0, true) == 0);
+    CHECK(stashDepth(StrategyKind::Pipelined, PipelineSchedule::Grouped, 4, 0, false) == 0);
+}
+
+namespace {
+std::string errorOf(const std::vector<std::string>& sets, const std::string& file = "configs/mnist/pipelined.json")
+{
+    try {
+        buildExperiment(std::string(IPUSIM_SOURCE_DIR) + "/" + file, sets);
+    } catch (const config::ConfigError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+} // namespace
+
+TEST_CASE("Placement errors name the JSON path", "[pipeline][errors]")
+{
+    CHECK_THAT(errorOf({R"(/workload/strategy/stages/1/blocks=["B9"])"}),
+               Catch::Contains("/workload/strategy/stages/1/blocks/0: unknown block \"B9\" (the model's blocks: B1, B2, B3, B4)"));
+    CHECK_THAT(errorOf({"/workload/strategy/stages/3/ipu=4"}),
+               Catch::Contains("/workload/strategy/stages/3/ipu: expected an IPU of the system (0 to 3), found 4"));
+    CHECK_THAT(errorOf({"/run/gradient_accumulation=6"}),
+               Catch::Contains("/run/gradient_accumulation: expected at least 7 (the pipeline's stages, 2 x 4 IPUs - 1), found 6"));
+    CHECK_THAT(errorOf({"/run/device_iterations=3"}, "configs/mnist/pipelined_infer.json"),
+               Catch::Contains("/run/device_iterations: expected at least 4"));
+    CHECK_THAT(errorOf({R"(/workload/strategy/stages=[{"blocks":["B1","B2"],"ipu":0},{"blocks":["B3"],"ipu":1}])"}),
+               Catch::Contains("block \"B4\" is in no stage"));
+    CHECK_THAT(errorOf({R"(/workload/strategy/stages=[{"blocks":["B2"],"ipu":0},{"blocks":["B1","B3","B4"],"ipu":1}])"}),
+               Catch::Contains("stages follow the model's order"));
+    CHECK_THAT(errorOf({R"(/workload/strategy/stages=[{"blocks":["B1"],"ipu":0},{"blocks":["B2"],"ipu":1},{"blocks":["B3","B4"],"ipu":0}])"}),
+               Catch::Contains("/workload/strategy/stages/2: IPU 0 already holds an earlier, non-adjacent stage"));
+    CHECK_THAT(errorOf({R"(/system/topology={"kind":"custom","links":[[0,1,4],[1,2,4],[1,3,4]]})"}),
+               Catch::Contains("/workload/strategy/stages/3: IPU 3 has no IPU-Link to IPU 2 of the previous stage"));
+    CHECK_THAT(errorOf({"/system/num_ipus=2"}), Catch::Contains("/workload/strategy/stages/2/ipu: expected an IPU of the system (0 to 1), found 2"));
+    CHECK_THAT(errorOf({R"(/workload/strategy={"kind":"pipelined","block_ipus":{"B1":0,"B2":1,"B3":2}})"}),
+               Catch::Contains("/workload/strategy/block_ipus: block \"B4\" has no IPU"));
+}
+
+TEST_CASE("Auto-staging from block IPUs merges consecutive blocks on one IPU", "[pipeline]")
+{
+    Experiment e = buildExperiment(std::string(IPUSIM_SOURCE_DIR) + "/configs/mnist/pipelined.json",
+                                   {R"(/workload/strategy={"kind":"pipelined","block_ipus":{"B1":0,"B2":0,"B3":1,"B4":1}})"});
+    REQUIRE(e.schedule.strategy);
+    REQUIRE(e.schedule.strategy->stages.size() == 2);
+    CHECK(e.schedule.strategy->stages[0].blocks == std::vector<std::string>{"B1", "B2"});
+    CHECK(e.schedule.strategy->stages[1].ipu == 1);
+    CHECK(e.schedule.programs.size() == 2);
+}

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "workloads/lowering/ProgramBuilder.hpp"
+#include "workloads/strategies/Placement.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ipusim {
+
+/** Which stage runs its forward and its backward pass in each pipeline cycle. */
+struct PipelineActivity
+{
+    std::vector<std::vector<bool>> fwd, bwd; // [cycle][stage]
+    uint64_t repeats = 1;                    // the whole pattern runs this many times (sharded)
+    [[nodiscard]] std::size_t cycles() const { return fwd.size(); }
+};
+
+/** The activity of K stages over G micro-batches (training: forward and backward; inference:
+ *  forward only).
+ *  - grouped (PopART): G + 2K - 2 cycles; stage k runs the forward of micro-batch c - k and the
+ *    backward of micro-batch c - (2K - 2 - k) in cycle c (the last stage's are fused);
+ *  - interleaved: 2(G + K - 1) steps, each stage alternating forward and backward (1F1B);
+ *  - sequential and sharded: one stage at a time, 2K - 1 steps per micro-batch, G times. */
+PipelineActivity pipelineActivity(StrategyKind kind, PipelineSchedule schedule, uint32_t stages, uint64_t microBatches,
+                                  bool training);
+
+/** Activations stage k of K keeps for later backward passes: 2(K-1-k)+1 grouped, K-k
+ *  interleaved, none on the last stage of a grouped pipeline or when one micro-batch is in
+ *  flight (sequential, sharded). */
+uint32_t stashDepth(StrategyKind kind, PipelineSchedule schedule, uint32_t stages, uint32_t stage, bool training);
+
+/** A stage's compiled fragments (ids in its IPU's builder; -1 when absent) and what it sends. */
+struct StageFragments
+{
+    uint32_t ipu = 0;
+    int fwd = -1, stash = -1, restore = -1, bwd = -1, update = -1, output = -1;
+    uint64_t fwdBytesToNext = 0, bwdBytesToPrevious = 0;
+};
+
+/** Emits each stage's main program: per cycle its active fragments, then the IPU copy every
+ *  stage takes part in, then an external sync; identical consecutive cycles become a Repeat.
+ *  Training wraps the pipeline, the weight update and a sync in the device-iteration loop;
+ *  inference pipelines the device iterations' micro-batches. */
+void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::vector<StageFragments>& stages,
+                     const PipelineActivity& activity, bool training, uint64_t deviceIterations);
+
+} // namespace ipusim

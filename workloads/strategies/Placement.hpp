@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/system/SystemParams.hpp"
+#include "sim/config/ConfigLoader.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ipusim {
+
+enum class StrategyKind { Single, Pipelined, Sharded };
+enum class PipelineSchedule { Grouped, Interleaved, Sequential };
+
+/** A pipeline stage: consecutive model blocks on one IPU. */
+struct Stage
+{
+    std::vector<std::string> blocks;
+    uint32_t ipu = 0;
+};
+
+/** Where each block of a model runs (poptorch.Block / Stage / ipu_id), resolved and checked. */
+struct Placement
+{
+    StrategyKind kind = StrategyKind::Single;
+    PipelineSchedule schedule = PipelineSchedule::Grouped;
+    std::vector<Stage> stages; // consecutive stages on one IPU already merged
+    std::map<std::string, uint32_t> stageOfBlock;
+};
+
+/** Reads `/workload/strategy` against the model's blocks (in model order). Errors name the JSON
+ *  path: unknown or missing blocks, IPUs outside the system, stages out of model order, a stage
+ *  with no IPU-Link to the next one. */
+Placement resolvePlacement(const config::LoadedConfig& cfg, const std::vector<std::string>& blocks, const SystemParams& system);
+
+} // namespace ipusim
