@@ -48,6 +48,7 @@ void Ipu::phase(PhaseKind kind, const std::string& name, uint64_t end)
     case PhaseKind::Exchange: m_breakdown.exchange += cycles; break;
     case PhaseKind::Host: m_breakdown.host += cycles; break;
     case PhaseKind::IpuCopy: m_breakdown.ipuCopy += cycles; break;
+    case PhaseKind::Collective: m_breakdown.collective += cycles; break;
     }
     if (m_observer && cycles)
         m_observer->phase(m_index, kind, name, m_cycle, end, m_stack.empty() ? 0 : m_stack.back().iteration);
@@ -100,6 +101,15 @@ uint64_t Ipu::execute(const Step& step)
         const uint64_t end = start + longest;
         tiles.align(end);
         phase(PhaseKind::IpuCopy, c->name, end);
+        return end;
+    }
+    if (auto* c = std::get_if<CollectiveStep>(&step.op)) {
+        // Replicas run in lockstep, so every ring member starts when this IPU does.
+        const uint64_t end = start + m_ports.links->ringCycles(c->ring, c->bytes, c->kind);
+        if (m_index == c->ring.front()) // count the ring's traffic once
+            m_ports.links->accountRing(c->ring, c->bytes, c->kind);
+        tiles.align(end);
+        phase(PhaseKind::Collective, c->name, end);
         return end;
     }
     if (auto* call = std::get_if<CallStep>(&step.op)) {

@@ -16,8 +16,8 @@ namespace ipusim {
 /** Time one IPU spent in each kind of phase. */
 struct IpuBreakdown
 {
-    uint64_t compute = 0, sync = 0, exchange = 0, host = 0, ipuCopy = 0;
-    [[nodiscard]] uint64_t total() const { return compute + sync + exchange + host + ipuCopy; }
+    uint64_t compute = 0, sync = 0, exchange = 0, host = 0, ipuCopy = 0, collective = 0;
+    [[nodiscard]] uint64_t total() const { return compute + sync + exchange + host + ipuCopy + collective; }
 };
 
 /** What an IPU reaches outside itself (null in a one-IPU system without them). */

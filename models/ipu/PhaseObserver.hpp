@@ -5,7 +5,7 @@
 
 namespace ipusim {
 
-enum class PhaseKind { Compute, Sync, Exchange, Host, IpuCopy };
+enum class PhaseKind { Compute, Sync, Exchange, Host, IpuCopy, Collective };
 inline const char* nameOf(PhaseKind k)
 {
     switch (k) {
@@ -14,6 +14,7 @@ inline const char* nameOf(PhaseKind k)
     case PhaseKind::Exchange: return "exchange";
     case PhaseKind::Host: return "host";
     case PhaseKind::IpuCopy: return "ipu_copy";
+    case PhaseKind::Collective: return "collective";
     }
     return "?";
 }

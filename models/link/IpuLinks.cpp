@@ -24,3 +24,34 @@ uint64_t IpuLinks::transferCycles(uint32_t from, uint32_t to, uint64_t bytes) co
 }
 
 } // namespace ipusim
+
+namespace ipusim {
+namespace {
+uint64_t ringSteps(std::size_t R, CollectiveKind kind)
+{
+    return kind == CollectiveKind::AllReduce ? 2 * (R - 1) : R - 1;
+}
+} // namespace
+
+uint64_t IpuLinks::ringCycles(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind) const
+{
+    const std::size_t R = ring.size();
+    if (R < 2 || bytes == 0)
+        return 0;
+    const uint64_t share = (bytes + R - 1) / R;
+    uint64_t step = 0;
+    for (std::size_t i = 0; i < R; ++i)
+        step = std::max(step, transferCycles(ring[i], ring[(i + 1) % R], share));
+    return ringSteps(R, kind) * step;
+}
+
+void IpuLinks::accountRing(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind)
+{
+    const std::size_t R = ring.size();
+    if (R < 2)
+        return;
+    const uint64_t share = (bytes + R - 1) / R;
+    for (std::size_t i = 0; i < R; ++i)
+        account(ring[i], ring[(i + 1) % R], ringSteps(R, kind) * share);
+}
+} // namespace ipusim

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/system/Topology.hpp"
+#include "workloads/schedule/Schedule.hpp"
 
 #include <systemc>
 
@@ -23,6 +24,12 @@ public:
     IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz);
 
     [[nodiscard]] uint64_t transferCycles(uint32_t from, uint32_t to, uint64_t bytes) const;
+    /** A ring collective: all-reduce takes 2(R - 1) steps, reduce-scatter and all-gather R - 1,
+     *  each moving a 1/R share of `bytes` between every pair of ring neighbours at once; a step
+     *  lasts as long as its slowest neighbour transfer. */
+    [[nodiscard]] uint64_t ringCycles(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind) const;
+    /** Counts a ring collective's bytes on every ring edge (statistics). */
+    void accountRing(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind);
     /** Counts bytes sent from `from` to `to` (statistics). */
     void account(uint32_t from, uint32_t to, uint64_t bytes) { m_bytes[{from, to}] += bytes; }
     [[nodiscard]] const std::map<std::pair<uint32_t, uint32_t>, uint64_t>& bytes() const { return m_bytes; }

@@ -7,8 +7,9 @@
 
 namespace ipusim {
 
-ExternalSync::ExternalSync(sc_core::sc_module_name name, uint32_t participants, double hopSeconds, double clockHz)
-    : sc_module(name), m_participants(participants), m_latency(latencyCycles(participants, hopSeconds, clockHz)),
+ExternalSync::ExternalSync(sc_core::sc_module_name name, uint32_t participants, uint32_t extent, double hopSeconds,
+                           double clockHz)
+    : sc_module(name), m_participants(participants), m_latency(latencyCycles(extent, hopSeconds, clockHz)),
       m_waiting(participants)
 {
 }

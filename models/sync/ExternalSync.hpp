@@ -16,7 +16,9 @@ class ExternalSync : public sc_core::sc_module
 public:
     using Release = std::function<void(uint64_t releaseCycle, uint64_t nowCycle)>;
 
-    ExternalSync(sc_core::sc_module_name name, uint32_t participants, double hopSeconds, double clockHz);
+    /** `participants` IPUs are simulated; the barrier spans `extent` IPUs (more when identical
+     *  replicas are simulated once), which sets its latency. */
+    ExternalSync(sc_core::sc_module_name name, uint32_t participants, uint32_t extent, double hopSeconds, double clockHz);
 
     [[nodiscard]] static uint64_t latencyCycles(uint32_t ipus, double hopSeconds, double clockHz);
     [[nodiscard]] uint64_t latency() const { return m_latency; }

@@ -29,7 +29,9 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer) :
     const auto& programs = experiment.schedule.programs;
     const SystemParams& sys = experiment.system;
     m_links = std::make_unique<IpuLinks>("ipu_links", sys.topology, sys.ipuLink, sys.ipu.clockHz);
-    m_sync = std::make_unique<ExternalSync>("external_sync", uint32_t(programs.size()), sys.syncHopSeconds, sys.ipu.clockHz);
+    const uint32_t replicas = experiment.schedule.strategy ? experiment.schedule.strategy->replicas : 1;
+    m_sync = std::make_unique<ExternalSync>("external_sync", uint32_t(programs.size()), uint32_t(programs.size()) * replicas,
+                                            sys.syncHopSeconds, sys.ipu.clockHz);
     for (std::size_t i = 0; i < programs.size(); ++i) {
         std::string name = "ipu" + std::to_string(programs[i].ipu);
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,

@@ -23,8 +23,7 @@ std::string pointName(const Program& program, uint32_t point)
     forEachProgramStep(program, [&](const Step& s) {
         std::visit([&](const auto& op) {
             using T = std::decay_t<decltype(op)>;
-            if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep> ||
-                          std::is_same_v<T, HostTransferStep> || std::is_same_v<T, IpuCopyStep>)
+            if constexpr (kIsPointStep<T>)
                 if (op.point == point)
                     name = op.name;
         }, s.op);
@@ -135,13 +134,14 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
         total.exchange += b.exchange;
         total.host += b.host;
         total.ipuCopy += b.ipuCopy;
+        total.collective += b.collective;
         std::vector<uint64_t> busy = ipu.tiles.busyCycles();
         uint64_t busySum = 0;
         for (auto x : busy)
             busySum += x;
         ipus.push_back({{"ipu", program.ipu},
                         {"cycles", ipu.cycle()},
-                        {"breakdown", {{"compute", b.compute}, {"sync", b.sync}, {"exchange", b.exchange}, {"host", b.host}, {"ipu_copy", b.ipuCopy}}},
+                        {"breakdown", {{"compute", b.compute}, {"sync", b.sync}, {"exchange", b.exchange}, {"host", b.host}, {"ipu_copy", b.ipuCopy}, {"collective", b.collective}}},
                         {"tile_utilisation", ipu.cycle() ? double(busySum) / double(busy.size()) / double(ipu.cycle()) : 0.0},
                         {"compute_sets_run", ipu.computeSetsRun()},
                         {"syncs", ipu.sync.barriers()},
@@ -198,7 +198,9 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                               {"busy_cycles", inside}, {"stash_depth", st.stages[k].stashDepth}});
         }
         pipeline = {{"kind", st.kind}, {"schedule", st.schedule}, {"pipeline_cycles", st.pipelineCycles},
-                    {"stages", stages}, {"bubble_fraction", span ? 1.0 - double(busy) / double(span) : 0.0}};
+                    {"replicas", st.replicas}, {"replicated_tensor_sharding", st.replicatedTensorSharding},
+                    {"stages", stages},
+                    {"bubble_fraction", st.kind == "single" ? json(nullptr) : json(span ? 1.0 - double(busy) / double(span) : 0.0)}};
     }
     return {{"name", e.config.name},
             {"config", e.config.file},
@@ -213,10 +215,10 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                      {"host_calls", e.run.hostCalls},
                      {"samples_per_host_call", e.schedule.samplesPerHostCall}}},
             {"breakdown", {{"compute", total.compute}, {"sync", total.sync}, {"exchange", total.exchange}, {"host", total.host},
-                           {"ipu_copy", total.ipuCopy}}},
+                           {"ipu_copy", total.ipuCopy}, {"collective", total.collective}}},
             {"breakdown_share", {{"compute", double(total.compute) / tc}, {"sync", double(total.sync) / tc},
                                  {"exchange", double(total.exchange) / tc}, {"host", double(total.host) / tc},
-                                 {"ipu_copy", double(total.ipuCopy) / tc}}},
+                                 {"ipu_copy", double(total.ipuCopy) / tc}, {"collective", double(total.collective) / tc}}},
             {"num_ipus", e.system.numIpus},
             {"ipus", ipus},
             {"pipeline", pipeline},
@@ -247,8 +249,8 @@ void printSummary(std::ostream& out, const json& s)
     const bool many = s.at("ipus").size() > 1;
     if (many)
         fmt::print(out, "  summed over {} IPUs:\n", s.at("ipus").size());
-    for (const char* k : {"compute", "sync", "exchange", "host", "ipu_copy"})
-        if (k != std::string("ipu_copy") || b.at(k).get<uint64_t>())
+    for (const char* k : {"compute", "sync", "exchange", "host", "ipu_copy", "collective"})
+        if ((k != std::string("ipu_copy") && k != std::string("collective")) || b.at(k).get<uint64_t>())
             fmt::print(out, "  {:<12} {:>16} cycles  {:5.1f} %\n", k, withCommas(b.at(k)), 100.0 * b.at(k).get<double>() / total);
     if (many)
         for (const auto& ipu : s.at("ipus"))
@@ -262,11 +264,16 @@ void printSummary(std::ostream& out, const json& s)
                    withCommas(m.at("worst_tiles").at(0).at("not_always_live")), m.at("peak").at("mean").get<double>());
     if (!s.at("pipeline").is_null()) {
         const auto& p = s.at("pipeline");
-        fmt::print(out, "  {} ({}): {} pipeline cycles per step, bubble {:.1f} %\n", p.at("kind").get<std::string>(),
-                   p.at("schedule").get<std::string>(), p.at("pipeline_cycles").get<uint64_t>(),
-                   100 * p.at("bubble_fraction").get<double>());
+        if (p.at("replicas").get<int>() > 1)
+            fmt::print(out, "  {} replicas{}, gradients averaged over IPU-Link rings\n", p.at("replicas").get<int>(),
+                       p.at("replicated_tensor_sharding").get<bool>() ? " with sharded optimizer state" : "");
+        if (!p.at("bubble_fraction").is_null())
+            fmt::print(out, "  {} ({}): {} pipeline cycles per step, bubble {:.1f} %\n", p.at("kind").get<std::string>(),
+                       p.at("schedule").get<std::string>(), p.at("pipeline_cycles").get<uint64_t>(),
+                       100 * p.at("bubble_fraction").get<double>());
         for (const auto& st : p.at("stages"))
-            fmt::print(out, "    stage {} on IPU {} [{}]: forward {:.0f}, backward {:.0f} cycles, stash depth {}\n",
+            if (!p.at("bubble_fraction").is_null())
+                fmt::print(out, "    stage {} on IPU {} [{}]: forward {:.0f}, backward {:.0f} cycles, stash depth {}\n",
                        st.at("stage").get<int>(), st.at("ipu").get<int>(), fmt::join(st.at("blocks").get<std::vector<std::string>>(), " "),
                        st.at("forward_cycles").get<double>(), st.at("backward_cycles").get<double>(), st.at("stash_depth").get<int>());
     }

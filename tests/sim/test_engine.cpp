@@ -206,3 +206,20 @@ TEST_CASE("An external sync one IPU never reaches is reported, not hung", "[sim]
     Simulation sim(e);
     CHECK_THROWS_WITH(sim.run(), Catch::Contains("/workload: IPUs 0 wait at an external sync the other IPUs never reach"));
 }
+
+TEST_CASE("Replication changes collectives and throughput, never a replica's compute", "[sim][replicas][metamorphic]")
+{
+    json one = simulateFile("configs/mnist/pipelined_pod16.json", {"/workload/strategy/replicas=1"});
+    json four = simulateFile("configs/mnist/pipelined_pod16.json");
+    for (int ipu = 0; ipu < 4; ++ipu) {
+        CHECK(four["ipus"][ipu]["breakdown"]["compute"] == one["ipus"][ipu]["breakdown"]["compute"]);
+        CHECK(four["ipus"][ipu]["breakdown"]["exchange"] == one["ipus"][ipu]["breakdown"]["exchange"]);
+    }
+    CHECK(one["breakdown"]["collective"] == 0);
+    CHECK(four["breakdown"]["collective"].get<uint64_t>() > 0);
+    CHECK(four["samples"] == 4 * one["samples"].get<uint64_t>());
+    CHECK(four["samples_per_second"].get<double>() > 3 * one["samples_per_second"].get<double>());
+    json sharded = simulateFile("configs/mnist/pipelined_pod16.json", {"/workload/strategy/replicated_tensor_sharding=true"});
+    CHECK(sharded["memory"][0]["bytes_by_kind"]["optimizer state"].get<uint64_t>() <
+          four["memory"][0]["bytes_by_kind"]["optimizer state"].get<uint64_t>());
+}

@@ -80,3 +80,40 @@ TEST_CASE("Bad multi-IPU input: unconnected topologies, IPUs outside the system"
     CHECK_THROWS_WITH(buildExperiment(config::loadConfig(s, root + "/configs/x.json")),
                       Catch::Contains("/workload/programs/0/steps/0/send/0/ipu: expected another IPU of the system"));
 }
+
+TEST_CASE("Ring collectives: 2(R-1) steps of bytes/R for all-reduce, R-1 for the halves", "[system][collective]")
+{
+    Topology t = Topology::ladder(4, false);
+    IpuLinks links("links", t, IpuLinkParams{16e9, 0.85, 400}, 1.33e9);
+    // Ring 0-1: 4 links both ways; 1 MB / 2 = 500,000 B per step: 400 + ceil(500000 / 40.90) = 12,625
+    const uint64_t step2 = 400 + 12225;
+    CHECK(links.ringCycles({0, 1}, 1000000, CollectiveKind::AllReduce) == 2 * step2);
+    CHECK(links.ringCycles({0, 1}, 1000000, CollectiveKind::ReduceScatter) == step2);
+    // Ring 0-1-3-2: edges 0-1 (4 links), 1-3 (2), 3-2 (4), 2-0 (2): the 2-link rails set the pace.
+    // 250,000 B per step over 2 links (20.45 B/cycle): 400 + 12,225
+    const uint64_t step4 = 400 + 12225;
+    CHECK(links.ringCycles({0, 1, 3, 2}, 1000000, CollectiveKind::AllReduce) == 6 * step4);
+    CHECK(links.ringCycles({0, 1, 3, 2}, 1000000, CollectiveKind::AllGather) == 3 * step4);
+    CHECK(links.ringCycles({0}, 1000000, CollectiveKind::AllReduce) == 0);
+    // More replicas move less per step but take more steps.
+    CHECK(links.ringCycles({0, 1, 3, 2}, 0, CollectiveKind::AllReduce) == 0);
+}
+
+TEST_CASE("Replicas must be a power of two and divide the system", "[system][errors]")
+{
+    const std::string root = IPUSIM_SOURCE_DIR;
+    auto err = [&](std::vector<std::string> sets) -> std::string {
+        try {
+            buildExperiment(root + "/configs/mnist/pipelined_pod16.json", sets);
+        } catch (const config::ConfigError& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    CHECK_THAT(err({"/workload/strategy/replicas=3"}), Catch::Contains("/workload/strategy/replicas: expected a power of two"));
+    CHECK_THAT(err({"/workload/strategy/replicas=8"}),
+               Catch::Contains("8 replicas of 4 IPUs need 32 IPUs and must divide the system's 16"));
+    CHECK_THAT(err({"/workload/strategy/replicas=1", "/workload/strategy/replicated_tensor_sharding=true"}),
+               Catch::Contains("/workload/strategy/replicated_tensor_sharding: needs more than one replica"));
+    CHECK(err({"/workload/strategy/replicas=2"}) == "no error");
+}

@@ -83,8 +83,10 @@ void GraphLowering::placePersistent(const std::vector<std::string>& blocks)
         const TensorDesc& d = m_graph.tensors[i];
         if (!blocks.empty() && std::find(blocks.begin(), blocks.end(), d.block) == blocks.end())
             continue;
-        if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::OptimizerState)
+        if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator)
             produce(int(i), linearMapping(m_hw.tiles, d.bytes(), kGrainBytes));
+        else if (d.role == TensorRole::OptimizerState) // sharded: this replica's 1/R only
+            produce(int(i), linearMapping(m_hw.tiles, ceilDiv(d.bytes(), m_sharded ? m_replicas : 1), kGrainBytes));
     }
 }
 
@@ -446,13 +448,15 @@ void GraphLowering::lowerAdamW(const Op& op)
     const Precision s = Precision::FP32; // optimizer state is kept in fp32
     TileVector cycles(m_hw.tiles, 0);
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
-        const uint64_t e = elems[t];
+        // With sharded state a replica updates 1/R of the weights.
+        const uint64_t e = m_sharded ? ceilDiv(elems[t], m_replicas) : elems[t];
         if (!e)
             continue;
         using costs::BinaryOpKind;
         using costs::UnaryOpKind;
-        // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  w -= lr (m^ / (sqrt(v^) + eps) + wd w)
-        cycles[t] = 2 * costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e) + 4 * costs::scaledAdd(m_hw, s, e) +
+        // g /= n; m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  w -= lr (m^ / (sqrt(v^) + eps) + wd w)
+        // The first multiply takes the mean over micro-batches and replicas (PopTorch's Mean).
+        cycles[t] = 3 * costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e) + 4 * costs::scaledAdd(m_hw, s, e) +
                     costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::unaryOp(m_hw, UnaryOpKind::Sqrt, s, e) +
                     costs::binaryOp(m_hw, BinaryOpKind::Add, s, e) + costs::binaryOp(m_hw, BinaryOpKind::Div, s, e);
     }
@@ -460,6 +464,32 @@ void GraphLowering::lowerAdamW(const Op& op)
     m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MUL>", "BinaryOp<DIV>", "UnaryOp<SQRT>"}, 8);
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
+}
+
+} // namespace ipusim
+
+namespace ipusim {
+
+void GraphLowering::lowerUpdate(const std::vector<const Op*>& updates, const std::vector<uint32_t>& ring)
+{
+    // One fused collective for all of this IPU's gradients, as PopART merges them.
+    uint64_t bytes = 0;
+    for (const Op* op : updates)
+        bytes += m_graph.tensor(op->inputs.at(1)).bytes();
+    if (m_replicas > 1) {
+        m_b.sync();
+        m_b.collective("gradients " + std::string(m_sharded ? "reduce-scatter" : "all-reduce"),
+                       m_sharded ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, bytes, ring);
+    }
+    for (const Op* op : updates)
+        lower(*op);
+    if (m_replicas > 1 && m_sharded) {
+        uint64_t weights = 0;
+        for (const Op* op : updates)
+            weights += m_graph.tensor(op->inputs.at(0)).bytes();
+        m_b.sync();
+        m_b.collective("weights all-gather", CollectiveKind::AllGather, weights, ring);
+    }
 }
 
 } // namespace ipusim

@@ -27,6 +27,16 @@ public:
     [[nodiscard]] const TileVector& placement(int tensor) const { return m_b.bytes(m_handle.at(std::size_t(tensor))); }
     [[nodiscard]] bool placed(int tensor) const { return m_handle.at(std::size_t(tensor)) >= 0; }
     void lower(const Op& op);
+    /** Data parallelism: gradients are averaged over `replicas`; with sharding, each replica
+     *  keeps and updates 1/replicas of the optimizer state. Call before placePersistent(). */
+    void setReplication(uint32_t replicas, bool sharded)
+    {
+        m_replicas = replicas;
+        m_sharded = sharded;
+    }
+    /** Averages this IPU's weight gradients over the replicas (ring collectives) and runs the
+     *  optimizer `updates`, then, with sharding, gathers the updated weights. */
+    void lowerUpdate(const std::vector<const Op*>& updates, const std::vector<uint32_t>& ring);
 
     /** Plans chosen for conv-shaped ops, by op name (for reports and tests). */
     [[nodiscard]] const std::map<std::string, ConvPlan>& plans() const { return m_plans; }
@@ -53,6 +63,8 @@ private:
     const IpuParams& m_hw;
     std::vector<int> m_handle; // tensor -> allocation handle (-1 before it exists)
     std::map<std::string, ConvPlan> m_plans;
+    uint32_t m_replicas = 1;
+    bool m_sharded = false;
 };
 
 } // namespace ipusim

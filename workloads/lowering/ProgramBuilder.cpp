@@ -130,6 +130,19 @@ void ProgramBuilder::ipuCopy(const std::string& name, std::vector<IpuTransfer> s
     body().push_back({c});
 }
 
+void ProgramBuilder::collective(const std::string& name, CollectiveKind kind, uint64_t bytes, std::vector<uint32_t> ring)
+{
+    if (ring.size() < 2 || bytes == 0)
+        return;
+    CollectiveStep c;
+    c.name = name;
+    c.kind = kind;
+    c.bytes = bytes;
+    c.ring = std::move(ring);
+    c.point = m_point++;
+    body().push_back({c});
+}
+
 Program ProgramBuilder::finish(uint32_t ipu)
 {
     Program p = std::move(m_program);

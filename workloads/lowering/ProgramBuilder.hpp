@@ -47,6 +47,7 @@ public:
     void call(uint32_t fragment) { body().push_back({CallStep{fragment}}); }
     void ipuCopy(const std::string& name, std::vector<IpuTransfer> send, std::vector<IpuTransfer> recv);
     void externalSync() { body().push_back({SyncStep{SyncKind::External}}); }
+    void collective(const std::string& name, CollectiveKind kind, uint64_t bytes, std::vector<uint32_t> ring);
 
     /** The finished program (liveness closed, points numbered). */
     Program finish(uint32_t ipu);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <memory>
 #include <set>
 
@@ -69,11 +70,21 @@ Graph mnistForward(uint64_t B, Precision type, Precision partials, bool withLoss
 
 namespace {
 
+std::vector<const Op*> opsOf(const Graph& g, const std::vector<std::size_t>& indices, const std::function<bool(const Op&)>& keep)
+{
+    std::vector<const Op*> out;
+    for (std::size_t i : indices)
+        if (keep(g.ops[i]))
+            out.push_back(&g.ops[i]);
+    return out;
+}
+
 Schedule singleIpu(const Graph& g, const MnistTensors& t, const TrainingOps& training, std::size_t forwardOps, bool train,
-                   const IpuParams& hw, uint64_t G, uint64_t D)
+                   const IpuParams& hw, const Placement& placement, uint64_t G, uint64_t D)
 {
     ProgramBuilder pb(hw);
     GraphLowering lowering(g, pb);
+    lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);
     lowering.placePersistent();
     pb.beginRepeat("device_iterations", D);
     if (train && G > 1)
@@ -86,8 +97,8 @@ Schedule singleIpu(const Graph& g, const MnistTensors& t, const TrainingOps& tra
         lowering.lower(g.ops[i]);
     if (train && G > 1)
         pb.endRepeat();
-    for (std::size_t i : training.update)
-        lowering.lower(g.ops[i]);
+    if (train)
+        lowering.lowerUpdate(opsOf(g, training.update, [](const Op&) { return true; }), placement.ring(0));
     if (!train) // output mode All: every micro-batch's predictions go back
         lowering.lower(Op{"host.store", OpKind::HostStore, {t.logits}, {}, {}, {}, 1, 1, true, "B4"});
     pb.endRepeat();
@@ -118,6 +129,7 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
     for (uint32_t k = 0; k < K; ++k) {
         builders.push_back(std::make_unique<ProgramBuilder>(system.ipu));
         lowerings.push_back(std::make_unique<GraphLowering>(g, *builders[k]));
+        lowerings[k]->setReplication(placement.replicas, placement.replicatedTensorSharding);
         lowerings[k]->placePersistent(placement.stages[k].blocks);
         frags[k].ipu = placement.stages[k].ipu;
         raw.push_back(builders[k].get());
@@ -195,9 +207,7 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
                 l.lower(g.ops[i]);
         b.endFragment();
         frags[k].update = int(b.beginFragment("update"));
-        for (std::size_t i : training.update)
-            if (stageOf(g.ops[i]) == k)
-                l.lower(g.ops[i]);
+        l.lowerUpdate(opsOf(g, training.update, [&](const Op& op) { return stageOf(op) == k; }), placement.ring(k));
         b.endFragment();
         if (k == last) {
             frags[k].output = int(b.beginFragment("output"));
@@ -217,6 +227,8 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
                     : placement.schedule == PipelineSchedule::Grouped     ? "grouped"
                     : placement.schedule == PipelineSchedule::Interleaved ? "interleaved" : "sequential";
     info.pipelineCycles = activity.cycles() * activity.repeats;
+    info.replicas = placement.replicas;
+    info.replicatedTensorSharding = placement.replicatedTensorSharding;
     for (uint32_t k = 0; k < K; ++k)
         info.stages.push_back({placement.stages[k].ipu, placement.stages[k].blocks,
                                stashDepth(placement.kind, placement.schedule, K, k, train), frags[k].fwd, frags[k].bwd});
@@ -248,8 +260,18 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
         training = addTraining(g, t.loss, G > 1 || K > 1, partials);
 
     Schedule s;
-    if (placement.kind == StrategyKind::Single)
-        s = singleIpu(g, t, training, forwardOps, train, system.ipu, G, D);
+    if (placement.kind == StrategyKind::Single) {
+        s = singleIpu(g, t, training, forwardOps, train, system.ipu, placement, G, D);
+        if (placement.replicas > 1) {
+            StrategyInfo info;
+            info.kind = "single";
+            info.schedule = "-";
+            info.replicas = placement.replicas;
+            info.replicatedTensorSharding = placement.replicatedTensorSharding;
+            info.stages.push_back({0, g.blocks, 0, -1, -1});
+            s.strategy = info;
+        }
+    }
     else {
         if (placement.kind == StrategyKind::Pipelined && placement.schedule != PipelineSchedule::Sequential) {
             // PopART: training pipelines have 2K - 1 stages (the last forward and first backward
@@ -264,7 +286,7 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
         s = placed(cfg, g, t, training, forwardOps, train, system, placement, G, D);
     }
     s.name = cfg.name;
-    s.samplesPerHostCall = B * (train ? G : 1) * D;
+    s.samplesPerHostCall = B * (train ? G : 1) * D * placement.replicas;
     return s;
 }
 

@@ -7,15 +7,13 @@ void numberPoints(Program& program)
 {
     uint32_t point = 0, computeSets = 0;
     forEachProgramStep(program, [&](Step& s) {
-        if (auto* c = std::get_if<ComputeStep>(&s.op)) {
-            c->point = point++;
-            c->id = computeSets++;
-        } else if (auto* x = std::get_if<ExchangeStep>(&s.op))
-            x->point = point++;
-        else if (auto* h = std::get_if<HostTransferStep>(&s.op))
-            h->point = point++;
-        else if (auto* i = std::get_if<IpuCopyStep>(&s.op))
-            i->point = point++;
+        std::visit([&](auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (kIsPointStep<T>)
+                op.point = point++;
+            if constexpr (std::is_same_v<T, ComputeStep>)
+                op.id = computeSets++;
+        }, s.op);
     });
     program.numPoints = point;
     program.numComputeSets = computeSets;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -72,6 +73,19 @@ struct IpuCopyStep
     uint32_t point = 0;
 };
 
+enum class CollectiveKind { AllReduce, ReduceScatter, AllGather };
+
+/** A collective across replicas over IPU-Links, ring algorithm: `ring` lists the IPUs (one per
+ *  replica, in ring order), `bytes` the tensor each holds whole. */
+struct CollectiveStep
+{
+    std::string name;
+    CollectiveKind kind = CollectiveKind::AllReduce;
+    uint64_t bytes = 0;
+    std::vector<uint32_t> ring;
+    uint32_t point = 0;
+};
+
 /** Runs a fragment of the program (a shared code block, like Poplar's program::Call). */
 struct CallStep
 {
@@ -88,7 +102,7 @@ struct RepeatStep
 
 struct Step
 {
-    std::variant<ComputeStep, ExchangeStep, SyncStep, HostTransferStep, RepeatStep, IpuCopyStep, CallStep> op;
+    std::variant<ComputeStep, ExchangeStep, SyncStep, HostTransferStep, RepeatStep, IpuCopyStep, CallStep, CollectiveStep> op;
 };
 
 /** A tensor's bytes on each tile and when it is live (program points, inclusive). */
@@ -126,6 +140,8 @@ struct StrategyInfo
     };
     std::string kind, schedule;
     uint64_t pipelineCycles = 0; // per device iteration (training) or host call (inference)
+    uint32_t replicas = 1;
+    bool replicatedTensorSharding = false;
     std::vector<StageInfo> stages;
 };
 
@@ -136,6 +152,12 @@ struct Schedule
     uint64_t samplesPerHostCall = 0;
     std::optional<StrategyInfo> strategy;
 };
+
+/** Steps that are program points (liveness positions) and carry a name. */
+template <class T>
+inline constexpr bool kIsPointStep = std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep> ||
+                                     std::is_same_v<T, HostTransferStep> || std::is_same_v<T, IpuCopyStep> ||
+                                     std::is_same_v<T, CollectiveStep>;
 
 /** Numbers program points (compute, exchange, host and IPU-copy steps: fragments first, then
  *  the main program, loop bodies once) and compute-set ids. Call after building a program. */

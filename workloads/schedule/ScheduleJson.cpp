@@ -248,8 +248,7 @@ Program programFromJson(const LoadedConfig& cfg, Parser& parser, const json& ste
     forEachProgramStep(program, [&](const Step& s) {
         std::visit([&](const auto& op) {
             using T = std::decay_t<decltype(op)>;
-            if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep> ||
-                          std::is_same_v<T, HostTransferStep> || std::is_same_v<T, IpuCopyStep>)
+            if constexpr (kIsPointStep<T>)
                 points.emplace(op.name, op.point);
         }, s.op);
     });

@@ -105,6 +105,26 @@ Placement resolvePlacement(const config::LoadedConfig& cfg, const std::vector<st
     for (uint32_t i = 0; i < p.stages.size(); ++i)
         for (const auto& b : p.stages[i].blocks)
             p.stageOfBlock[b] = i;
+
+    // Replicas: whole copies of the model on consecutive groups of IPUs, joined in rings.
+    p.replicas = s.at("replicas");
+    p.replicatedTensorSharding = s.at("replicated_tensor_sharding");
+    p.ipusPerReplica = uint32_t(p.stages.size());
+    const uint64_t needed = uint64_t(p.replicas) * p.ipusPerReplica;
+    if (p.replicas & (p.replicas - 1))
+        cfg.fail("/workload/strategy/replicas", fmt::format("expected a power of two (replicas form rings), found {}", p.replicas));
+    if (needed > system.numIpus || system.numIpus % needed != 0)
+        cfg.fail("/workload/strategy/replicas",
+                 fmt::format("{} replicas of {} IPUs need {} IPUs and must divide the system's {}", p.replicas,
+                             p.ipusPerReplica, needed, system.numIpus));
+    if (p.replicas > 1)
+        for (std::size_t i = 0; i < p.stages.size(); ++i)
+            if (p.stages[i].ipu >= p.ipusPerReplica)
+                cfg.fail(stagePtr.size() > i ? stagePtr[i] : "/workload/strategy",
+                         fmt::format("with replicas, a replica's {} stages use IPUs 0 to {}, found IPU {}", p.ipusPerReplica,
+                                     p.ipusPerReplica - 1, p.stages[i].ipu));
+    if (p.replicatedTensorSharding && p.replicas == 1)
+        cfg.fail("/workload/strategy/replicated_tensor_sharding", "needs more than one replica");
     return p;
 }
 

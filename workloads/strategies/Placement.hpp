@@ -26,6 +26,17 @@ struct Placement
     PipelineSchedule schedule = PipelineSchedule::Grouped;
     std::vector<Stage> stages; // consecutive stages on one IPU already merged
     std::map<std::string, uint32_t> stageOfBlock;
+    uint32_t replicas = 1;
+    bool replicatedTensorSharding = false;
+    /** IPUs per replica: a replica r runs stage k on IPU stages[k].ipu + r x ipusPerReplica. */
+    uint32_t ipusPerReplica = 1;
+    [[nodiscard]] std::vector<uint32_t> ring(uint32_t stage) const
+    {
+        std::vector<uint32_t> r;
+        for (uint32_t i = 0; i < replicas; ++i)
+            r.push_back(stages.at(stage).ipu + i * ipusPerReplica);
+        return r;
+    }
 };
 
 /** Reads `/workload/strategy` against the model's blocks (in model order). Errors name the JSON
