@@ -7,12 +7,13 @@ namespace ipusim {
 
 Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
          const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer,
-         SystemPorts ports)
+         SystemPorts ports, const StreamingMemoryParams& streaming)
     : sc_module(name),
       tiles("tiles", hw, program),
       exchange("exchange", hw),
       sync("sync", hw),
       host("host_link", link, hw.clockHz),
+      streamingMemory("streaming_memory", streaming, hw.clockHz),
       m_index(index),
       m_hw(hw),
       m_program(program),
@@ -49,6 +50,7 @@ void Ipu::phase(PhaseKind kind, const std::string& name, uint64_t end)
     case PhaseKind::Host: m_breakdown.host += cycles; break;
     case PhaseKind::IpuCopy: m_breakdown.ipuCopy += cycles; break;
     case PhaseKind::Collective: m_breakdown.collective += cycles; break;
+    case PhaseKind::StreamingMemory: m_breakdown.streamingMemory += cycles; break;
     }
     if (m_observer && cycles)
         m_observer->phase(m_index, kind, name, m_cycle, end, m_stack.empty() ? 0 : m_stack.back().iteration);
@@ -101,6 +103,12 @@ uint64_t Ipu::execute(const Step& step)
         const uint64_t end = start + longest;
         tiles.align(end);
         phase(PhaseKind::IpuCopy, c->name, end);
+        return end;
+    }
+    if (auto* r = std::get_if<StreamingMemoryStep>(&step.op)) {
+        const uint64_t end = start + streamingMemory.transfer(r->direction, r->bytes);
+        tiles.align(end);
+        phase(PhaseKind::StreamingMemory, r->name, end);
         return end;
     }
     if (auto* c = std::get_if<CollectiveStep>(&step.op)) {

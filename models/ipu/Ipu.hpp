@@ -2,6 +2,7 @@
 #pragma once
 #include "models/exchange/Exchange.hpp"
 #include "models/host/HostLink.hpp"
+#include "models/host/StreamingMemory.hpp"
 #include "models/link/IpuLinks.hpp"
 #include "models/sync/ExternalSync.hpp"
 #include "models/ipu/IpuParams.hpp"
@@ -16,8 +17,8 @@ namespace ipusim {
 /** Time one IPU spent in each kind of phase. */
 struct IpuBreakdown
 {
-    uint64_t compute = 0, sync = 0, exchange = 0, host = 0, ipuCopy = 0, collective = 0;
-    [[nodiscard]] uint64_t total() const { return compute + sync + exchange + host + ipuCopy + collective; }
+    uint64_t compute = 0, sync = 0, exchange = 0, host = 0, ipuCopy = 0, collective = 0, streamingMemory = 0;
+    [[nodiscard]] uint64_t total() const { return compute + sync + exchange + host + ipuCopy + collective + streamingMemory; }
 };
 
 /** What an IPU reaches outside itself (null in a one-IPU system without them). */
@@ -35,12 +36,13 @@ class Ipu : public sc_core::sc_module
 public:
     Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
         const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer,
-        SystemPorts ports = {});
+        SystemPorts ports = {}, const StreamingMemoryParams& streaming = {});
 
     TileArray tiles;
     Exchange exchange;
     Sync sync;
     HostLink host;
+    StreamingMemory streamingMemory;
 
     [[nodiscard]] bool finished() const { return m_finished; }
     [[nodiscard]] bool waitingAtSync() const { return m_waiting; }

@@ -5,7 +5,7 @@
 
 namespace ipusim {
 
-enum class PhaseKind { Compute, Sync, Exchange, Host, IpuCopy, Collective };
+enum class PhaseKind { Compute, Sync, Exchange, Host, IpuCopy, Collective, StreamingMemory };
 inline const char* nameOf(PhaseKind k)
 {
     switch (k) {
@@ -15,6 +15,7 @@ inline const char* nameOf(PhaseKind k)
     case PhaseKind::Host: return "host";
     case PhaseKind::IpuCopy: return "ipu_copy";
     case PhaseKind::Collective: return "collective";
+    case PhaseKind::StreamingMemory: return "streaming_memory";
     }
     return "?";
 }

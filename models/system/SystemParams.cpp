@@ -13,6 +13,9 @@ SystemParams SystemParams::fromJson(const nlohmann::json& j)
     p.ipuLink = {l.at("bandwidth_bytes_per_second").get<double>(), l.at("efficiency").get<double>(),
                  l.at("latency_cycles").get<uint64_t>()};
     p.syncHopSeconds = j.at("external_sync").at("hop_seconds");
+    const auto& sm = j.at("streaming_memory");
+    p.streamingMemory = {sm.at("bytes_per_ipu").get<uint64_t>(), sm.at("bandwidth_bytes_per_second").get<double>(),
+                         sm.at("efficiency").get<double>(), sm.at("latency_cycles").get<uint64_t>()};
     const auto& t = j.at("topology");
     if (t.at("kind") == "custom") {
         std::vector<std::array<uint32_t, 3>> links;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/host/StreamingMemory.hpp"
 #include "models/ipu/IpuParams.hpp"
 #include "models/link/IpuLinks.hpp"
 #include "models/system/Topology.hpp"
@@ -14,6 +15,7 @@ struct SystemParams
     HostLinkParams hostLink;
     IpuLinkParams ipuLink;
     double syncHopSeconds = 15e-9;
+    StreamingMemoryParams streamingMemory;
     Topology topology = Topology::ladder(1, false);
 
     /** From the validated `/system` object; custom links must name IPUs below num_ipus

@@ -36,7 +36,8 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer) :
         std::string name = "ipu" + std::to_string(programs[i].ipu);
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
-                                               period, observer, SystemPorts{m_sync.get(), m_links.get()}));
+                                               period, observer, SystemPorts{m_sync.get(), m_links.get()},
+                                               sys.streamingMemory));
     }
 }
 

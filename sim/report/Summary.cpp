@@ -135,13 +135,17 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
         total.host += b.host;
         total.ipuCopy += b.ipuCopy;
         total.collective += b.collective;
+        total.streamingMemory += b.streamingMemory;
         std::vector<uint64_t> busy = ipu.tiles.busyCycles();
         uint64_t busySum = 0;
         for (auto x : busy)
             busySum += x;
         ipus.push_back({{"ipu", program.ipu},
                         {"cycles", ipu.cycle()},
-                        {"breakdown", {{"compute", b.compute}, {"sync", b.sync}, {"exchange", b.exchange}, {"host", b.host}, {"ipu_copy", b.ipuCopy}, {"collective", b.collective}}},
+                        {"breakdown", {{"compute", b.compute}, {"sync", b.sync}, {"exchange", b.exchange}, {"host", b.host}, {"ipu_copy", b.ipuCopy}, {"collective", b.collective},
+                                       {"streaming_memory", b.streamingMemory}}},
+                        {"streaming_memory_bytes_loaded", ipu.streamingMemory.bytesLoaded()},
+                        {"streaming_memory_bytes_stored", ipu.streamingMemory.bytesStored()},
                         {"tile_utilisation", ipu.cycle() ? double(busySum) / double(busy.size()) / double(ipu.cycle()) : 0.0},
                         {"compute_sets_run", ipu.computeSetsRun()},
                         {"syncs", ipu.sync.barriers()},
@@ -215,10 +219,12 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                      {"host_calls", e.run.hostCalls},
                      {"samples_per_host_call", e.schedule.samplesPerHostCall}}},
             {"breakdown", {{"compute", total.compute}, {"sync", total.sync}, {"exchange", total.exchange}, {"host", total.host},
-                           {"ipu_copy", total.ipuCopy}, {"collective", total.collective}}},
+                           {"ipu_copy", total.ipuCopy}, {"collective", total.collective},
+                           {"streaming_memory", total.streamingMemory}}},
             {"breakdown_share", {{"compute", double(total.compute) / tc}, {"sync", double(total.sync) / tc},
                                  {"exchange", double(total.exchange) / tc}, {"host", double(total.host) / tc},
-                                 {"ipu_copy", double(total.ipuCopy) / tc}, {"collective", double(total.collective) / tc}}},
+                                 {"ipu_copy", double(total.ipuCopy) / tc}, {"collective", double(total.collective) / tc},
+                                 {"streaming_memory", double(total.streamingMemory) / tc}}},
             {"num_ipus", e.system.numIpus},
             {"ipus", ipus},
             {"pipeline", pipeline},
@@ -249,8 +255,9 @@ void printSummary(std::ostream& out, const json& s)
     const bool many = s.at("ipus").size() > 1;
     if (many)
         fmt::print(out, "  summed over {} IPUs:\n", s.at("ipus").size());
-    for (const char* k : {"compute", "sync", "exchange", "host", "ipu_copy", "collective"})
-        if ((k != std::string("ipu_copy") && k != std::string("collective")) || b.at(k).get<uint64_t>())
+    for (const char* k : {"compute", "sync", "exchange", "host", "ipu_copy", "collective", "streaming_memory"})
+        if (std::string(k) == "compute" || std::string(k) == "sync" || std::string(k) == "exchange" || std::string(k) == "host" ||
+            b.at(k).get<uint64_t>())
             fmt::print(out, "  {:<12} {:>16} cycles  {:5.1f} %\n", k, withCommas(b.at(k)), 100.0 * b.at(k).get<double>() / total);
     if (many)
         for (const auto& ipu : s.at("ipus"))

@@ -223,3 +223,19 @@ TEST_CASE("Replication changes collectives and throughput, never a replica's com
     CHECK(sharded["memory"][0]["bytes_by_kind"]["optimizer state"].get<uint64_t>() <
           four["memory"][0]["bytes_by_kind"]["optimizer state"].get<uint64_t>());
 }
+
+TEST_CASE("Offloading the optimizer state trades tile memory for Streaming Memory time", "[sim][offload]")
+{
+    json onChip = simulateFile("configs/mnist/pipelined.json");
+    json offload = simulateFile("configs/mnist/offload_optimiser.json");
+    CHECK(onChip["breakdown"]["streaming_memory"] == 0);
+    CHECK(offload["breakdown"]["streaming_memory"].get<uint64_t>() > 0);
+    CHECK(offload["total_cycles"].get<uint64_t>() > onChip["total_cycles"].get<uint64_t>());
+    for (int ipu = 0; ipu < 4; ++ipu) {
+        CHECK(offload["memory"][ipu]["always_live"]["total"].get<uint64_t>() < onChip["memory"][ipu]["always_live"]["total"].get<uint64_t>());
+        // AdamW keeps two fp32 moments per weight: loaded and stored once per weight update.
+        CHECK(offload["ipus"][ipu]["streaming_memory_bytes_loaded"] == offload["ipus"][ipu]["streaming_memory_bytes_stored"]);
+    }
+    // Layer 3's weights (320 x 256 + 256) sit on IPU 2: two fp32 moments, 10 updates.
+    CHECK(offload["ipus"][2]["streaming_memory_bytes_loaded"] == 10ull * 2 * 4 * (320 * 256 + 256));
+}

@@ -85,8 +85,13 @@ void GraphLowering::placePersistent(const std::vector<std::string>& blocks)
             continue;
         if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator)
             produce(int(i), linearMapping(m_hw.tiles, d.bytes(), kGrainBytes));
-        else if (d.role == TensorRole::OptimizerState) // sharded: this replica's 1/R only
-            produce(int(i), linearMapping(m_hw.tiles, ceilDiv(d.bytes(), m_sharded ? m_replicas : 1), kGrainBytes));
+        else if (d.role == TensorRole::OptimizerState) { // sharded: this replica's 1/R only
+            const uint64_t bytes = ceilDiv(d.bytes(), m_sharded ? m_replicas : 1);
+            if (m_offload)
+                m_offloadedBytes += bytes; // brought in by lowerUpdate
+            else
+                produce(int(i), linearMapping(m_hw.tiles, bytes, kGrainBytes));
+        }
     }
 }
 
@@ -481,8 +486,31 @@ void GraphLowering::lowerUpdate(const std::vector<const Op*>& updates, const std
         m_b.collective("gradients " + std::string(m_sharded ? "reduce-scatter" : "all-reduce"),
                        m_sharded ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, bytes, ring);
     }
+    // Offloaded optimizer state comes in for the update and goes back after it, in one
+    // remote-buffer transfer each way (PopART batches them).
+    std::vector<int> buffers;
+    uint64_t stateBytes = 0;
+    if (m_offload) {
+        for (const Op* op : updates)
+            for (std::size_t i = 2; i < op->inputs.size(); ++i) {
+                const int state = op->inputs[i];
+                const uint64_t bytes = ceilDiv(m_graph.tensor(state).bytes(), m_sharded ? m_replicas : 1);
+                stateBytes += bytes;
+                const TensorDesc& d = m_graph.tensor(state);
+                m_handle[std::size_t(state)] = m_b.allocate(d.name, "optimizer state (streamed)", linearMapping(m_hw.tiles, bytes, kGrainBytes));
+                buffers.push_back(state);
+            }
+        m_b.sync();
+        m_b.streamingMemory("optimizer state load", Direction::ToIpu, stateBytes);
+    }
     for (const Op* op : updates)
         lower(*op);
+    if (m_offload) {
+        m_b.sync();
+        m_b.streamingMemory("optimizer state store", Direction::FromIpu, stateBytes);
+        for (int state : buffers)
+            m_b.touch(handleOf(state));
+    }
     if (m_replicas > 1 && m_sharded) {
         uint64_t weights = 0;
         for (const Op* op : updates)

@@ -34,6 +34,10 @@ public:
         m_replicas = replicas;
         m_sharded = sharded;
     }
+    /** Optimizer state in Streaming Memory: loaded before and stored after each update. */
+    void setOffloadOptimizer(bool offload) { m_offload = offload; }
+    /** Bytes this IPU keeps in Streaming Memory. */
+    [[nodiscard]] uint64_t offloadedBytes() const { return m_offloadedBytes; }
     /** Averages this IPU's weight gradients over the replicas (ring collectives) and runs the
      *  optimizer `updates`, then, with sharding, gathers the updated weights. */
     void lowerUpdate(const std::vector<const Op*>& updates, const std::vector<uint32_t>& ring);
@@ -65,6 +69,8 @@ private:
     std::map<std::string, ConvPlan> m_plans;
     uint32_t m_replicas = 1;
     bool m_sharded = false;
+    bool m_offload = false;
+    uint64_t m_offloadedBytes = 0;
 };
 
 } // namespace ipusim

@@ -143,6 +143,13 @@ void ProgramBuilder::collective(const std::string& name, CollectiveKind kind, ui
     body().push_back({c});
 }
 
+void ProgramBuilder::streamingMemory(const std::string& name, Direction direction, uint64_t bytes)
+{
+    if (bytes == 0)
+        return;
+    body().push_back({StreamingMemoryStep{name, direction, bytes, m_point++}});
+}
+
 Program ProgramBuilder::finish(uint32_t ipu)
 {
     Program p = std::move(m_program);

@@ -48,6 +48,7 @@ public:
     void ipuCopy(const std::string& name, std::vector<IpuTransfer> send, std::vector<IpuTransfer> recv);
     void externalSync() { body().push_back({SyncStep{SyncKind::External}}); }
     void collective(const std::string& name, CollectiveKind kind, uint64_t bytes, std::vector<uint32_t> ring);
+    void streamingMemory(const std::string& name, Direction direction, uint64_t bytes);
 
     /** The finished program (liveness closed, points numbered). */
     Program finish(uint32_t ipu);

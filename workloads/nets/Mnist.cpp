@@ -80,11 +80,12 @@ std::vector<const Op*> opsOf(const Graph& g, const std::vector<std::size_t>& ind
 }
 
 Schedule singleIpu(const Graph& g, const MnistTensors& t, const TrainingOps& training, std::size_t forwardOps, bool train,
-                   const IpuParams& hw, const Placement& placement, uint64_t G, uint64_t D)
+                   const IpuParams& hw, const Placement& placement, bool offload, uint64_t G, uint64_t D)
 {
     ProgramBuilder pb(hw);
     GraphLowering lowering(g, pb);
     lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);
+    lowering.setOffloadOptimizer(offload);
     lowering.placePersistent();
     pb.beginRepeat("device_iterations", D);
     if (train && G > 1)
@@ -110,8 +111,8 @@ Schedule singleIpu(const Graph& g, const MnistTensors& t, const TrainingOps& tra
 }
 
 Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTensors& t, const TrainingOps& training,
-                std::size_t forwardOps, bool train, const SystemParams& system, const Placement& placement, uint64_t G,
-                uint64_t D)
+                std::size_t forwardOps, bool train, const SystemParams& system, const Placement& placement, bool offload,
+                uint64_t G, uint64_t D)
 {
     const uint32_t K = uint32_t(placement.stages.size());
     auto stageOf = [&](const Op& op) { return placement.stageOfBlock.at(op.block); };
@@ -130,6 +131,7 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
         builders.push_back(std::make_unique<ProgramBuilder>(system.ipu));
         lowerings.push_back(std::make_unique<GraphLowering>(g, *builders[k]));
         lowerings[k]->setReplication(placement.replicas, placement.replicatedTensorSharding);
+        lowerings[k]->setOffloadOptimizer(offload);
         lowerings[k]->placePersistent(placement.stages[k].blocks);
         frags[k].ipu = placement.stages[k].ipu;
         raw.push_back(builders[k].get());
@@ -215,6 +217,11 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
             b.endFragment();
         }
     }
+    for (uint32_t k = 0; k < K; ++k)
+        if (lowerings[k]->offloadedBytes() > system.streamingMemory.bytesPerIpu)
+            cfg.fail("/workload/offload_optimizer", fmt::format("IPU {} needs {} bytes of Streaming Memory, it has {}",
+                                                                placement.stages[k].ipu, lowerings[k]->offloadedBytes(),
+                                                                system.streamingMemory.bytesPerIpu));
     const PipelineActivity activity = pipelineActivity(placement.kind, placement.schedule, K, train ? G : D, train);
     composePipeline(raw, frags, activity, train, D);
 
@@ -249,6 +256,9 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
         cfg.fail("/workload/partials", "expected \"fp32\": fp32 activations accumulate in fp32 partials");
     if (!train && G != 1)
         cfg.fail("/run/gradient_accumulation", "expected 1: inference has no gradient accumulation");
+    const bool offload = w.at("offload_optimizer");
+    if (offload && !train)
+        cfg.fail("/workload/offload_optimizer", "expected false: inference has no optimizer state");
 
     MnistTensors t;
     Graph g = mnistForward(B, type, partials, train, t);
@@ -261,7 +271,7 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
 
     Schedule s;
     if (placement.kind == StrategyKind::Single) {
-        s = singleIpu(g, t, training, forwardOps, train, system.ipu, placement, G, D);
+        s = singleIpu(g, t, training, forwardOps, train, system.ipu, placement, offload, G, D);
         if (placement.replicas > 1) {
             StrategyInfo info;
             info.kind = "single";
@@ -283,7 +293,7 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
             if (!train && D < stages)
                 cfg.fail("/run/device_iterations", fmt::format("expected at least {} (the pipeline's stages), found {}", stages, D));
         }
-        s = placed(cfg, g, t, training, forwardOps, train, system, placement, G, D);
+        s = placed(cfg, g, t, training, forwardOps, train, system, placement, offload, G, D);
     }
     s.name = cfg.name;
     s.samplesPerHostCall = B * (train ? G : 1) * D * placement.replicas;

@@ -73,6 +73,15 @@ struct IpuCopyStep
     uint32_t point = 0;
 };
 
+/** A remote-buffer transfer between an IPU and Streaming Memory through the gateway. */
+struct StreamingMemoryStep
+{
+    std::string name;
+    Direction direction = Direction::ToIpu; // ToIpu: load, FromIpu: store
+    uint64_t bytes = 0;
+    uint32_t point = 0;
+};
+
 enum class CollectiveKind { AllReduce, ReduceScatter, AllGather };
 
 /** A collective across replicas over IPU-Links, ring algorithm: `ring` lists the IPUs (one per
@@ -102,7 +111,8 @@ struct RepeatStep
 
 struct Step
 {
-    std::variant<ComputeStep, ExchangeStep, SyncStep, HostTransferStep, RepeatStep, IpuCopyStep, CallStep, CollectiveStep> op;
+    std::variant<ComputeStep, ExchangeStep, SyncStep, HostTransferStep, RepeatStep, IpuCopyStep, CallStep, CollectiveStep,
+                 StreamingMemoryStep> op;
 };
 
 /** A tensor's bytes on each tile and when it is live (program points, inclusive). */
@@ -157,7 +167,7 @@ struct Schedule
 template <class T>
 inline constexpr bool kIsPointStep = std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep> ||
                                      std::is_same_v<T, HostTransferStep> || std::is_same_v<T, IpuCopyStep> ||
-                                     std::is_same_v<T, CollectiveStep>;
+                                     std::is_same_v<T, CollectiveStep> || std::is_same_v<T, StreamingMemoryStep>;
 
 /** Numbers program points (compute, exchange, host and IPU-copy steps: fragments first, then
  *  the main program, loop bodies once) and compute-set ids. Call after building a program. */
