@@ -163,6 +163,8 @@ void Ipu::sequence()
                 if (f.fragment >= 0)
                     m_fragmentStats[std::size_t(f.fragment)].cycles += m_cycle - f.entered;
                 m_stack.pop_back();
+                if (m_stack.empty())
+                    m_callEnds.push_back(m_cycle);
             }
             continue;
         }

@@ -58,6 +58,8 @@ public:
         uint64_t calls = 0, cycles = 0;
     };
     [[nodiscard]] const std::vector<FragmentStats>& fragments() const { return m_fragmentStats; }
+    /** Cycle at which each host call's program finished. */
+    [[nodiscard]] const std::vector<uint64_t>& hostCallEnds() const { return m_callEnds; }
 
 private:
     void sequence();
@@ -94,6 +96,7 @@ private:
     uint64_t m_stepsRun = 0;
     uint64_t m_stepsTotal = 0;
     std::vector<FragmentStats> m_fragmentStats;
+    std::vector<uint64_t> m_callEnds;
     IpuBreakdown m_breakdown;
     sc_core::sc_event m_wake;
 };

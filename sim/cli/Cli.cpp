@@ -2,6 +2,7 @@
 #include "sim/cli/Cli.hpp"
 
 #include "sim/config/ConfigError.hpp"
+#include "sim/config/ConfigLoader.hpp"
 #include "sim/config/Schema.hpp"
 #include "sim/engine/Simulation.hpp"
 #include "sim/report/Summary.hpp"
@@ -10,7 +11,10 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <iostream>
 
 namespace ipusim::cli {
@@ -26,35 +30,123 @@ struct RunOptions
     bool trace = false;
 };
 
-int runCommand(const RunOptions& o)
+// Maps every failure to its exit code with a one-line message.
+template <class F>
+int guarded(F&& body)
 {
-    Experiment e = buildExperiment(o.config, o.sets);
-    const fs::path dir = o.out.empty() ? fs::path("out") / e.config.name : fs::path(o.out);
+    try {
+        return body();
+    } catch (const config::ConfigError& e) {
+        fmt::print(std::cerr, "error: {}\n", e.what());
+        return kBadInput;
+    } catch (const fs::filesystem_error& e) {
+        fmt::print(std::cerr, "error: {}\n", e.what());
+        return kBadInput;
+    } catch (const std::exception& e) {
+        fmt::print(std::cerr, "internal error: {}\n", e.what());
+        return kInternal;
+    }
+}
+
+struct PhaseResult
+{
+    int code = kOk;
+    nlohmann::json summary;
+    std::unique_ptr<ChromeTrace> trace;
+};
+
+// Simulates one experiment; on success the summary is returned, not yet written.
+PhaseResult runPhase(const Experiment& e, const fs::path& dir, bool withTrace)
+{
     fs::create_directories(dir);
     // The folder describes this run only: outputs of an earlier run go first.
     for (const char* f : {"summary.json", "trace.json", "oom_report.json"})
         fs::remove(dir / f);
-
-    std::unique_ptr<ChromeTrace> trace;
-    if (o.trace)
-        trace = std::make_unique<ChromeTrace>((dir / "trace.json").string(), e.run.trace, e.system.ipu.clockHz,
-                                              e.system.numIpus);
-    Simulation sim(e, trace.get());
+    PhaseResult r;
+    if (withTrace)
+        r.trace = std::make_unique<ChromeTrace>((dir / "trace.json").string(), e.run.trace, e.system.ipu.clockHz,
+                                                uint32_t(e.schedule.programs.size()));
+    Simulation sim(e, r.trace.get());
     if (!sim.fits()) {
         const auto report = report::oomReport(e, sim);
         report::writeFileAtomically((dir / "oom_report.json").string(), report.dump(1) + "\n");
         report::printOomReport(std::cerr, report);
         fmt::print(std::cerr, "out-of-memory report: {}\n", (dir / "oom_report.json").string());
-        return kOutOfMemory;
+        r.code = kOutOfMemory;
+        return r;
     }
     const SimResult result = sim.run();
-    const auto summary = report::summary(e, sim, result);
-    report::writeFileAtomically((dir / "summary.json").string(), summary.dump(1) + "\n");
-    if (trace)
-        trace->commit();
-    report::printSummary(std::cout, summary);
+    r.summary = report::summary(e, sim, result);
+    return r;
+}
+
+int runCommand(const RunOptions& o)
+{
+    Experiment e = buildExperiment(o.config, o.sets);
+    const fs::path dir = o.out.empty() ? fs::path("out") / e.config.name : fs::path(o.out);
+    fs::create_directories(dir);
+
+    // An inference phase after training runs in a child process started before anything is
+    // elaborated (SystemC elaborates once per process); both phases use the two cores.
+    const auto inference = inferencePhase(e.config);
+    const fs::path infDir = dir / "inference";
+    pid_t child = -1;
+    if (inference) {
+        Experiment ie = buildExperiment(*inference); // bad input is reported here, in the parent
+        std::cout.flush();
+        std::fflush(stderr);
+        child = fork();
+        if (child == 0) {
+            const int code = guarded([&] {
+                PhaseResult r = runPhase(ie, infDir, o.trace);
+                if (r.code != kOk)
+                    return r.code;
+                report::writeFileAtomically((infDir / "summary.json").string(), r.summary.dump(1) + "\n");
+                if (r.trace)
+                    r.trace->commit();
+                return int(kOk);
+            });
+            std::fflush(nullptr);
+            _exit(code);
+        }
+        if (child < 0)
+            throw std::runtime_error("fork failed for the inference phase");
+    }
+    PhaseResult r = runPhase(e, dir, o.trace);
+    nlohmann::json inferenceSummary;
+    if (child > 0) {
+        int status = 0;
+        waitpid(child, &status, 0);
+        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : kInternal;
+        if (code != kOk && r.code == kOk) {
+            fmt::print(std::cerr, "error: the inference phase failed (exit {}); see {}\n", code, infDir.string());
+            return code;
+        }
+        if (code == kOk)
+            inferenceSummary = config::readJsonFile((infDir / "summary.json").string());
+    }
+    if (r.code != kOk)
+        return r.code;
+    if (!inferenceSummary.is_null()) {
+        r.summary["inference"] = {{"summary", (infDir / "summary.json").string()},
+                                  {"total_cycles", inferenceSummary.at("total_cycles")},
+                                  {"seconds", inferenceSummary.at("seconds")},
+                                  {"samples", inferenceSummary.at("samples")},
+                                  {"samples_per_second", inferenceSummary.at("samples_per_second")}};
+        r.summary["run_total"] = {{"cycles", r.summary.at("total_cycles").get<uint64_t>() + inferenceSummary.at("total_cycles").get<uint64_t>()},
+                                  {"seconds", r.summary.at("seconds").get<double>() + inferenceSummary.at("seconds").get<double>()}};
+    }
+    report::writeFileAtomically((dir / "summary.json").string(), r.summary.dump(1) + "\n");
+    if (r.trace)
+        r.trace->commit();
+    report::printSummary(std::cout, r.summary);
     fmt::print(std::cout, "  wrote        {}{}\n", (dir / "summary.json").string(),
-               trace ? ", " + (dir / "trace.json").string() : std::string());
+               r.trace ? ", " + (dir / "trace.json").string() : std::string());
+    if (!inferenceSummary.is_null()) {
+        fmt::print(std::cout, "\nthen inference:\n");
+        report::printSummary(std::cout, inferenceSummary);
+        fmt::print(std::cout, "  wrote        {}\n", (infDir / "summary.json").string());
+    }
     return kOk;
 }
 
@@ -89,20 +181,7 @@ int main(int argc, char** argv)
     } catch (const CLI::ParseError& e) {
         return app.exit(e) == 0 ? kOk : kUsage;
     }
-    try {
-        if (paramsCmd->parsed())
-            return paramsCommand();
-        return runCommand(run);
-    } catch (const config::ConfigError& e) {
-        fmt::print(std::cerr, "error: {}\n", e.what());
-        return kBadInput;
-    } catch (const fs::filesystem_error& e) {
-        fmt::print(std::cerr, "error: {}\n", e.what());
-        return kBadInput;
-    } catch (const std::exception& e) {
-        fmt::print(std::cerr, "internal error: {}\n", e.what());
-        return kInternal;
-    }
+    return guarded([&] { return paramsCmd->parsed() ? paramsCommand() : runCommand(run); });
 }
 
 } // namespace ipusim::cli

@@ -197,7 +197,8 @@ void Schema::applyDefaults(json& doc, const std::string& schemaPointer) const
             if (!value.contains(key)) {
                 if (sub.contains("default"))
                     value[key] = sub.at("default");
-                else if (sub.value("type", "") == "object" && sub.contains("properties") &&
+                // An absent optional object is filled in only if an empty one would be valid.
+                else if (sub.value("type", "") == "object" && sub.contains("properties") && !sub.contains("required") &&
                          !(n->contains("required") && n->at("required").dump().find("\"" + key + "\"") != std::string::npos))
                     value[key] = json::object();
                 else

@@ -53,8 +53,47 @@ Experiment buildExperiment(config::LoadedConfig cfg)
         e.schedule = scheduleFromJson(cfg, e.system);
     else
         e.schedule = buildMnistSchedule(cfg, e.system, e.run.gradientAccumulation, e.run.deviceIterations);
+    e.run.epochs = run.at("epochs");
+    const uint64_t dataset = run.at("dataset_samples");
+    if (dataset > 0) {
+        if (e.schedule.samplesPerHostCall == 0 || dataset < e.schedule.samplesPerHostCall)
+            cfg.fail("/run/dataset_samples", fmt::format("expected at least one host call's {} samples, found {}",
+                                                          e.schedule.samplesPerHostCall, dataset));
+        e.run.hostCallsPerEpoch = dataset / e.schedule.samplesPerHostCall;
+        e.run.hostCalls = e.run.epochs * e.run.hostCallsPerEpoch;
+    } else if (e.run.epochs > 1)
+        cfg.fail("/run/epochs", "expected 1 unless /run/dataset_samples says how large an epoch is");
     e.config = std::move(cfg);
     return e;
+}
+
+} // namespace ipusim
+
+namespace ipusim {
+
+std::optional<config::LoadedConfig> inferencePhase(const config::LoadedConfig& training)
+{
+    if (!training.doc.contains("inference"))
+        return std::nullopt;
+    nlohmann::json doc = training.doc;
+    const nlohmann::json inf = doc.at("inference");
+    doc.erase("inference");
+    if (doc.at("workload").at("mode") != "train")
+        training.fail("/inference", "expected a training workload to follow with inference");
+    doc["name"] = training.name + "_inference";
+    auto& w = doc.at("workload");
+    w["mode"] = "infer";
+    w["micro_batch"] = inf.at("micro_batch");
+    w["offload_optimizer"] = false;
+    auto& r = doc.at("run");
+    r["gradient_accumulation"] = 1;
+    r["device_iterations"] = inf.at("device_iterations");
+    r["dataset_samples"] = inf.at("dataset_samples");
+    r["epochs"] = 1;
+    r.erase("host_calls");
+    config::LoadedConfig cfg = config::loadConfig(doc, training.file);
+    cfg.origins = training.origins; // errors still name the file the value came from
+    return cfg;
 }
 
 } // namespace ipusim

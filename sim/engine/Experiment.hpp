@@ -5,6 +5,8 @@
 #include "sim/trace/ChromeTrace.hpp"
 #include "workloads/schedule/Schedule.hpp"
 
+#include <optional>
+
 namespace ipusim {
 
 struct RunParams
@@ -12,6 +14,8 @@ struct RunParams
     uint64_t gradientAccumulation = 1;
     uint64_t deviceIterations = 1;
     uint64_t hostCalls = 1;
+    uint64_t epochs = 1;
+    uint64_t hostCallsPerEpoch = 0; // 0: epochs are not tracked
     TraceWindow trace;
 };
 
@@ -29,5 +33,8 @@ struct Experiment
  *  OutOfMemory (workloads/lowering) when the planner cannot fit an op. */
 Experiment buildExperiment(const std::string& path, const std::vector<std::string>& sets = {});
 Experiment buildExperiment(config::LoadedConfig cfg);
+
+/** The config of the inference phase that follows training (`"inference"`), or nothing. */
+std::optional<config::LoadedConfig> inferencePhase(const config::LoadedConfig& training);
 
 } // namespace ipusim

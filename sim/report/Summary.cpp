@@ -206,6 +206,20 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                     {"stages", stages},
                     {"bubble_fraction", st.kind == "single" ? json(nullptr) : json(span ? 1.0 - double(busy) / double(span) : 0.0)}};
     }
+    json epochs = json::array();
+    if (e.run.hostCallsPerEpoch > 0) {
+        uint64_t start = 0;
+        for (uint64_t ep = 0; ep < e.run.epochs; ++ep) {
+            uint64_t end = 0;
+            for (const auto& ipu : sim.ipus())
+                end = std::max(end, ipu->hostCallEnds().at((ep + 1) * e.run.hostCallsPerEpoch - 1));
+            const uint64_t n = e.run.hostCallsPerEpoch * e.schedule.samplesPerHostCall;
+            const double secs = double(end - start) / clock;
+            epochs.push_back({{"epoch", ep + 1}, {"cycles", end - start}, {"seconds", secs}, {"samples", n},
+                              {"samples_per_second", secs > 0 ? double(n) / secs : 0.0}});
+            start = end;
+        }
+    }
     return {{"name", e.config.name},
             {"config", e.config.file},
             {"workload", e.config.doc.at("workload").at("kind")},
@@ -214,6 +228,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"seconds", seconds},
             {"samples", samples},
             {"samples_per_second", seconds > 0 ? double(samples) / seconds : 0.0},
+            {"epochs", epochs},
             {"run", {{"gradient_accumulation", e.run.gradientAccumulation},
                      {"device_iterations", e.run.deviceIterations},
                      {"host_calls", e.run.hostCalls},
@@ -293,6 +308,9 @@ void printSummary(std::ostream& out, const json& s)
                        withCommas(bal[i].at("busiest_tile_cycles")), bal[i].at("mean_tile_cycles").get<double>(),
                        bal[i].at("executions").get<uint64_t>());
     }
+    for (const auto& ep : s.at("epochs"))
+        fmt::print(out, "  epoch {:<6} {:>16} cycles  {:.1f} samples/s\n", ep.at("epoch").get<int>(), withCommas(ep.at("cycles")),
+                   ep.at("samples_per_second").get<double>());
     const auto& sim = s.at("simulator");
     fmt::print(out, "  simulator    {:.3f} s wall, {:.3g} cycles/s, {:.3g} tile-supersteps/s\n",
                sim.at("wall_seconds").get<double>(), sim.at("simulated_cycles_per_wall_second").get<double>(),

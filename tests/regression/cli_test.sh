@@ -44,6 +44,12 @@ expect 1 "unknown key \"tilez\"" -- "$ipusim" run configs/default.json --out "$o
 expect 2 "" -- "$ipusim" run
 expect 2 "" -- "$ipusim" frobnicate
 
+# The tutorial: 3 epochs of training, then inference in its own process, in one run.
+expect 0 "then inference:" -- "$ipusim" run configs/mnist/pipelined.json --out "$out/t" --trace
+[ -s "$out/t/summary.json" ] && [ -s "$out/t/inference/summary.json" ] && [ -s "$out/t/inference/trace.json" ] && ok || fail "tutorial outputs missing"
+grep -q '"run_total"' "$out/t/summary.json" && ok || fail "no run_total in the tutorial summary"
+expect 1 "/inference/micro_batch: expected integer, >= 1" -- "$ipusim" run configs/mnist/pipelined.json --out "$out/t2" --set /inference/micro_batch=0
+
 # Out of memory: a report, exit 3, and no summary or trace.
 expect 3 "out of memory on IPU 0" -- "$ipusim" run configs/mnist/oom.json --out "$out/e" --trace
 [ -s "$out/e/oom_report.json" ] && [ ! -e "$out/e/summary.json" ] && [ ! -e "$out/e/trace.json" ] && [ ! -e "$out/e/trace.json.tmp" ] \

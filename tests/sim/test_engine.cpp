@@ -209,8 +209,14 @@ TEST_CASE("An external sync one IPU never reaches is reported, not hung", "[sim]
 
 TEST_CASE("Replication changes collectives and throughput, never a replica's compute", "[sim][replicas][metamorphic]")
 {
-    json one = simulateFile("configs/mnist/pipelined_pod16.json", {"/workload/strategy/replicas=1"});
-    json four = simulateFile("configs/mnist/pipelined_pod16.json");
+    // Per host call: with more replicas an epoch needs fewer host calls.
+    const std::vector<std::string> oneCall{"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1"};
+    auto with = [&](std::vector<std::string> sets) {
+        sets.insert(sets.end(), oneCall.begin(), oneCall.end());
+        return simulateFile("configs/mnist/pipelined_pod16.json", sets);
+    };
+    json one = with({"/workload/strategy/replicas=1"});
+    json four = with({});
     for (int ipu = 0; ipu < 4; ++ipu) {
         CHECK(four["ipus"][ipu]["breakdown"]["compute"] == one["ipus"][ipu]["breakdown"]["compute"]);
         CHECK(four["ipus"][ipu]["breakdown"]["exchange"] == one["ipus"][ipu]["breakdown"]["exchange"]);
@@ -219,15 +225,16 @@ TEST_CASE("Replication changes collectives and throughput, never a replica's com
     CHECK(four["breakdown"]["collective"].get<uint64_t>() > 0);
     CHECK(four["samples"] == 4 * one["samples"].get<uint64_t>());
     CHECK(four["samples_per_second"].get<double>() > 3 * one["samples_per_second"].get<double>());
-    json sharded = simulateFile("configs/mnist/pipelined_pod16.json", {"/workload/strategy/replicated_tensor_sharding=true"});
+    json sharded = with({"/workload/strategy/replicated_tensor_sharding=true"});
     CHECK(sharded["memory"][0]["bytes_by_kind"]["optimizer state"].get<uint64_t>() <
           four["memory"][0]["bytes_by_kind"]["optimizer state"].get<uint64_t>());
 }
 
 TEST_CASE("Offloading the optimizer state trades tile memory for Streaming Memory time", "[sim][offload]")
 {
-    json onChip = simulateFile("configs/mnist/pipelined.json");
-    json offload = simulateFile("configs/mnist/offload_optimiser.json");
+    const std::vector<std::string> oneCall{"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1"};
+    json onChip = simulateFile("configs/mnist/pipelined.json", oneCall);
+    json offload = simulateFile("configs/mnist/offload_optimiser.json", oneCall);
     CHECK(onChip["breakdown"]["streaming_memory"] == 0);
     CHECK(offload["breakdown"]["streaming_memory"].get<uint64_t>() > 0);
     CHECK(offload["total_cycles"].get<uint64_t>() > onChip["total_cycles"].get<uint64_t>());
@@ -238,4 +245,20 @@ TEST_CASE("Offloading the optimizer state trades tile memory for Streaming Memor
     }
     // Layer 3's weights (320 x 256 + 256) sit on IPU 2: two fp32 moments, 10 updates.
     CHECK(offload["ipus"][2]["streaming_memory_bytes_loaded"] == 10ull * 2 * 4 * (320 * 256 + 256));
+}
+
+TEST_CASE("Epochs: host calls per epoch from the dataset, identical epochs", "[sim][epochs]")
+{
+    json s = simulateFile("configs/mnist/pipelined.json", {"/run/epochs=2"});
+    // 60,000 images / (40 x 10 x 10) = 15 host calls per epoch
+    REQUIRE(s["epochs"].size() == 2);
+    CHECK(s["run"]["host_calls"] == 30);
+    CHECK(s["epochs"][0]["samples"] == 60000);
+    CHECK(s["epochs"][0]["cycles"] == s["epochs"][1]["cycles"]);
+    CHECK(s["total_cycles"] == 2 * s["epochs"][0]["cycles"].get<uint64_t>());
+    const std::string root = IPUSIM_SOURCE_DIR;
+    CHECK_THROWS_WITH(buildExperiment(root + "/configs/mnist/pipelined.json", {"/run/dataset_samples=1000"}),
+                      Catch::Contains("/run/dataset_samples: expected at least one host call's 4000 samples, found 1000"));
+    CHECK_THROWS_WITH(buildExperiment(root + "/configs/default.json", {"/run/epochs=3"}),
+                      Catch::Contains("/run/epochs: expected 1 unless /run/dataset_samples"));
 }

@@ -126,9 +126,12 @@ void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::ve
         }
         all([](ProgramBuilder& b) { b.endRepeat(); });
     }
-    for (std::size_t k = 0; k < st.size(); ++k)
+    // A host call ends with the host: every IPU meets once the outputs are out.
+    for (std::size_t k = 0; k < st.size(); ++k) {
         if (st[k].output >= 0)
             builders[k]->call(uint32_t(st[k].output));
+        builders[k]->externalSync();
+    }
 }
 
 } // namespace ipusim
