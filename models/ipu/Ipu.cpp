@@ -95,8 +95,12 @@ uint64_t Ipu::execute(const Step& step)
     if (auto* c = std::get_if<IpuCopyStep>(&step.op)) {
         uint64_t longest = 0;
         for (const auto& t : c->send) {
-            longest = std::max(longest, m_ports.links->transferCycles(m_index, t.peer, t.bytes));
+            const uint64_t cycles = m_ports.links->transferCycles(m_index, t.peer, t.bytes);
+            longest = std::max(longest, cycles);
             m_ports.links->account(m_index, t.peer, t.bytes);
+            if (m_observer && cycles)
+                m_observer->linkSpan("IPU " + std::to_string(m_index) + " -> IPU " + std::to_string(t.peer), c->name, start,
+                                     start + cycles, t.bytes);
         }
         for (const auto& t : c->recv)
             longest = std::max(longest, m_ports.links->transferCycles(t.peer, m_index, t.bytes));
@@ -116,6 +120,12 @@ uint64_t Ipu::execute(const Step& step)
         const uint64_t end = start + m_ports.links->ringCycles(c->ring, c->bytes, c->kind);
         if (m_index == c->ring.front()) // count the ring's traffic once
             m_ports.links->accountRing(c->ring, c->bytes, c->kind);
+        if (m_observer && end > start) {
+            std::string ring;
+            for (uint32_t i : c->ring)
+                ring += (ring.empty() ? "ring " : "-") + std::to_string(i);
+            m_observer->linkSpan(ring, c->name, start, end, c->bytes);
+        }
         tiles.align(end);
         phase(PhaseKind::Collective, c->name, end);
         return end;
@@ -123,13 +133,15 @@ uint64_t Ipu::execute(const Step& step)
     if (auto* call = std::get_if<CallStep>(&step.op)) {
         const auto& body = m_program.fragments.at(call->fragment);
         ++m_fragmentStats.at(call->fragment).calls;
+        const uint64_t loop = m_stack.empty() ? 0 : m_stack.back().iteration;
+        const int64_t microBatch = call->microBatch < 0 ? -1 : call->microBatch + (call->perIteration ? int64_t(loop) : 0);
         if (!body.empty())
-            m_stack.push_back({&body, 0, 1, m_stack.empty() ? 0 : m_stack.back().iteration, int(call->fragment), m_cycle});
+            m_stack.push_back({&body, 0, 1, loop, int(call->fragment), m_cycle, microBatch});
         return m_cycle;
     }
     if (auto* r = std::get_if<RepeatStep>(&step.op)) {
         if (r->count > 0 && !r->body.empty())
-            m_stack.push_back({&r->body, 0, r->count, 0, -1, 0});
+            m_stack.push_back({&r->body, 0, r->count, 0, -1, 0, -1});
     }
     return m_cycle;
 }
@@ -152,7 +164,7 @@ void Ipu::sequence()
                 m_finished = true;
                 return;
             }
-            m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++, -1, 0});
+            m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++, -1, 0, -1});
         }
         Frame& f = m_stack.back();
         if (f.pc == f.steps->size()) {
@@ -160,8 +172,12 @@ void Ipu::sequence()
                 f.pc = 0;
                 ++f.iteration;
             } else {
-                if (f.fragment >= 0)
+                if (f.fragment >= 0) {
                     m_fragmentStats[std::size_t(f.fragment)].cycles += m_cycle - f.entered;
+                    if (m_observer && m_cycle > f.entered)
+                        m_observer->fragmentSpan(m_index, m_program.fragmentNames.at(std::size_t(f.fragment)), f.entered,
+                                                 m_cycle, f.microBatch);
+                }
                 m_stack.pop_back();
                 if (m_stack.empty())
                     m_callEnds.push_back(m_cycle);

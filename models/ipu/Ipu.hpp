@@ -78,6 +78,7 @@ private:
         uint64_t iteration;
         int fragment = -1;     // set when the frame is a called fragment
         uint64_t entered = 0;  // cycle the fragment was entered
+        int64_t microBatch = -1;
     };
 
     uint32_t m_index;

@@ -32,6 +32,10 @@ public:
     [[nodiscard]] virtual bool tileWindow(uint32_t ipu, uint32_t& first, uint32_t& last, uint64_t& fromCycle,
                                           uint64_t& toCycle) const = 0;
     virtual void tileSpan(uint32_t ipu, uint32_t tile, const std::string& name, uint64_t start, uint64_t end) = 0;
+    /** A called fragment (a pipeline stage's forward, backward, ...) with its micro-batch. */
+    virtual void fragmentSpan(uint32_t ipu, const std::string& fragment, uint64_t start, uint64_t end, int64_t microBatch) = 0;
+    /** Bytes crossing IPU-Links: an IPU copy's transfer or a ring collective. */
+    virtual void linkSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end, uint64_t bytes) = 0;
 };
 
 } // namespace ipusim

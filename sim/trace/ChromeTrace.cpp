@@ -18,7 +18,7 @@ constexpr uint32_t kTileTidBase = 16;
 } // namespace
 
 ChromeTrace::ChromeTrace(const std::string& path, const TraceWindow& window, double clockHz, uint32_t numIpus)
-    : m_path(path), m_tmpPath(path + ".tmp"), m_window(window)
+    : m_path(path), m_tmpPath(path + ".tmp"), m_window(window), m_numIpus(numIpus)
 {
     m_file = std::fopen(m_tmpPath.c_str(), "wb");
     if (!m_file)
@@ -33,6 +33,7 @@ ChromeTrace::ChromeTrace(const std::string& path, const TraceWindow& window, dou
                                 first ? "" : ",\n", ipu, ipu);
         first = false;
         m_buffer += fmt::format(",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":0,\"args\":{{\"name\":\"phases\"}}}}", ipu);
+        m_buffer += fmt::format(",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":1,\"args\":{{\"name\":\"pipeline\"}}}}", ipu);
         ++m_events;
     }
 }
@@ -93,6 +94,31 @@ void ChromeTrace::tileSpan(uint32_t ipu, uint32_t tile, const std::string& name,
     }
     event(fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"cat\":\"tile\",\"name\":{},\"ts\":{},\"dur\":{}}}", ipu,
                       kTileTidBase + tile, quoted(name), micros(start), micros(end - start)));
+}
+
+void ChromeTrace::fragmentSpan(uint32_t ipu, const std::string& fragment, uint64_t start, uint64_t end, int64_t microBatch)
+{
+    event(fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":1,\"cat\":\"pipeline\",\"name\":{},\"ts\":{},\"dur\":{},"
+                      "\"args\":{{\"start_cycle\":{},\"cycles\":{},\"micro_batch\":{}}}}}",
+                      ipu, quoted(microBatch >= 0 ? fragment + " " + std::to_string(microBatch) : fragment), micros(start),
+                      micros(end - start), start, end - start, microBatch));
+}
+
+void ChromeTrace::linkSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end, uint64_t bytes)
+{
+    // IPU-Links are one process after the IPUs, one track per link direction or ring.
+    const uint32_t pid = m_numIpus;
+    auto it = m_linkTracks.find(track);
+    if (it == m_linkTracks.end()) {
+        if (m_linkTracks.empty())
+            event(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":\"IPU-Links\"}}}}", pid));
+        it = m_linkTracks.emplace(track, uint32_t(m_linkTracks.size())).first;
+        event(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}", pid,
+                          it->second, quoted(track)));
+    }
+    event(fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"cat\":\"link\",\"name\":{},\"ts\":{},\"dur\":{},"
+                      "\"args\":{{\"start_cycle\":{},\"cycles\":{},\"bytes\":{}}}}}",
+                      pid, it->second, quoted(name), micros(start), micros(end - start), start, end - start, bytes));
 }
 
 void ChromeTrace::commit()

@@ -3,6 +3,7 @@
 #include "models/ipu/PhaseObserver.hpp"
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ public:
                                   uint64_t& toCycle) const override;
     void tileSpan(uint32_t ipu, uint32_t tile, const std::string& name, uint64_t start, uint64_t end) override;
 
+    void fragmentSpan(uint32_t ipu, const std::string& fragment, uint64_t start, uint64_t end, int64_t microBatch) override;
+    void linkSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end, uint64_t bytes) override;
+
     /** Closes the JSON and moves the file into place. */
     void commit();
     [[nodiscard]] uint64_t events() const { return m_events; }
@@ -48,6 +52,8 @@ private:
     uint64_t m_events = 0;
     bool m_committed = false;
     std::vector<bool> m_tileNamed;
+    uint32_t m_numIpus;
+    std::map<std::string, uint32_t> m_linkTracks;
 };
 
 } // namespace ipusim

@@ -262,3 +262,39 @@ TEST_CASE("Epochs: host calls per epoch from the dataset, identical epochs", "[s
     CHECK_THROWS_WITH(buildExperiment(root + "/configs/default.json", {"/run/epochs=3"}),
                       Catch::Contains("/run/epochs: expected 1 unless /run/dataset_samples"));
 }
+
+TEST_CASE("Trace of a pipeline: stage slices with micro-batches, link transfers and rings", "[sim][trace][pipeline]")
+{
+    Experiment e = buildExperiment(kRoot + "/configs/mnist/pipelined_pod16.json",
+                                   {"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1", "/run/device_iterations=1"});
+    const std::string path = (std::filesystem::temp_directory_path() / ("ipusim_ptrace_" + std::to_string(::getpid()) + ".json")).string();
+    {
+        ChromeTrace trace(path, e.run.trace, e.system.ipu.clockHz, 4);
+        Simulation sim(e, &trace);
+        sim.run();
+        trace.commit();
+    }
+    std::ifstream in(path);
+    const json t = json::parse(in);
+    std::filesystem::remove(path);
+    std::vector<std::string> ipu0;
+    std::set<std::string> links;
+    for (const auto& ev : t.at("traceEvents")) {
+        if (ev.at("ph") != "X")
+            continue;
+        if (ev.at("pid") == 0 && ev.at("tid") == 1)
+            ipu0.push_back(ev.at("name"));
+        if (ev.at("cat") == "link")
+            links.insert(ev.at("name"));
+    }
+    // Grouped, 4 IPUs, 10 micro-batches: IPU 0 forwards 0..5 alone, then in cycle 6 forwards 6
+    // and runs the backward of micro-batch 0.
+    REQUIRE(ipu0.size() > 16);
+    CHECK(ipu0[0] == "forward 0");
+    CHECK(ipu0[10] == "forward 5");
+    CHECK(ipu0[12] == "forward 6");
+    CHECK(ipu0[14] == "restore 0");
+    CHECK(ipu0[15] == "backward 0");
+    CHECK(ipu0.back() == "update");
+    CHECK(links == std::set<std::string>{"pipeline copy", "gradients all-reduce"});
+}

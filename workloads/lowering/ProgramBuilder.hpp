@@ -44,7 +44,10 @@ public:
      *  before the main program's own points, so liveness follows numberPoints() order. */
     uint32_t beginFragment(const std::string& name);
     void endFragment();
-    void call(uint32_t fragment) { body().push_back({CallStep{fragment}}); }
+    void call(uint32_t fragment, int64_t microBatch = -1, bool perIteration = false)
+    {
+        body().push_back({CallStep{fragment, microBatch, perIteration}});
+    }
     void ipuCopy(const std::string& name, std::vector<IpuTransfer> send, std::vector<IpuTransfer> recv);
     void externalSync() { body().push_back({SyncStep{SyncKind::External}}); }
     void collective(const std::string& name, CollectiveKind kind, uint64_t bytes, std::vector<uint32_t> ring);

@@ -99,6 +99,10 @@ struct CollectiveStep
 struct CallStep
 {
     uint32_t fragment = 0;
+    // The micro-batch it works on, for traces: base, plus the iteration of the enclosing
+    // loop when `perIteration` (the steady state of a pipeline runs as one loop).
+    int64_t microBatch = -1;
+    bool perIteration = false;
 };
 
 struct Step;

@@ -58,21 +58,30 @@ uint32_t stashDepth(StrategyKind kind, PipelineSchedule schedule, uint32_t K, ui
 
 namespace {
 
+// Micro-batches a stage's passes work on in a cycle, for traces: the forward of stage k in
+// cycle c carries micro-batch number fwdMb[k]; inside a loop of cycles it advances by one per
+// iteration (every schedule moves one micro-batch per stage per repeated cycle).
+struct CycleBatches
+{
+    std::vector<int64_t> fwd, bwd;
+    bool perIteration = false;
+};
+
 void emitCycle(const std::vector<ProgramBuilder*>& builders, const std::vector<StageFragments>& st,
-               const std::vector<bool>& fwd, const std::vector<bool>& bwd)
+               const std::vector<bool>& fwd, const std::vector<bool>& bwd, const CycleBatches& mb)
 {
     const std::size_t K = st.size();
     for (std::size_t k = 0; k < K; ++k) {
         ProgramBuilder& b = *builders[k];
         if (fwd[k]) {
-            b.call(uint32_t(st[k].fwd));
+            b.call(uint32_t(st[k].fwd), mb.fwd[k], mb.perIteration);
             if (st[k].stash >= 0)
-                b.call(uint32_t(st[k].stash));
+                b.call(uint32_t(st[k].stash), mb.fwd[k], mb.perIteration);
         }
         if (bwd[k]) {
             if (st[k].restore >= 0)
-                b.call(uint32_t(st[k].restore));
-            b.call(uint32_t(st[k].bwd));
+                b.call(uint32_t(st[k].restore), mb.bwd[k], mb.perIteration);
+            b.call(uint32_t(st[k].bwd), mb.bwd[k], mb.perIteration);
         }
         // Every stage takes part in the copy, so Poplar can run the copies in parallel.
         std::vector<IpuTransfer> send, recv;
@@ -104,6 +113,17 @@ void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::ve
         all([&](ProgramBuilder& b) { b.beginRepeat("device_iterations", deviceIterations); });
     if (a.repeats > 1)
         all([&](ProgramBuilder& b) { b.beginRepeat("micro_batches", a.repeats); });
+    // Micro-batch numbers: count each stage's passes in cycle order.
+    const std::size_t K = st.size();
+    std::vector<std::vector<int64_t>> fwdMb(a.cycles(), std::vector<int64_t>(K, -1)), bwdMb = fwdMb;
+    std::vector<int64_t> nf(K, 0), nb(K, 0);
+    for (std::size_t c = 0; c < a.cycles(); ++c)
+        for (std::size_t k = 0; k < K; ++k) {
+            if (a.fwd[c][k])
+                fwdMb[c][k] = nf[k]++;
+            if (a.bwd[c][k])
+                bwdMb[c][k] = nb[k]++;
+        }
     // Consecutive cycles with the same activity (the steady state) run as one Repeat.
     for (std::size_t c = 0; c < a.cycles();) {
         std::size_t e = c + 1;
@@ -111,7 +131,8 @@ void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::ve
             ++e;
         if (e - c > 1)
             all([&](ProgramBuilder& b) { b.beginRepeat("pipeline cycles", e - c); });
-        emitCycle(builders, st, a.fwd[c], a.bwd[c]);
+        // One micro-batch at a time (sharded): the enclosing loop counts micro-batches.
+        emitCycle(builders, st, a.fwd[c], a.bwd[c], {fwdMb[c], bwdMb[c], e - c > 1 || a.repeats > 1});
         if (e - c > 1)
             all([](ProgramBuilder& b) { b.endRepeat(); });
         c = e;
