@@ -131,6 +131,9 @@ uint64_t Ipu::execute(const Step& step)
         return end;
     }
     if (auto* call = std::get_if<CallStep>(&step.op)) {
+        // Counted per fragment: a pipeline reaches one fragment through several call steps.
+        if (call->period > 1 && ++m_periodicCalls[call->fragment] % call->period != 0)
+            return m_cycle;
         const auto& body = m_program.fragments.at(call->fragment);
         ++m_fragmentStats.at(call->fragment).calls;
         const uint64_t loop = m_stack.empty() ? 0 : m_stack.back().iteration;

@@ -12,6 +12,8 @@
 
 #include <systemc>
 
+#include <map>
+
 namespace ipusim {
 
 /** Time one IPU spent in each kind of phase. */
@@ -98,6 +100,7 @@ private:
     uint64_t m_stepsTotal = 0;
     std::vector<FragmentStats> m_fragmentStats;
     std::vector<uint64_t> m_callEnds;
+    std::map<uint32_t, uint64_t> m_periodicCalls; // per fragment: times a periodic call reached it
     IpuBreakdown m_breakdown;
     sc_core::sc_event m_wake;
 };

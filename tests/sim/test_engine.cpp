@@ -167,6 +167,8 @@ TEST_CASE("Trace: IPU phase track plus tile tracks inside the requested window",
     for (const auto& ev : t.at("traceEvents")) {
         if (ev.at("ph") != "X")
             continue;
+        if (ev.at("cat") == "pipeline")
+            continue;
         if (ev.at("tid") == 0) {
             phases.insert(ev.at("cat").get<std::string>());
             const uint64_t start = ev.at("args").at("start_cycle");
@@ -297,4 +299,34 @@ TEST_CASE("Trace of a pipeline: stage slices with micro-batches, link transfers 
     CHECK(ipu0[15] == "backward 0");
     CHECK(ipu0.back() == "update");
     CHECK(links == std::set<std::string>{"pipeline copy", "gradients all-reduce"});
+}
+
+TEST_CASE("Output modes decide what goes back to the host", "[sim][outputs]")
+{
+    // Training outputs: the loss (4 B) and the logits (40 x 10 x 4 B) of a micro-batch; a host
+    // call runs 10 x 10 micro-batches.
+    const uint64_t perStore = 4 + 40 * 10 * 4;
+    auto fromIpu = [&](const std::string& config, const std::string& mode, int ipu, std::vector<std::string> extra = {}) {
+        extra.push_back("/workload/output_mode=" + mode);
+        extra.push_back("/run/dataset_samples=0");
+        extra.push_back("/run/epochs=1");
+        extra.push_back("/run/host_calls=1");
+        return simulateFile(config, extra)["ipus"][ipu]["host_bytes_from_ipu"].get<uint64_t>();
+    };
+    for (auto [config, ipu] : {std::pair{std::string("configs/mnist/train.json"), 0}, std::pair{std::string("configs/mnist/pipelined.json"), 3}}) {
+        INFO(config);
+        CHECK(fromIpu(config, "all", ipu) == 100 * perStore);
+        CHECK(fromIpu(config, "final", ipu) == perStore);
+        CHECK(fromIpu(config, "default", ipu) == perStore);
+        CHECK(fromIpu(config, "sum", ipu) == perStore);
+        CHECK(fromIpu(config, "every_n", ipu, {"/workload/output_return_period=3"}) == 33 * perStore);
+    }
+    json sum = simulateFile("configs/mnist/train.json", {"/workload/output_mode=sum"});
+    bool summed = false;
+    for (const auto& cs : sum["tile_balance"])
+        if (cs["compute_set"] == "output sum") {
+            summed = true;
+            CHECK(cs["executions"] == 100);
+        }
+    CHECK(summed);
 }

@@ -521,3 +521,24 @@ void GraphLowering::lowerUpdate(const std::vector<const Op*>& updates, const std
 }
 
 } // namespace ipusim
+
+namespace ipusim {
+
+void GraphLowering::lowerOutputSum(const std::vector<int>& outputs)
+{
+    TileVector cycles(m_hw.tiles, 0);
+    for (int t : outputs) {
+        const TileVector& bytes = m_b.bytes(handleOf(t));
+        m_b.allocate(m_graph.tensor(t).name + " (sum)", "output sum", bytes, true);
+        const TileVector elems = elementsOn(t);
+        for (uint32_t tile = 0; tile < m_hw.tiles; ++tile)
+            if (elems[tile])
+                cycles[tile] += costs::binaryOp(m_hw, costs::BinaryOpKind::Add, Precision::FP32, elems[tile]);
+    }
+    m_b.sync();
+    m_b.compute("output sum", cycles, {"BinaryOp<ADD>"});
+    for (int t : outputs)
+        m_b.touch(handleOf(t));
+}
+
+} // namespace ipusim

@@ -36,6 +36,8 @@ public:
     }
     /** Optimizer state in Streaming Memory: loaded before and stored after each update. */
     void setOffloadOptimizer(bool offload) { m_offload = offload; }
+    /** Output mode Sum: adds this micro-batch's outputs into always-live sums. */
+    void lowerOutputSum(const std::vector<int>& outputs);
     /** Bytes this IPU keeps in Streaming Memory. */
     [[nodiscard]] uint64_t offloadedBytes() const { return m_offloadedBytes; }
     /** Averages this IPU's weight gradients over the replicas (ring collectives) and runs the

@@ -44,9 +44,9 @@ public:
      *  before the main program's own points, so liveness follows numberPoints() order. */
     uint32_t beginFragment(const std::string& name);
     void endFragment();
-    void call(uint32_t fragment, int64_t microBatch = -1, bool perIteration = false)
+    void call(uint32_t fragment, int64_t microBatch = -1, bool perIteration = false, uint32_t period = 1)
     {
-        body().push_back({CallStep{fragment, microBatch, perIteration}});
+        body().push_back({CallStep{fragment, microBatch, perIteration, period}});
     }
     void ipuCopy(const std::string& name, std::vector<IpuTransfer> send, std::vector<IpuTransfer> recv);
     void externalSync() { body().push_back({SyncStep{SyncKind::External}}); }

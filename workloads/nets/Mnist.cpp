@@ -79,32 +79,57 @@ std::vector<const Op*> opsOf(const Graph& g, const std::vector<std::size_t>& ind
     return out;
 }
 
-Schedule singleIpu(const Graph& g, const MnistTensors& t, const TrainingOps& training, std::size_t forwardOps, bool train,
-                   const IpuParams& hw, const Placement& placement, bool offload, uint64_t G, uint64_t D)
+/** Where outputs go back to the host (PopTorch OutputMode). */
+struct OutputPlan
 {
+    enum class Mode { All, Final, Sum, EveryN } mode = Mode::Final;
+    uint32_t period = 1;
+    std::vector<int> tensors;
+    [[nodiscard]] bool perMicroBatch() const { return mode == Mode::All || mode == Mode::EveryN; }
+};
+
+Schedule singleIpu(const Graph& g, const TrainingOps& training, std::size_t forwardOps, bool train, const IpuParams& hw,
+                   const Placement& placement, bool offload, const OutputPlan& out, uint64_t G, uint64_t D)
+{
+    // Fragments first (a micro-batch, the weight update, the outputs), then the loops that call them.
     ProgramBuilder pb(hw);
     GraphLowering lowering(g, pb);
     lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);
     lowering.setOffloadOptimizer(offload);
     lowering.placePersistent();
-    pb.beginRepeat("device_iterations", D);
-    if (train && G > 1)
-        pb.beginRepeat("gradient_accumulation", G);
+    const uint32_t microBatch = pb.beginFragment("micro-batch");
     for (std::size_t i = 0; i < forwardOps; ++i)
         lowering.lower(g.ops[i]);
     for (std::size_t i : training.backward)
         lowering.lower(g.ops[i]);
     for (std::size_t i : training.accumulate)
         lowering.lower(g.ops[i]);
+    if (out.mode == OutputPlan::Mode::Sum)
+        lowering.lowerOutputSum(out.tensors);
+    pb.endFragment();
+    int update = -1;
+    if (train) {
+        update = int(pb.beginFragment("update"));
+        lowering.lowerUpdate(opsOf(g, training.update, [](const Op&) { return true; }), placement.ring(0));
+        pb.endFragment();
+    }
+    const uint32_t output = pb.beginFragment("output");
+    lowering.lower(Op{"host.store", OpKind::HostStore, out.tensors, {}, {}, {}, 1, 1, true, "B4"});
+    pb.endFragment();
+
+    pb.beginRepeat("device_iterations", D);
+    if (train && G > 1)
+        pb.beginRepeat("gradient_accumulation", G);
+    pb.call(microBatch, 0, train && G > 1);
+    if (out.perMicroBatch())
+        pb.call(output, -1, false, out.period);
     if (train && G > 1)
         pb.endRepeat();
-    if (train)
-        lowering.lowerUpdate(opsOf(g, training.update, [](const Op&) { return true; }), placement.ring(0));
-    if (!train) // output mode All: every micro-batch's predictions go back
-        lowering.lower(Op{"host.store", OpKind::HostStore, {t.logits}, {}, {}, {}, 1, 1, true, "B4"});
+    if (update >= 0)
+        pb.call(uint32_t(update));
     pb.endRepeat();
-    if (train) // output mode Final: the last micro-batch's loss and predictions
-        lowering.lower(Op{"host.store", OpKind::HostStore, {t.loss, t.logits}, {}, {}, {}, 1, 1, true, "B4"});
+    if (!out.perMicroBatch())
+        pb.call(output);
     Schedule s;
     s.programs.push_back(pb.finish(0));
     return s;
@@ -112,7 +137,7 @@ Schedule singleIpu(const Graph& g, const MnistTensors& t, const TrainingOps& tra
 
 Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTensors& t, const TrainingOps& training,
                 std::size_t forwardOps, bool train, const SystemParams& system, const Placement& placement, bool offload,
-                uint64_t G, uint64_t D)
+                const OutputPlan& out, uint64_t G, uint64_t D)
 {
     const uint32_t K = uint32_t(placement.stages.size());
     auto stageOf = [&](const Op& op) { return placement.stageOfBlock.at(op.block); };
@@ -161,7 +186,7 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
     imports(fwdOps, true);
     imports(bwdOps, false);
 
-    Op store{"host.store", OpKind::HostStore, train ? std::vector<int>{t.loss, t.logits} : std::vector<int>{t.logits}, {}, {}, {}, 1, 1, true, "B4"};
+    Op store{"host.store", OpKind::HostStore, out.tensors, {}, {}, {}, 1, 1, true, "B4"};
     const uint32_t last = placement.stageOfBlock.at("B4");
     for (uint32_t k = 0; k < K; ++k) {
         ProgramBuilder& b = *builders[k];
@@ -170,9 +195,16 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
         for (std::size_t i : fwdOps)
             if (stageOf(g.ops[i]) == k)
                 l.lower(g.ops[i]);
-        if (!train && k == last)
-            l.lower(store); // output mode All
+        if (k == last && out.mode == OutputPlan::Mode::Sum)
+            l.lowerOutputSum(out.tensors);
         b.endFragment();
+        if (k == last) {
+            frags[k].output = int(b.beginFragment("output"));
+            l.lower(store);
+            b.endFragment();
+            frags[k].outputPerMicroBatch = out.perMicroBatch();
+            frags[k].outputPeriod = out.period;
+        }
         if (!train)
             continue;
         // Activations the backward pass needs wait in a stash FIFO between the passes.
@@ -211,11 +243,6 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
         frags[k].update = int(b.beginFragment("update"));
         l.lowerUpdate(opsOf(g, training.update, [&](const Op& op) { return stageOf(op) == k; }), placement.ring(k));
         b.endFragment();
-        if (k == last) {
-            frags[k].output = int(b.beginFragment("output"));
-            l.lower(store); // output mode Final
-            b.endFragment();
-        }
     }
     for (uint32_t k = 0; k < K; ++k)
         if (lowerings[k]->offloadedBytes() > system.streamingMemory.bytesPerIpu)
@@ -263,6 +290,15 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
     MnistTensors t;
     Graph g = mnistForward(B, type, partials, train, t);
     const std::size_t forwardOps = g.ops.size();
+    OutputPlan out;
+    const std::string mode = w.at("output_mode");
+    out.mode = mode == "all"     ? OutputPlan::Mode::All
+               : mode == "final" ? OutputPlan::Mode::Final
+               : mode == "sum"   ? OutputPlan::Mode::Sum
+               : mode == "every_n" ? OutputPlan::Mode::EveryN
+               : train ? OutputPlan::Mode::Final : OutputPlan::Mode::All;
+    out.period = out.mode == OutputPlan::Mode::EveryN ? w.at("output_return_period").get<uint32_t>() : 1;
+    out.tensors = train ? std::vector<int>{t.loss, t.logits} : std::vector<int>{t.logits};
     const Placement placement = resolvePlacement(cfg, g.blocks, system);
     const uint32_t K = uint32_t(placement.stages.size());
     TrainingOps training;
@@ -271,7 +307,7 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
 
     Schedule s;
     if (placement.kind == StrategyKind::Single) {
-        s = singleIpu(g, t, training, forwardOps, train, system.ipu, placement, offload, G, D);
+        s = singleIpu(g, training, forwardOps, train, system.ipu, placement, offload, out, G, D);
         if (placement.replicas > 1) {
             StrategyInfo info;
             info.kind = "single";
@@ -293,7 +329,7 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
             if (!train && D < stages)
                 cfg.fail("/run/device_iterations", fmt::format("expected at least {} (the pipeline's stages), found {}", stages, D));
         }
-        s = placed(cfg, g, t, training, forwardOps, train, system, placement, offload, G, D);
+        s = placed(cfg, g, t, training, forwardOps, train, system, placement, offload, out, G, D);
     }
     s.name = cfg.name;
     s.samplesPerHostCall = B * (train ? G : 1) * D * placement.replicas;

@@ -103,6 +103,7 @@ struct CallStep
     // loop when `perIteration` (the steady state of a pipeline runs as one loop).
     int64_t microBatch = -1;
     bool perIteration = false;
+    uint32_t period = 1; // run only every period-th time this step is reached (EveryN outputs)
 };
 
 struct Step;

@@ -77,6 +77,8 @@ void emitCycle(const std::vector<ProgramBuilder*>& builders, const std::vector<S
             b.call(uint32_t(st[k].fwd), mb.fwd[k], mb.perIteration);
             if (st[k].stash >= 0)
                 b.call(uint32_t(st[k].stash), mb.fwd[k], mb.perIteration);
+            if (st[k].output >= 0 && st[k].outputPerMicroBatch)
+                b.call(uint32_t(st[k].output), mb.fwd[k], mb.perIteration, st[k].outputPeriod);
         }
         if (bwd[k]) {
             if (st[k].restore >= 0)
@@ -149,7 +151,7 @@ void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::ve
     }
     // A host call ends with the host: every IPU meets once the outputs are out.
     for (std::size_t k = 0; k < st.size(); ++k) {
-        if (st[k].output >= 0)
+        if (st[k].output >= 0 && !st[k].outputPerMicroBatch)
             builders[k]->call(uint32_t(st[k].output));
         builders[k]->externalSync();
     }
