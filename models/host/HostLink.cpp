@@ -20,7 +20,7 @@ uint64_t HostLink::transferCycles(uint64_t bytes) const
 
 uint64_t HostLink::transfer(Direction direction, uint64_t bytes)
 {
-    (direction == Direction::ToIpu ? m_toIpu : m_fromIpu) += bytes;
+    account(direction, bytes);
     return transferCycles(bytes);
 }
 

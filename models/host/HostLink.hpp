@@ -17,6 +17,8 @@ public:
     [[nodiscard]] uint64_t transferCycles(uint64_t bytes) const;
     /** Starts a transfer; returns its duration and counts its bytes. */
     uint64_t transfer(Direction direction, uint64_t bytes);
+    /** Counts bytes of a transfer whose time was spent earlier (a consumed prefetch). */
+    void account(Direction direction, uint64_t bytes) { (direction == Direction::ToIpu ? m_toIpu : m_fromIpu) += bytes; }
 
     [[nodiscard]] uint64_t bytesToIpu() const { return m_toIpu; }
     [[nodiscard]] uint64_t bytesFromIpu() const { return m_fromIpu; }

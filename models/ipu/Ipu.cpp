@@ -86,6 +86,25 @@ uint64_t Ipu::execute(const Step& step)
         phase(PhaseKind::Exchange, x->name, end);
         return end;
     }
+    if (auto* h = std::get_if<HostTransferStep>(&step.op); h && h->prefetch) {
+        // The data was fetched into the IO tiles during the previous micro-batch (the first
+        // time, nothing was: fetch it now). Wait for it, then fetch the next in the background.
+        auto it = m_prefetched.find(h);
+        uint64_t ready = 0;
+        if (it == m_prefetched.end())
+            ready = start + host.transfer(h->direction, h->bytes);
+        else {
+            ready = it->second;
+            host.account(h->direction, h->bytes);
+        }
+        const uint64_t end = std::max(start, ready);
+        const uint64_t from = std::max(end, m_hostLinkFree);
+        m_hostLinkFree = from + host.transferCycles(h->bytes);
+        m_prefetched[h] = m_hostLinkFree;
+        tiles.align(end);
+        phase(PhaseKind::Host, h->name, end);
+        return end;
+    }
     if (auto* h = std::get_if<HostTransferStep>(&step.op)) {
         const uint64_t end = start + host.transfer(h->direction, h->bytes);
         tiles.align(end);

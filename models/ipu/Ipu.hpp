@@ -100,6 +100,8 @@ private:
     uint64_t m_stepsTotal = 0;
     std::vector<FragmentStats> m_fragmentStats;
     std::vector<uint64_t> m_callEnds;
+    std::map<const HostTransferStep*, uint64_t> m_prefetched; // per prefetching step: when its next data is in
+    uint64_t m_hostLinkFree = 0; // background prefetches queue on the host link
     std::map<uint32_t, uint64_t> m_periodicCalls; // per fragment: times a periodic call reached it
     IpuBreakdown m_breakdown;
     sc_core::sc_event m_wake;

@@ -330,3 +330,16 @@ TEST_CASE("Output modes decide what goes back to the host", "[sim][outputs]")
         }
     CHECK(summed);
 }
+
+TEST_CASE("IO tiles prefetch inputs while the other tiles compute", "[sim][io]")
+{
+    json plain = simulateFile("configs/mnist/train.json");
+    json io = simulateFile("configs/mnist/train.json", {"/workload/io_tiles=64"});
+    // Same data over the host link; only the first micro-batch's wait shows.
+    CHECK(io["ipus"][0]["host_bytes_to_ipu"] == plain["ipus"][0]["host_bytes_to_ipu"]);
+    CHECK(io["breakdown"]["host"].get<uint64_t>() * 20 < plain["breakdown"]["host"].get<uint64_t>());
+    CHECK(io["total_cycles"].get<uint64_t>() < plain["total_cycles"].get<uint64_t>());
+    CHECK(io["memory"][0]["bytes_by_kind"]["io tiles"].get<uint64_t>() == 2 * (40 * 784 * 4 + 40 * 4));
+    CHECK_THROWS_WITH(buildExperiment(kRoot + "/configs/mnist/train.json", {"/workload/io_tiles=20"}),
+                      Catch::Contains("/workload/io_tiles: expected 0 or an even number from 32 to 192"));
+}

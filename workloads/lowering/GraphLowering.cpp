@@ -117,6 +117,31 @@ void GraphLowering::lower(const Op& op)
 void GraphLowering::lowerHost(const Op& op)
 {
     uint64_t bytes = 0;
+    if (op.kind == OpKind::HostLoad && m_ioCount > 0) {
+        // Inputs land on the IO tiles (double-buffered: one micro-batch in use, the next
+        // arriving), then cross the exchange to the compute tiles.
+        const uint32_t chip = m_ioFirst + m_ioCount;
+        std::vector<ExchangeBytes> x(chip);
+        for (int t : op.outputs)
+            bytes += m_graph.tensor(t).bytes();
+        TileVector io = linearMapping(chip, bytes, kGrainBytes, m_ioFirst, m_ioCount);
+        TileVector buffers(io);
+        for (auto& b : buffers)
+            b *= 2;
+        m_b.allocate(op.name + " IO buffers", "io tiles", buffers, true);
+        m_b.host(op.name, Direction::ToIpu, bytes, true);
+        for (uint32_t tile = 0; tile < chip; ++tile)
+            x[tile].send += io[tile];
+        for (int t : op.outputs) {
+            const TileVector mapping = linearMapping(m_hw.tiles, m_graph.tensor(t).bytes(), kGrainBytes);
+            for (uint32_t tile = 0; tile < m_hw.tiles; ++tile)
+                x[tile].recv += mapping[tile];
+            produce(t, mapping);
+        }
+        m_b.sync();
+        m_b.exchange(op.name + ".from_io_tiles", x);
+        return;
+    }
     if (op.kind == OpKind::HostLoad) {
         for (int t : op.outputs) {
             bytes += m_graph.tensor(t).bytes();

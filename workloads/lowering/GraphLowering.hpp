@@ -36,6 +36,13 @@ public:
     }
     /** Optimizer state in Streaming Memory: loaded before and stored after each update. */
     void setOffloadOptimizer(bool offload) { m_offload = offload; }
+    /** Tiles [first, first + count) of the chip are IO tiles: host inputs are prefetched into
+     *  them and moved to the compute tiles (this lowering's tiles) over the exchange. */
+    void setIoTiles(uint32_t first, uint32_t count)
+    {
+        m_ioFirst = first;
+        m_ioCount = count;
+    }
     /** Output mode Sum: adds this micro-batch's outputs into always-live sums. */
     void lowerOutputSum(const std::vector<int>& outputs);
     /** Bytes this IPU keeps in Streaming Memory. */
@@ -72,6 +79,7 @@ private:
     uint32_t m_replicas = 1;
     bool m_sharded = false;
     bool m_offload = false;
+    uint32_t m_ioFirst = 0, m_ioCount = 0;
     uint64_t m_offloadedBytes = 0;
 };
 

@@ -82,9 +82,9 @@ void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, 
     body().push_back({c});
 }
 
-void ProgramBuilder::host(const std::string& name, Direction direction, uint64_t bytes)
+void ProgramBuilder::host(const std::string& name, Direction direction, uint64_t bytes, bool prefetch)
 {
-    HostTransferStep h{name, direction, bytes, m_point++};
+    HostTransferStep h{name, direction, bytes, m_point++, prefetch};
     body().push_back({h});
 }
 

@@ -37,7 +37,7 @@ public:
     void exchange(const std::string& name, const std::vector<ExchangeBytes>& perTile);
     void compute(const std::string& name, const TileVector& cycles, const std::vector<std::string>& vertexTypes,
                  uint32_t verticesPerActiveTile = 1);
-    void host(const std::string& name, Direction direction, uint64_t bytes);
+    void host(const std::string& name, Direction direction, uint64_t bytes, bool prefetch = false);
     void beginRepeat(const std::string& name, uint64_t count);
     void endRepeat();
     /** Steps from here to endFragment() form a fragment, run by call(). Emit every fragment

@@ -89,11 +89,14 @@ struct OutputPlan
 };
 
 Schedule singleIpu(const Graph& g, const TrainingOps& training, std::size_t forwardOps, bool train, const IpuParams& hw,
-                   const Placement& placement, bool offload, const OutputPlan& out, uint64_t G, uint64_t D)
+                   const Placement& placement, bool offload, uint32_t ioTiles, const OutputPlan& out, uint64_t G, uint64_t D)
 {
     // Fragments first (a micro-batch, the weight update, the outputs), then the loops that call them.
-    ProgramBuilder pb(hw);
+    IpuParams computeTiles = hw;
+    computeTiles.tiles -= ioTiles;
+    ProgramBuilder pb(computeTiles);
     GraphLowering lowering(g, pb);
+    lowering.setIoTiles(computeTiles.tiles, ioTiles);
     lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);
     lowering.setOffloadOptimizer(offload);
     lowering.placePersistent();
@@ -137,8 +140,10 @@ Schedule singleIpu(const Graph& g, const TrainingOps& training, std::size_t forw
 
 Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTensors& t, const TrainingOps& training,
                 std::size_t forwardOps, bool train, const SystemParams& system, const Placement& placement, bool offload,
-                const OutputPlan& out, uint64_t G, uint64_t D)
+                uint32_t ioTiles, const OutputPlan& out, uint64_t G, uint64_t D)
 {
+    IpuParams computeTiles = system.ipu;
+    computeTiles.tiles -= ioTiles;
     const uint32_t K = uint32_t(placement.stages.size());
     auto stageOf = [&](const Op& op) { return placement.stageOfBlock.at(op.block); };
     // Which stage produces each tensor (weights and their state live with their block).
@@ -153,8 +158,9 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
     std::vector<StageFragments> frags(K);
     std::vector<ProgramBuilder*> raw;
     for (uint32_t k = 0; k < K; ++k) {
-        builders.push_back(std::make_unique<ProgramBuilder>(system.ipu));
+        builders.push_back(std::make_unique<ProgramBuilder>(computeTiles));
         lowerings.push_back(std::make_unique<GraphLowering>(g, *builders[k]));
+        lowerings[k]->setIoTiles(computeTiles.tiles, ioTiles);
         lowerings[k]->setReplication(placement.replicas, placement.replicatedTensorSharding);
         lowerings[k]->setOffloadOptimizer(offload);
         lowerings[k]->placePersistent(placement.stages[k].blocks);
@@ -209,19 +215,19 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
             continue;
         // Activations the backward pass needs wait in a stash FIFO between the passes.
         const uint32_t depth = stashDepth(placement.kind, placement.schedule, K, k, true);
-        TileVector stashed(system.ipu.tiles, 0), copyCycles(system.ipu.tiles, 0);
+        TileVector stashed(computeTiles.tiles, 0), copyCycles(computeTiles.tiles, 0);
         std::set<int> counted;
         for (std::size_t i : bwdOps)
             if (stageOf(g.ops[i]) == k)
                 for (int in : g.ops[i].inputs) {
                     const auto role = g.tensor(in).role;
                     if ((role == TensorRole::Activation || role == TensorRole::Input) && l.placed(in) && counted.insert(in).second)
-                        for (uint32_t tile = 0; tile < system.ipu.tiles; ++tile)
+                        for (uint32_t tile = 0; tile < computeTiles.tiles; ++tile)
                             stashed[tile] += l.placement(in)[tile];
                 }
         if (depth > 0) {
             TileVector fifo(stashed);
-            for (uint32_t tile = 0; tile < system.ipu.tiles; ++tile) {
+            for (uint32_t tile = 0; tile < computeTiles.tiles; ++tile) {
                 fifo[tile] *= depth;
                 copyCycles[tile] = stashed[tile] ? costs::copy(system.ipu, stashed[tile], bytesOf(g.tensor(t.images).type)) : 0;
             }
@@ -284,6 +290,10 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
     if (!train && G != 1)
         cfg.fail("/run/gradient_accumulation", "expected 1: inference has no gradient accumulation");
     const bool offload = w.at("offload_optimizer");
+    const uint32_t ioTiles = w.at("io_tiles");
+    if (ioTiles != 0 && (ioTiles < 32 || ioTiles % 2 != 0 || ioTiles >= system.ipu.tiles))
+        cfg.fail("/workload/io_tiles", fmt::format("expected 0 or an even number from 32 to 192 below the {} tiles, found {}",
+                                                   system.ipu.tiles, ioTiles));
     if (offload && !train)
         cfg.fail("/workload/offload_optimizer", "expected false: inference has no optimizer state");
 
@@ -307,7 +317,7 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
 
     Schedule s;
     if (placement.kind == StrategyKind::Single) {
-        s = singleIpu(g, training, forwardOps, train, system.ipu, placement, offload, out, G, D);
+        s = singleIpu(g, training, forwardOps, train, system.ipu, placement, offload, ioTiles, out, G, D);
         if (placement.replicas > 1) {
             StrategyInfo info;
             info.kind = "single";
@@ -329,7 +339,7 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
             if (!train && D < stages)
                 cfg.fail("/run/device_iterations", fmt::format("expected at least {} (the pipeline's stages), found {}", stages, D));
         }
-        s = placed(cfg, g, t, training, forwardOps, train, system, placement, offload, out, G, D);
+        s = placed(cfg, g, t, training, forwardOps, train, system, placement, offload, ioTiles, out, G, D);
     }
     s.name = cfg.name;
     s.samplesPerHostCall = B * (train ? G : 1) * D * placement.replicas;

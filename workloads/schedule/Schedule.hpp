@@ -55,6 +55,9 @@ struct HostTransferStep
     Direction direction = Direction::ToIpu;
     uint64_t bytes = 0;
     uint32_t point = 0;
+    // Prefetch into IO tiles: wait only until this step's data (fetched during the previous
+    // micro-batch) is in, then fetch the next one in the background.
+    bool prefetch = false;
 };
 
 /** Bytes to or from one other IPU. */
