@@ -84,7 +84,8 @@ std::optional<config::LoadedConfig> inferencePhase(const config::LoadedConfig& t
     auto& w = doc.at("workload");
     w["mode"] = "infer";
     w["micro_batch"] = inf.at("micro_batch");
-    w["offload_optimizer"] = false;
+    w["offload_optimizer"] = false; // training-only options
+    w["recompute"] = "none";
     auto& r = doc.at("run");
     r["gradient_accumulation"] = 1;
     r["device_iterations"] = inf.at("device_iterations");

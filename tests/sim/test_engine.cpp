@@ -343,3 +343,20 @@ TEST_CASE("IO tiles prefetch inputs while the other tiles compute", "[sim][io]")
     CHECK_THROWS_WITH(buildExperiment(kRoot + "/configs/mnist/train.json", {"/workload/io_tiles=20"}),
                       Catch::Contains("/workload/io_tiles: expected 0 or an even number from 32 to 192"));
 }
+
+TEST_CASE("Recomputation trades stash memory for compute", "[sim][recompute]")
+{
+    const std::vector<std::string> oneCall{"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1"};
+    auto run = [&](const char* mode) {
+        std::vector<std::string> sets(oneCall);
+        sets.push_back(std::string("/workload/recompute=") + mode);
+        return simulateFile("configs/mnist/pipelined.json", sets);
+    };
+    json keep = run("none"), again = run("checkpoints");
+    for (int ipu = 0; ipu < 3; ++ipu)
+        CHECK(again["memory"][ipu]["bytes_by_kind"]["stash"].get<uint64_t>() < keep["memory"][ipu]["bytes_by_kind"]["stash"].get<uint64_t>());
+    // Stage 0 keeps only its input: 7 micro-batches of 40 images (fp32) per tile-linear layout.
+    CHECK(again["memory"][0]["bytes_by_kind"]["stash"] == 7ull * 40 * 784 * 4);
+    CHECK(again["breakdown"]["compute"].get<uint64_t>() > keep["breakdown"]["compute"].get<uint64_t>());
+    CHECK(again["ipus"][3]["breakdown"]["compute"] == keep["ipus"][3]["breakdown"]["compute"]); // the last stage keeps nothing
+}

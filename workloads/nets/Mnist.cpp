@@ -79,6 +79,12 @@ std::vector<const Op*> opsOf(const Graph& g, const std::vector<std::size_t>& ind
     return out;
 }
 
+/** Forward ops that recomputation runs again: not host loads (the data is kept) or the loss. */
+bool recomputable(const Op& op)
+{
+    return op.kind != OpKind::HostLoad && op.kind != OpKind::SoftmaxCrossEntropy;
+}
+
 /** Where outputs go back to the host (PopTorch OutputMode). */
 struct OutputPlan
 {
@@ -89,7 +95,8 @@ struct OutputPlan
 };
 
 Schedule singleIpu(const Graph& g, const TrainingOps& training, std::size_t forwardOps, bool train, const IpuParams& hw,
-                   const Placement& placement, bool offload, uint32_t ioTiles, const OutputPlan& out, uint64_t G, uint64_t D)
+                   const Placement& placement, bool offload, uint32_t ioTiles, bool recompute, const OutputPlan& out,
+                   uint64_t G, uint64_t D)
 {
     // Fragments first (a micro-batch, the weight update, the outputs), then the loops that call them.
     IpuParams computeTiles = hw;
@@ -103,6 +110,10 @@ Schedule singleIpu(const Graph& g, const TrainingOps& training, std::size_t forw
     const uint32_t microBatch = pb.beginFragment("micro-batch");
     for (std::size_t i = 0; i < forwardOps; ++i)
         lowering.lower(g.ops[i]);
+    if (recompute) // the backward pass uses activations computed again, not kept ones
+        for (std::size_t i = 0; i < forwardOps; ++i)
+            if (recomputable(g.ops[i]))
+                lowering.lower(g.ops[i]);
     for (std::size_t i : training.backward)
         lowering.lower(g.ops[i]);
     for (std::size_t i : training.accumulate)
@@ -140,7 +151,7 @@ Schedule singleIpu(const Graph& g, const TrainingOps& training, std::size_t forw
 
 Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTensors& t, const TrainingOps& training,
                 std::size_t forwardOps, bool train, const SystemParams& system, const Placement& placement, bool offload,
-                uint32_t ioTiles, const OutputPlan& out, uint64_t G, uint64_t D)
+                uint32_t ioTiles, bool recompute, const OutputPlan& out, uint64_t G, uint64_t D)
 {
     IpuParams computeTiles = system.ipu;
     computeTiles.tiles -= ioTiles;
@@ -215,16 +226,29 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
             continue;
         // Activations the backward pass needs wait in a stash FIFO between the passes.
         const uint32_t depth = stashDepth(placement.kind, placement.schedule, K, k, true);
+        // With recomputation only the stage's inputs (its checkpoints) wait for the backward
+        // pass; otherwise every activation the backward pass reads.
+        const bool recomputeHere = recompute && depth > 0;
+        std::set<int> keep;
+        if (recomputeHere) {
+            for (std::size_t i : fwdOps)
+                if (stageOf(g.ops[i]) == k && recomputable(g.ops[i]))
+                    for (int in : g.ops[i].inputs)
+                        if (g.tensor(in).role == TensorRole::Input || (producer[std::size_t(in)] >= 0 && uint32_t(producer[std::size_t(in)]) != k))
+                            keep.insert(in);
+        } else {
+            for (std::size_t i : bwdOps)
+                if (stageOf(g.ops[i]) == k)
+                    for (int in : g.ops[i].inputs) {
+                        const auto role = g.tensor(in).role;
+                        if ((role == TensorRole::Activation || role == TensorRole::Input) && l.placed(in))
+                            keep.insert(in);
+                    }
+        }
         TileVector stashed(computeTiles.tiles, 0), copyCycles(computeTiles.tiles, 0);
-        std::set<int> counted;
-        for (std::size_t i : bwdOps)
-            if (stageOf(g.ops[i]) == k)
-                for (int in : g.ops[i].inputs) {
-                    const auto role = g.tensor(in).role;
-                    if ((role == TensorRole::Activation || role == TensorRole::Input) && l.placed(in) && counted.insert(in).second)
-                        for (uint32_t tile = 0; tile < computeTiles.tiles; ++tile)
-                            stashed[tile] += l.placement(in)[tile];
-                }
+        for (int in : keep)
+            for (uint32_t tile = 0; tile < computeTiles.tiles; ++tile)
+                stashed[tile] += l.placement(in)[tile];
         if (depth > 0) {
             TileVector fifo(stashed);
             for (uint32_t tile = 0; tile < computeTiles.tiles; ++tile) {
@@ -239,6 +263,13 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
             frags[k].restore = int(b.beginFragment("restore"));
             b.sync();
             b.compute("restore", copyCycles, {"Copy"});
+            b.endFragment();
+        }
+        if (recomputeHere) {
+            frags[k].recompute = int(b.beginFragment("recompute"));
+            for (std::size_t i : fwdOps)
+                if (stageOf(g.ops[i]) == k && recomputable(g.ops[i]))
+                    l.lower(g.ops[i]);
             b.endFragment();
         }
         frags[k].bwd = int(b.beginFragment("backward"));
@@ -291,6 +322,9 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
         cfg.fail("/run/gradient_accumulation", "expected 1: inference has no gradient accumulation");
     const bool offload = w.at("offload_optimizer");
     const uint32_t ioTiles = w.at("io_tiles");
+    const bool recompute = w.at("recompute") == "checkpoints";
+    if (recompute && !train)
+        cfg.fail("/workload/recompute", "expected \"none\": inference keeps no activations for a backward pass");
     if (ioTiles != 0 && (ioTiles < 32 || ioTiles % 2 != 0 || ioTiles >= system.ipu.tiles))
         cfg.fail("/workload/io_tiles", fmt::format("expected 0 or an even number from 32 to 192 below the {} tiles, found {}",
                                                    system.ipu.tiles, ioTiles));
@@ -317,7 +351,7 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
 
     Schedule s;
     if (placement.kind == StrategyKind::Single) {
-        s = singleIpu(g, training, forwardOps, train, system.ipu, placement, offload, ioTiles, out, G, D);
+        s = singleIpu(g, training, forwardOps, train, system.ipu, placement, offload, ioTiles, recompute, out, G, D);
         if (placement.replicas > 1) {
             StrategyInfo info;
             info.kind = "single";
@@ -339,7 +373,7 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
             if (!train && D < stages)
                 cfg.fail("/run/device_iterations", fmt::format("expected at least {} (the pipeline's stages), found {}", stages, D));
         }
-        s = placed(cfg, g, t, training, forwardOps, train, system, placement, offload, ioTiles, out, G, D);
+        s = placed(cfg, g, t, training, forwardOps, train, system, placement, offload, ioTiles, recompute, out, G, D);
     }
     s.name = cfg.name;
     s.samplesPerHostCall = B * (train ? G : 1) * D * placement.replicas;

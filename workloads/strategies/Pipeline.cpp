@@ -83,6 +83,8 @@ void emitCycle(const std::vector<ProgramBuilder*>& builders, const std::vector<S
         if (bwd[k]) {
             if (st[k].restore >= 0)
                 b.call(uint32_t(st[k].restore), mb.bwd[k], mb.perIteration);
+            if (st[k].recompute >= 0)
+                b.call(uint32_t(st[k].recompute), mb.bwd[k], mb.perIteration);
             b.call(uint32_t(st[k].bwd), mb.bwd[k], mb.perIteration);
         }
         // Every stage takes part in the copy, so Poplar can run the copies in parallel.

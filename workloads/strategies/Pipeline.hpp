@@ -34,7 +34,7 @@ uint32_t stashDepth(StrategyKind kind, PipelineSchedule schedule, uint32_t stage
 struct StageFragments
 {
     uint32_t ipu = 0;
-    int fwd = -1, stash = -1, restore = -1, bwd = -1, update = -1, output = -1;
+    int fwd = -1, stash = -1, restore = -1, recompute = -1, bwd = -1, update = -1, output = -1;
     uint64_t fwdBytesToNext = 0, bwdBytesToPrevious = 0;
     bool outputPerMicroBatch = false; // call `output` after each forward (every outputPeriod-th)
     uint32_t outputPeriod = 1;
