@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Simulator speed benchmark (not a test): runs each case in a child process (SystemC elaborates
 // once per process), several times, and prints median wall time and rates.
+#include "sim/config/ConfigLoader.hpp"
 #include "sim/engine/Simulation.hpp"
 
 #include <fmt/format.h>
@@ -19,6 +20,8 @@ namespace {
 struct Case
 {
     std::string name, config;
+    std::vector<std::string> sets;
+    bool inferencePhase = false; // simulate the config's inference phase instead
 };
 
 struct Figures
@@ -37,7 +40,10 @@ Figures runOnce(const Case& c)
         close(fds[0]);
         Figures f;
         auto t0 = std::chrono::steady_clock::now();
-        ipusim::Experiment e = ipusim::buildExperiment(c.config);
+        ipusim::config::LoadedConfig cfg = ipusim::config::loadConfig(c.config, c.sets);
+        if (c.inferencePhase)
+            cfg = *ipusim::inferencePhase(cfg);
+        ipusim::Experiment e = ipusim::buildExperiment(cfg);
         ipusim::Simulation sim(e);
         auto t1 = std::chrono::steady_clock::now();
         ipusim::SimResult r = sim.run();
@@ -71,13 +77,25 @@ int main(int argc, char* argv[])
 int sc_main(int argc, char* argv[])
 {
     const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
-    const std::vector<Case> cases = {
-        {"superstep_loop (10,000 supersteps x 1,472 tiles)", "configs/schedules/superstep_loop.json"},
-        {"mnist training step (batch 40, fp32)", "configs/default.json"},
-        {"mnist training host call (40 x GA 10 x DI 10)", "configs/mnist/train.json"},
-        {"mnist inference host call (8 x DI 100)", "configs/mnist/infer.json"},
+    const std::vector<std::string> oneCall{"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1"};
+    auto pod64 = [&](int replicas) {
+        std::vector<std::string> sets(oneCall);
+        for (const char* s : {"/system/num_ipus=64", "/system/topology/wrap=true"})
+            sets.push_back(s);
+        sets.push_back("/workload/strategy/replicas=" + std::to_string(replicas));
+        return sets;
     };
-    fmt::print("{:<50} {:>10} {:>10} {:>14} {:>16} {:>16}\n", "case (median of " + std::to_string(repeats) + ")",
+    std::vector<Case> cases = {
+        {"superstep_loop (10,000 supersteps x 1,472 tiles)", "configs/schedules/superstep_loop.json", {}},
+        {"mnist training step (batch 40, fp32)", "configs/default.json", {}},
+        {"mnist training host call (40 x GA 10 x DI 10)", "configs/mnist/train.json", {}},
+        {"mnist inference host call (8 x DI 100)", "configs/mnist/infer.json", {}},
+        {"tutorial: pipelined training, 3 epochs, 4 IPUs", "configs/mnist/pipelined.json", {}},
+        {"tutorial: pipelined inference, 10,000 images", "configs/mnist/pipelined.json", {}, true},
+    };
+    for (int r : {1, 4, 16})
+        cases.push_back({"pipelined host call, POD64, " + std::to_string(r) + " replica(s)", "configs/mnist/pipelined_pod16.json", pod64(r)});
+    fmt::print("{:<52} {:>10} {:>10} {:>14} {:>16} {:>16}\n", "case (median of " + std::to_string(repeats) + ")",
                "build s", "sim s", "cycles", "cycles/s", "tile-steps/s");
     for (const auto& c : cases) {
         std::vector<Figures> runs;
@@ -92,7 +110,7 @@ int sc_main(int argc, char* argv[])
         };
         const double build = median([](const Figures& f) { return f.buildSeconds; });
         const double sim = median([](const Figures& f) { return f.simSeconds; });
-        fmt::print("{:<50} {:>10.4f} {:>10.4f} {:>14} {:>16.3e} {:>16.3e}\n", c.name, build, sim, runs[0].cycles,
+        fmt::print("{:<52} {:>10.4f} {:>10.4f} {:>14} {:>16.3e} {:>16.3e}\n", c.name, build, sim, runs[0].cycles,
                    runs[0].cycles / sim, runs[0].tileSupersteps / sim);
     }
     return 0;
