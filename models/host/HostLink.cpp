@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "models/host/HostLink.hpp"
 
-#include <cmath>
+#include "models/link/StreamTiming.hpp"
 
 namespace ipusim {
 
@@ -14,8 +14,7 @@ uint64_t HostLink::transferCycles(uint64_t bytes) const
 {
     if (bytes == 0)
         return 0;
-    const long double bytesPerCycle = (long double)m_link.bandwidthBytesPerSecond * m_link.efficiency / m_clockHz;
-    return m_link.latencyCycles + uint64_t(std::ceil((long double)bytes / bytesPerCycle - 1e-9L));
+    return m_link.latencyCycles + streamCycles(bytes, m_link.bandwidthBytesPerSecond, m_link.efficiency, m_clockHz);
 }
 
 uint64_t HostLink::transfer(Direction direction, uint64_t bytes)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "models/link/IpuLinks.hpp"
 
-#include <cmath>
+#include "models/link/StreamTiming.hpp"
 #include <stdexcept>
 #include <string>
 
@@ -19,8 +19,7 @@ uint64_t IpuLinks::transferCycles(uint32_t from, uint32_t to, uint64_t bytes) co
     const Topology::Route r = m_topology.route(from, to);
     if (r.hops == 0)
         throw std::logic_error("no IPU-Link route from IPU " + std::to_string(from) + " to IPU " + std::to_string(to));
-    const long double bytesPerCycle = (long double)r.links * m_link.bandwidthBytesPerSecond * m_link.efficiency / m_clockHz;
-    return r.hops * m_link.latencyCycles + uint64_t(std::ceil((long double)bytes / bytesPerCycle - 1e-9L));
+    return r.hops * m_link.latencyCycles + streamCycles(bytes, r.links * m_link.bandwidthBytesPerSecond, m_link.efficiency, m_clockHz);
 }
 
 } // namespace ipusim

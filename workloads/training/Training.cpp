@@ -57,10 +57,8 @@ TrainingOps addTraining(Graph& g, int loss, bool accumulate, Precision partials)
         const TensorDesc d = g.tensor(t);
         return g.addTensor("d" + d.name, d.shape, d.type, role);
     };
-    std::string block;
     auto emit = [&](Op op) {
         op.forward = false;
-        op.block = block;
         g.ops.push_back(std::move(op));
         out.backward.push_back(g.ops.size() - 1);
     };
@@ -69,7 +67,6 @@ TrainingOps addTraining(Graph& g, int loss, bool accumulate, Precision partials)
         if (op.kind == OpKind::HostLoad || op.kind == OpKind::HostStore)
             continue;
         const int y = op.outputs.empty() ? -1 : op.outputs[0];
-        block = op.block;
         g.currentBlock = op.block; // gradients live with the op that makes them
         if (op.kind == OpKind::SoftmaxCrossEntropy) {
             if (y != loss)
@@ -87,20 +84,20 @@ TrainingOps addTraining(Graph& g, int loss, bool accumulate, Precision partials)
         switch (op.kind) {
         case OpKind::BiasAdd: {
             const int db = newGrad(op.inputs[1], TensorRole::WeightGradient);
-            emit({op.name + ".grad", OpKind::BiasGrad, {dy}, {db}, {}, {}, 1, op.channels, false});
+            emit({op.name + ".grad", OpKind::BiasGrad, {dy}, {db}, {}, {}, 1, op.channels, false, op.block});
             weightGrads.push_back({op.inputs[1], db});
             grad[op.inputs[0]] = dy; // the gradient passes through unchanged
             break;
         }
         case OpKind::Relu: {
             const int dx = newGrad(op.inputs[0], TensorRole::Gradient);
-            emit({op.name + ".grad", OpKind::ReluGrad, {dy, y}, {dx}, {}, {}, 1, 1, false});
+            emit({op.name + ".grad", OpKind::ReluGrad, {dy, y}, {dx}, {}, {}, 1, 1, false, op.block});
             grad[op.inputs[0]] = dx;
             break;
         }
         case OpKind::MaxPool: {
             const int dx = newGrad(op.inputs[0], TensorRole::Gradient);
-            emit({op.name + ".grad", OpKind::MaxPoolGrad, {dy, op.inputs[0], y}, {dx}, {}, {}, op.window, 1, false});
+            emit({op.name + ".grad", OpKind::MaxPoolGrad, {dy, op.inputs[0], y}, {dx}, {}, {}, op.window, 1, false, op.block});
             grad[op.inputs[0]] = dx;
             break;
         }

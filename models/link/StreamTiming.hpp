@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+namespace ipusim {
+
+/** Tile cycles to stream `bytes` over a link of `bytesPerSecond` at `efficiency`, rounded up
+ *  (the shared rule of host links, IPU-Links and Streaming Memory; latency is added by each). */
+inline uint64_t streamCycles(uint64_t bytes, double bytesPerSecond, double efficiency, double clockHz)
+{
+    const long double bytesPerCycle = (long double)bytesPerSecond * efficiency / clockHz;
+    return uint64_t(std::ceil((long double)bytes / bytesPerCycle - 1e-9L));
+}
+
+} // namespace ipusim
