@@ -180,26 +180,32 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                          {"hops", e.system.topology.route(fromTo.first, fromTo.second).hops}});
     json pipeline = nullptr;
     if (e.schedule.strategy) {
-        // Bubble: the share of IPU time not spent inside a stage's forward/backward/update work.
+        // Bubble: the share of IPU time not spent inside a stage's work (fragments).
         const auto& st = *e.schedule.strategy;
+        auto ipuById = [&](uint32_t id) -> const Ipu& {
+            for (std::size_t i = 0; i < sim.ipus().size(); ++i)
+                if (e.schedule.programs[i].ipu == id)
+                    return *sim.ipus()[i];
+            throw std::logic_error("no IPU " + std::to_string(id));
+        };
         json stages = json::array();
-        uint64_t busy = 0, span = 0;
         for (std::size_t k = 0; k < st.stages.size(); ++k) {
-            const Ipu& ipu = *sim.ipus()[k];
+            const Ipu& ipu = ipuById(st.stages[k].ipu);
             auto mean = [&](int f) {
                 if (f < 0 || !ipu.fragments()[std::size_t(f)].calls)
                     return 0.0;
                 return double(ipu.fragments()[std::size_t(f)].cycles) / double(ipu.fragments()[std::size_t(f)].calls);
             };
-            uint64_t inside = 0;
-            for (const auto& f : ipu.fragments())
-                inside += f.cycles;
-            busy += inside;
-            span += ipu.cycle();
             stages.push_back({{"stage", k}, {"ipu", st.stages[k].ipu}, {"blocks", st.stages[k].blocks},
                               {"forward_cycles", mean(st.stages[k].forwardFragment)},
                               {"backward_cycles", mean(st.stages[k].backwardFragment)},
-                              {"busy_cycles", inside}, {"stash_depth", st.stages[k].stashDepth}});
+                              {"stash_depth", st.stages[k].stashDepth}});
+        }
+        uint64_t busy = 0, span = 0;
+        for (const auto& ipu : sim.ipus()) {
+            for (const auto& f : ipu->fragments())
+                busy += f.cycles;
+            span += ipu->cycle();
         }
         pipeline = {{"kind", st.kind}, {"schedule", st.schedule}, {"pipeline_cycles", st.pipelineCycles},
                     {"replicas", st.replicas}, {"replicated_tensor_sharding", st.replicatedTensorSharding},
@@ -290,9 +296,9 @@ void printSummary(std::ostream& out, const json& s)
             fmt::print(out, "  {} replicas{}, gradients averaged over IPU-Link rings\n", p.at("replicas").get<int>(),
                        p.at("replicated_tensor_sharding").get<bool>() ? " with sharded optimizer state" : "");
         if (!p.at("bubble_fraction").is_null())
-            fmt::print(out, "  {} ({}): {} pipeline cycles per step, bubble {:.1f} %\n", p.at("kind").get<std::string>(),
+            fmt::print(out, "  {} ({}): {} {} per step, bubble {:.1f} %\n", p.at("kind").get<std::string>(),
                        p.at("schedule").get<std::string>(), p.at("pipeline_cycles").get<uint64_t>(),
-                       100 * p.at("bubble_fraction").get<double>());
+                       p.at("kind") == "phased" ? "phase turns" : "pipeline cycles", 100 * p.at("bubble_fraction").get<double>());
         for (const auto& st : p.at("stages"))
             if (!p.at("bubble_fraction").is_null())
                 fmt::print(out, "    stage {} on IPU {} [{}]: forward {:.0f}, backward {:.0f} cycles, stash depth {}\n",

@@ -28,7 +28,7 @@ cmp -s "$out/a/trace.json" "$out/b/trace.json" && ok || fail "traces differ betw
 strip() { sed '/"simulator": {/,/}/d' "$1"; }
 [ "$(strip "$out/a/summary.json")" = "$(strip "$out/b/summary.json")" ] && ok || fail "summaries differ between identical runs"
 
-for f in configs/schedules/*.json configs/mnist/train.json configs/mnist/infer.json configs/mnist/pipelined*.json configs/mnist/sharded.json configs/mnist/offload_optimiser.json; do
+for f in configs/schedules/*.json configs/mnist/train.json configs/mnist/infer.json configs/mnist/pipelined*.json configs/mnist/sharded.json configs/mnist/offload_optimiser.json configs/mnist/phased_*.json; do
   expect 0 "total" -- "$ipusim" run "$f" --out "$out/c"
 done
 expect 0 "/system/ipu/tiles" -- "$ipusim" params

@@ -360,3 +360,28 @@ TEST_CASE("Recomputation trades stash memory for compute", "[sim][recompute]")
     CHECK(again["breakdown"]["compute"].get<uint64_t>() > keep["breakdown"]["compute"].get<uint64_t>());
     CHECK(again["ipus"][3]["breakdown"]["compute"] == keep["ipus"][3]["breakdown"]["compute"]); // the last stage keeps nothing
 }
+
+TEST_CASE("Phased execution streams each phase's weights; parallel phases overlap the loads", "[sim][phased]")
+{
+    const std::vector<std::string> oneCall{"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1"};
+    json serial = simulateFile("configs/mnist/phased_serial.json", oneCall);
+    json parallel = simulateFile("configs/mnist/phased_parallel.json", oneCall);
+    CHECK(serial["ipus"].size() == 1);
+    CHECK(parallel["ipus"].size() == 2);
+    // The same traffic to and from Streaming Memory, but the parallel run hides loads.
+    uint64_t serialLoaded = serial["ipus"][0]["streaming_memory_bytes_loaded"];
+    uint64_t parallelLoaded = parallel["ipus"][0]["streaming_memory_bytes_loaded"].get<uint64_t>() +
+                              parallel["ipus"][1]["streaming_memory_bytes_loaded"].get<uint64_t>();
+    CHECK(serialLoaded == parallelLoaded);
+    CHECK(parallel["total_cycles"].get<uint64_t>() < serial["total_cycles"].get<uint64_t>());
+    // Weights are loaded for every forward and backward turn of each of the 100 micro-batches,
+    // and once more per weight update (10 updates).
+    const uint64_t weights = 4ull * (10 * 25 + 10 + 20 * 10 * 25 + 20 + 320 * 256 + 256 + 256 * 10 + 10);
+    CHECK(serialLoaded > weights * (2 * 100 + 10));
+    // Weights are not resident: none are always live.
+    for (const auto& t : serial["memory"][0]["worst_tiles"][0]["live"])
+        if (t["kind"] == "weight")
+            CHECK_FALSE(t["always_live"].get<bool>());
+    CHECK_THROWS_WITH(buildExperiment(kRoot + "/configs/mnist/phased_parallel.json", {"/system/num_ipus=1"}),
+                      Catch::Contains("/workload/strategy/phased: expected \"serial\": parallel phases need 2 IPUs"));
+}

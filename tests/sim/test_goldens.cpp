@@ -66,6 +66,8 @@ TEST_CASE("Golden: mnist/pipelined_infer", "[golden]") { checkGolden("configs/mn
 TEST_CASE("Golden: mnist/pipelined_pod16", "[golden]") { checkGolden("configs/mnist/pipelined_pod16.json"); }
 TEST_CASE("Golden: mnist/sharded", "[golden]") { checkGolden("configs/mnist/sharded.json"); }
 TEST_CASE("Golden: mnist/offload_optimiser", "[golden]") { checkGolden("configs/mnist/offload_optimiser.json"); }
+TEST_CASE("Golden: mnist/phased_serial", "[golden]") { checkGolden("configs/mnist/phased_serial.json"); }
+TEST_CASE("Golden: mnist/phased_parallel", "[golden]") { checkGolden("configs/mnist/phased_parallel.json"); }
 TEST_CASE("Golden: schedules/amp_matmul", "[golden]") { checkGolden("configs/schedules/amp_matmul.json"); }
 TEST_CASE("Golden: schedules/all_to_all", "[golden]") { checkGolden("configs/schedules/all_to_all.json"); }
 TEST_CASE("Golden: schedules/superstep_loop", "[golden]") { checkGolden("configs/schedules/superstep_loop.json"); }

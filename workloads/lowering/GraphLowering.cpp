@@ -567,3 +567,30 @@ void GraphLowering::lowerOutputSum(const std::vector<int>& outputs)
 }
 
 } // namespace ipusim
+
+namespace ipusim {
+
+void GraphLowering::streamIn(const std::string& name, const std::vector<int>& tensors)
+{
+    uint64_t bytes = 0;
+    for (int t : tensors) {
+        const TensorDesc& d = m_graph.tensor(t);
+        bytes += d.bytes();
+        m_handle[std::size_t(t)] = m_b.allocate(d.name + " (streamed)", kindOf(d.role), linearMapping(m_hw.tiles, d.bytes(), kGrainBytes));
+    }
+    m_b.sync();
+    m_b.streamingMemory(name, Direction::ToIpu, bytes);
+}
+
+void GraphLowering::streamOut(const std::string& name, const std::vector<int>& tensors)
+{
+    uint64_t bytes = 0;
+    for (int t : tensors)
+        bytes += m_graph.tensor(t).bytes();
+    m_b.sync();
+    m_b.streamingMemory(name, Direction::FromIpu, bytes);
+    for (int t : tensors)
+        m_b.touch(handleOf(t));
+}
+
+} // namespace ipusim

@@ -43,6 +43,10 @@ public:
         m_ioFirst = first;
         m_ioCount = count;
     }
+    /** Phased execution: tensors come in from Streaming Memory in one load (placed linearly,
+     *  replacing any earlier placement) and go back in one store. */
+    void streamIn(const std::string& name, const std::vector<int>& tensors);
+    void streamOut(const std::string& name, const std::vector<int>& tensors);
     /** Output mode Sum: adds this micro-batch's outputs into always-live sums. */
     void lowerOutputSum(const std::vector<int>& outputs);
     /** Bytes this IPU keeps in Streaming Memory. */

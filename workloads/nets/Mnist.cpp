@@ -307,6 +307,205 @@ Schedule placed(const config::LoadedConfig& cfg, const Graph& g, const MnistTens
     return s;
 }
 
+Schedule phasedRun(const config::LoadedConfig& cfg, const Graph& g, const MnistTensors& t, const TrainingOps& training,
+                   std::size_t forwardOps, bool train, const SystemParams& system, const Placement& placement, uint32_t ioTiles,
+                   const OutputPlan& out, uint64_t G, uint64_t D)
+{
+    // Phases take turns; nothing of a phase stays on chip between its turns: its weights (and,
+    // for the update, accumulators and optimizer state) stream in from Streaming Memory, and the
+    // activations its backward pass needs go out after its forward pass and come back for it.
+    const uint32_t P = uint32_t(placement.stages.size());
+    const uint32_t groups = placement.parallelPhases ? 2 : 1;
+    IpuParams computeTiles = system.ipu;
+    computeTiles.tiles -= ioTiles;
+    std::vector<std::unique_ptr<ProgramBuilder>> builders;
+    std::vector<std::unique_ptr<GraphLowering>> lowerings;
+    for (uint32_t i = 0; i < groups; ++i) {
+        builders.push_back(std::make_unique<ProgramBuilder>(computeTiles));
+        lowerings.push_back(std::make_unique<GraphLowering>(g, *builders[i]));
+        lowerings[i]->setIoTiles(computeTiles.tiles, ioTiles);
+        lowerings[i]->setReplication(placement.replicas, placement.replicatedTensorSharding);
+    }
+    auto phaseOf = [&](const Op& op) { return placement.stageOfBlock.at(op.block); };
+    auto ipuOf = [&](uint32_t p) { return placement.stages[p].ipu; };
+    std::vector<int> producer(g.tensors.size(), -1);
+    for (const auto& op : g.ops)
+        for (int o : op.outputs)
+            if (producer[std::size_t(o)] < 0)
+                producer[std::size_t(o)] = int(phaseOf(op));
+    auto tensorsOf = [&](uint32_t p, std::initializer_list<TensorRole> roles) {
+        std::vector<int> out;
+        for (std::size_t i = 0; i < g.tensors.size(); ++i)
+            if (placement.stageOfBlock.count(g.tensors[i].block) && placement.stageOfBlock.at(g.tensors[i].block) == p &&
+                std::find(roles.begin(), roles.end(), g.tensors[i].role) != roles.end())
+                out.push_back(int(i));
+        return out;
+    };
+    std::vector<std::size_t> fwdOps, bwdOps(training.backward);
+    for (std::size_t i = 0; i < forwardOps; ++i)
+        fwdOps.push_back(i);
+    bwdOps.insert(bwdOps.end(), training.accumulate.begin(), training.accumulate.end());
+
+    // Tensors crossing between phases on different IPUs arrive over IPU-Links.
+    std::vector<uint64_t> fwdBytes(P, 0), bwdBytes(P, 0);
+    for (const auto* list : {&fwdOps, &bwdOps})
+        for (std::size_t i : *list) {
+            const uint32_t p = phaseOf(g.ops[i]);
+            for (int in : g.ops[i].inputs) {
+                const int from = producer[std::size_t(in)];
+                if (from < 0 || uint32_t(from) == p || ipuOf(uint32_t(from)) == ipuOf(p) || lowerings[ipuOf(p)]->placed(in))
+                    continue;
+                if (g.tensor(in).role == TensorRole::Weight || g.tensor(in).role == TensorRole::Accumulator)
+                    continue;
+                lowerings[ipuOf(p)]->importTensor(in);
+                (list == &fwdOps ? fwdBytes : bwdBytes)[std::size_t(from)] += g.tensor(in).bytes();
+            }
+        }
+
+    std::vector<int> fwdLoad(P, -1), fwd(P, -1), bwdLoad(P, -1), bwd(P, -1), update(P, -1);
+    std::vector<std::vector<int>> saved(P);
+    Op store{"host.store", OpKind::HostStore, out.tensors, {}, {}, {}, 1, 1, true, "B4"};
+    const uint32_t last = placement.stageOfBlock.at("B4");
+    int output = -1;
+    for (uint32_t p = 0; p < P; ++p) {
+        ProgramBuilder& b = *builders[ipuOf(p)];
+        GraphLowering& l = *lowerings[ipuOf(p)];
+        fwdLoad[p] = int(b.beginFragment("load weights"));
+        l.streamIn("phase weights load", tensorsOf(p, {TensorRole::Weight}));
+        b.endFragment();
+        fwd[p] = int(b.beginFragment("forward"));
+        for (std::size_t i : fwdOps)
+            if (phaseOf(g.ops[i]) == p)
+                l.lower(g.ops[i]);
+        if (p == last && out.mode == OutputPlan::Mode::Sum)
+            l.lowerOutputSum(out.tensors);
+        if (train) {
+            std::set<int> keep;
+            for (std::size_t i : bwdOps)
+                if (phaseOf(g.ops[i]) == p)
+                    for (int in : g.ops[i].inputs)
+                        if ((g.tensor(in).role == TensorRole::Activation || g.tensor(in).role == TensorRole::Input) && l.placed(in))
+                            keep.insert(in);
+            saved[p].assign(keep.begin(), keep.end());
+            l.streamOut("activations store", saved[p]);
+        }
+        b.endFragment();
+        if (p == last) {
+            output = int(b.beginFragment("output"));
+            l.lower(store);
+            b.endFragment();
+        }
+    }
+    if (train) {
+        for (uint32_t p = P; p-- > 0;) {
+            ProgramBuilder& b = *builders[ipuOf(p)];
+            GraphLowering& l = *lowerings[ipuOf(p)];
+            std::vector<int> in = tensorsOf(p, {TensorRole::Weight, TensorRole::Accumulator});
+            in.insert(in.end(), saved[p].begin(), saved[p].end());
+            bwdLoad[p] = int(b.beginFragment("load for backward"));
+            l.streamIn("phase backward load", in);
+            b.endFragment();
+            bwd[p] = int(b.beginFragment("backward"));
+            for (std::size_t i : bwdOps)
+                if (phaseOf(g.ops[i]) == p)
+                    l.lower(g.ops[i]);
+            l.streamOut("accumulators store", tensorsOf(p, {TensorRole::Accumulator}));
+            b.endFragment();
+        }
+        for (uint32_t p = 0; p < P; ++p) {
+            ProgramBuilder& b = *builders[ipuOf(p)];
+            GraphLowering& l = *lowerings[ipuOf(p)];
+            update[p] = int(b.beginFragment("update"));
+            l.streamIn("phase update load", tensorsOf(p, {TensorRole::Weight, TensorRole::Accumulator, TensorRole::OptimizerState}));
+            l.lowerUpdate(opsOf(g, training.update, [&](const Op& op) { return phaseOf(op) == p; }), placement.ring(p));
+            l.streamOut("phase update store", tensorsOf(p, {TensorRole::Weight, TensorRole::OptimizerState}));
+            b.endFragment();
+        }
+    }
+
+    // One slot per phase turn: the phase's IPU computes while (parallel) the other IPU loads
+    // the next phase; then the crossing tensors move and everyone syncs.
+    auto barrier = [&] {
+        for (auto& b : builders)
+            groups > 1 ? b->externalSync() : b->sync();
+    };
+    auto copy = [&](uint32_t from, uint32_t to, uint64_t bytes) {
+        if (groups < 2)
+            return;
+        for (uint32_t i = 0; i < groups; ++i) {
+            std::vector<IpuTransfer> send, recv;
+            if (i == ipuOf(from) && ipuOf(from) != ipuOf(to) && bytes)
+                send.push_back({ipuOf(to), bytes});
+            if (i == ipuOf(to) && ipuOf(from) != ipuOf(to) && bytes)
+                recv.push_back({ipuOf(from), bytes});
+            builders[i]->ipuCopy("phase copy", std::move(send), std::move(recv));
+        }
+    };
+    auto slots = [&](bool backward) {
+        for (uint32_t n = 0; n < P; ++n) {
+            const uint32_t p = backward ? P - 1 - n : n;
+            const auto& load = backward ? bwdLoad : fwdLoad;
+            const auto& work = backward ? bwd : fwd;
+            ProgramBuilder& b = *builders[ipuOf(p)];
+            if ((groups == 1 || n == 0) && load[p] >= 0)
+                b.call(uint32_t(load[p]));
+            b.call(uint32_t(work[p]), 0, train && G > 1);
+            if (!backward && p == last && out.perMicroBatch())
+                b.call(uint32_t(output), -1, false, out.period);
+            const bool more = n + 1 < P;
+            const uint32_t next = backward ? p - 1 : p + 1;
+            if (groups > 1 && more)
+                builders[ipuOf(next)]->call(uint32_t(load[next])); // overlaps this phase's compute
+            if (groups > 1 && !more && !backward && train)
+                b.call(uint32_t(bwdLoad[p]));                        // the backward starts here
+            if (more)
+                copy(p, next, backward ? bwdBytes[p] : fwdBytes[p]);
+            barrier();
+        }
+    };
+    for (auto& b : builders)
+        b->beginRepeat("device_iterations", D);
+    if (train && G > 1)
+        for (auto& b : builders)
+            b->beginRepeat("gradient_accumulation", G);
+    slots(false);
+    if (train) {
+        // In a parallel run the last phase's backward load was issued after its forward.
+        if (groups > 1)
+            bwdLoad[last] = -1;
+        slots(true);
+    }
+    if (train && G > 1)
+        for (auto& b : builders)
+            b->endRepeat();
+    if (train) {
+        for (uint32_t p = 0; p < P; ++p)
+            builders[ipuOf(p)]->call(uint32_t(update[p]));
+        barrier();
+    }
+    for (auto& b : builders)
+        b->endRepeat();
+    if (!out.perMicroBatch())
+        builders[ipuOf(last)]->call(uint32_t(output));
+    barrier();
+
+    Schedule sched;
+    for (uint32_t i = 0; i < groups; ++i)
+        sched.programs.push_back(builders[i]->finish(i));
+    StrategyInfo info;
+    info.kind = "phased";
+    info.schedule = placement.parallelPhases ? "parallel" : "serial";
+    info.pipelineCycles = (train ? 2 * P : P) * (train ? G : 1); // phase turns per device iteration
+    info.replicas = placement.replicas;
+    info.replicatedTensorSharding = placement.replicatedTensorSharding;
+    for (uint32_t p = 0; p < P; ++p)
+        info.stages.push_back({ipuOf(p), placement.stages[p].blocks, 0, fwd[p], bwd[p]});
+    sched.strategy = info;
+    (void)cfg;
+    (void)t;
+    return sched;
+}
+
 } // namespace
 
 Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams& system, uint64_t G, uint64_t D)
@@ -350,7 +549,11 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
         training = addTraining(g, t.loss, G > 1 || K > 1, partials);
 
     Schedule s;
-    if (placement.kind == StrategyKind::Single) {
+    if (placement.kind == StrategyKind::Phased) {
+        if (offload)
+            cfg.fail("/workload/offload_optimizer", "expected false: phased execution streams all optimizer state already");
+        s = phasedRun(cfg, g, t, training, forwardOps, train, system, placement, ioTiles, out, G, D);
+    } else if (placement.kind == StrategyKind::Single) {
         s = singleIpu(g, training, forwardOps, train, system.ipu, placement, offload, ioTiles, recompute, out, G, D);
         if (placement.replicas > 1) {
             StrategyInfo info;

@@ -14,7 +14,10 @@ Placement resolvePlacement(const config::LoadedConfig& cfg, const std::vector<st
     const json& s = cfg.doc.at("workload").at("strategy");
     Placement p;
     const std::string kind = s.at("kind");
-    p.kind = kind == "pipelined" ? StrategyKind::Pipelined : kind == "sharded" ? StrategyKind::Sharded : StrategyKind::Single;
+    p.kind = kind == "pipelined" ? StrategyKind::Pipelined
+             : kind == "sharded" ? StrategyKind::Sharded
+             : kind == "phased"  ? StrategyKind::Phased : StrategyKind::Single;
+    p.parallelPhases = s.at("phased") == "parallel";
     const std::string schedule = s.at("schedule");
     p.schedule = schedule == "interleaved" ? PipelineSchedule::Interleaved
                  : schedule == "sequential" ? PipelineSchedule::Sequential : PipelineSchedule::Grouped;
@@ -62,8 +65,9 @@ Placement resolvePlacement(const config::LoadedConfig& cfg, const std::vector<st
             stagePtr.push_back("/workload/strategy/block_ipus/" + b);
         }
     } else {
-        // Default: one block per IPU in model order, as PipelinedExecution("B1", "B2", ...) does.
-        if (blocks.size() > system.numIpus)
+        // Default: one block per IPU in model order, as PipelinedExecution("B1", "B2", ...) does
+        // (for phases: one block per phase).
+        if (blocks.size() > system.numIpus && p.kind != StrategyKind::Phased)
             cfg.fail("/workload/strategy", fmt::format("{} blocks need {} IPUs, the system has {}: give \"stages\"",
                                                        blocks.size(), blocks.size(), system.numIpus));
         for (uint32_t i = 0; i < blocks.size(); ++i) {
@@ -88,9 +92,20 @@ Placement resolvePlacement(const config::LoadedConfig& cfg, const std::vector<st
         if (!seen.count(b))
             cfg.fail("/workload/strategy", fmt::format("block \"{}\" is in no stage", b));
 
+    if (p.kind == StrategyKind::Phased) {
+        // Each stage is a phase; phases take turns on IPU 0 (serial) or IPUs 0 and 1 (parallel).
+        if (p.parallelPhases && system.numIpus < 2)
+            cfg.fail("/workload/strategy/phased", "expected \"serial\": parallel phases need 2 IPUs, the system has 1");
+        if (p.parallelPhases && system.topology.links(0, 1) == 0)
+            cfg.fail("/workload/strategy/phased", "parallel phases need an IPU-Link between IPUs 0 and 1");
+        for (std::size_t i = 0; i < stages.size(); ++i) {
+            stages[i].ipu = p.parallelPhases ? uint32_t(i % 2) : 0;
+            p.stages.push_back(stages[i]);
+        }
+    }
     // Consecutive stages on one IPU merge; an IPU holds one run of consecutive stages.
     std::set<uint32_t> used;
-    for (std::size_t i = 0; i < stages.size(); ++i) {
+    for (std::size_t i = 0; i < stages.size() && p.kind != StrategyKind::Phased; ++i) {
         if (!p.stages.empty() && p.stages.back().ipu == stages[i].ipu) {
             for (const auto& b : stages[i].blocks)
                 p.stages.back().blocks.push_back(b);
@@ -109,7 +124,7 @@ Placement resolvePlacement(const config::LoadedConfig& cfg, const std::vector<st
     // Replicas: whole copies of the model on consecutive groups of IPUs, joined in rings.
     p.replicas = s.at("replicas");
     p.replicatedTensorSharding = s.at("replicated_tensor_sharding");
-    p.ipusPerReplica = uint32_t(p.stages.size());
+    p.ipusPerReplica = p.kind == StrategyKind::Phased ? (p.parallelPhases ? 2 : 1) : uint32_t(p.stages.size());
     const uint64_t needed = uint64_t(p.replicas) * p.ipusPerReplica;
     if (p.replicas & (p.replicas - 1))
         cfg.fail("/workload/strategy/replicas", fmt::format("expected a power of two (replicas form rings), found {}", p.replicas));

@@ -9,7 +9,7 @@
 
 namespace ipusim {
 
-enum class StrategyKind { Single, Pipelined, Sharded };
+enum class StrategyKind { Single, Pipelined, Sharded, Phased };
 enum class PipelineSchedule { Grouped, Interleaved, Sequential };
 
 /** A pipeline stage: consecutive model blocks on one IPU. */
@@ -24,6 +24,7 @@ struct Placement
 {
     StrategyKind kind = StrategyKind::Single;
     PipelineSchedule schedule = PipelineSchedule::Grouped;
+    bool parallelPhases = false; // phased: alternate phases between IPUs 0 and 1
     std::vector<Stage> stages; // consecutive stages on one IPU already merged
     std::map<std::string, uint32_t> stageOfBlock;
     uint32_t replicas = 1;
