@@ -201,8 +201,10 @@ void Ipu::sequence()
                                                  m_cycle, f.microBatch);
                 }
                 m_stack.pop_back();
-                if (m_stack.empty())
+                if (m_stack.empty()) {
                     m_callEnds.push_back(m_cycle);
+                    m_computeAtCallEnds.push_back(m_breakdown.compute);
+                }
             }
             continue;
         }

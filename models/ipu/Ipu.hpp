@@ -60,8 +60,9 @@ public:
         uint64_t calls = 0, cycles = 0;
     };
     [[nodiscard]] const std::vector<FragmentStats>& fragments() const { return m_fragmentStats; }
-    /** Cycle at which each host call's program finished. */
+    /** Cycle at which each host call's program finished, and the compute cycles by then. */
     [[nodiscard]] const std::vector<uint64_t>& hostCallEnds() const { return m_callEnds; }
+    [[nodiscard]] const std::vector<uint64_t>& computeAtCallEnds() const { return m_computeAtCallEnds; }
 
 private:
     void sequence();
@@ -100,6 +101,7 @@ private:
     uint64_t m_stepsTotal = 0;
     std::vector<FragmentStats> m_fragmentStats;
     std::vector<uint64_t> m_callEnds;
+    std::vector<uint64_t> m_computeAtCallEnds;
     std::map<const HostTransferStep*, uint64_t> m_prefetched; // per prefetching step: when its next data is in
     uint64_t m_hostLinkFree = 0; // background prefetches queue on the host link
     std::map<uint32_t, uint64_t> m_periodicCalls; // per fragment: times a periodic call reached it

@@ -215,14 +215,23 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
     json epochs = json::array();
     if (e.run.hostCallsPerEpoch > 0) {
         uint64_t start = 0;
+        std::vector<uint64_t> computeBefore(sim.ipus().size(), 0);
         for (uint64_t ep = 0; ep < e.run.epochs; ++ep) {
+            const std::size_t lastCall = (ep + 1) * e.run.hostCallsPerEpoch - 1;
             uint64_t end = 0;
             for (const auto& ipu : sim.ipus())
-                end = std::max(end, ipu->hostCallEnds().at((ep + 1) * e.run.hostCallsPerEpoch - 1));
+                end = std::max(end, ipu->hostCallEnds().at(lastCall));
+            // Per IPU: the share of the epoch spent computing.
+            json share = json::array();
+            for (std::size_t i = 0; i < sim.ipus().size(); ++i) {
+                const uint64_t compute = sim.ipus()[i]->computeAtCallEnds().at(lastCall);
+                share.push_back(end > start ? double(compute - computeBefore[i]) / double(end - start) : 0.0);
+                computeBefore[i] = compute;
+            }
             const uint64_t n = e.run.hostCallsPerEpoch * e.schedule.samplesPerHostCall;
             const double secs = double(end - start) / clock;
             epochs.push_back({{"epoch", ep + 1}, {"cycles", end - start}, {"seconds", secs}, {"samples", n},
-                              {"samples_per_second", secs > 0 ? double(n) / secs : 0.0}});
+                              {"samples_per_second", secs > 0 ? double(n) / secs : 0.0}, {"ipu_compute_share", share}});
             start = end;
         }
     }
@@ -314,9 +323,13 @@ void printSummary(std::ostream& out, const json& s)
                        withCommas(bal[i].at("busiest_tile_cycles")), bal[i].at("mean_tile_cycles").get<double>(),
                        bal[i].at("executions").get<uint64_t>());
     }
-    for (const auto& ep : s.at("epochs"))
-        fmt::print(out, "  epoch {:<6} {:>16} cycles  {:.1f} samples/s\n", ep.at("epoch").get<int>(), withCommas(ep.at("cycles")),
-                   ep.at("samples_per_second").get<double>());
+    for (const auto& ep : s.at("epochs")) {
+        std::string shares;
+        for (const auto& v : ep.at("ipu_compute_share"))
+            shares += fmt::format(" {:.1f}%", 100 * v.get<double>());
+        fmt::print(out, "  epoch {:<6} {:>16} cycles  {:.1f} samples/s  IPU compute{}\n", ep.at("epoch").get<int>(),
+                   withCommas(ep.at("cycles")), ep.at("samples_per_second").get<double>(), shares);
+    }
     const auto& sim = s.at("simulator");
     fmt::print(out, "  simulator    {:.3f} s wall, {:.3g} cycles/s, {:.3g} tile-supersteps/s\n",
                sim.at("wall_seconds").get<double>(), sim.at("simulated_cycles_per_wall_second").get<double>(),

@@ -257,6 +257,10 @@ TEST_CASE("Epochs: host calls per epoch from the dataset, identical epochs", "[s
     CHECK(s["run"]["host_calls"] == 30);
     CHECK(s["epochs"][0]["samples"] == 60000);
     CHECK(s["epochs"][0]["cycles"] == s["epochs"][1]["cycles"]);
+    REQUIRE(s["epochs"][0]["ipu_compute_share"].size() == 4);
+    CHECK(s["epochs"][0]["ipu_compute_share"] == s["epochs"][1]["ipu_compute_share"]);
+    // The first stage (B1: both convolutions' heaviest layer) computes more than the last.
+    CHECK(s["epochs"][0]["ipu_compute_share"][0].get<double>() > s["epochs"][0]["ipu_compute_share"][3].get<double>());
     CHECK(s["total_cycles"] == 2 * s["epochs"][0]["cycles"].get<uint64_t>());
     const std::string root = IPUSIM_SOURCE_DIR;
     CHECK_THROWS_WITH(buildExperiment(root + "/configs/mnist/pipelined.json", {"/run/dataset_samples=1000"}),
