@@ -259,7 +259,7 @@ TEST_CASE("Epochs: host calls per epoch from the dataset, identical epochs", "[s
     CHECK(s["epochs"][0]["cycles"] == s["epochs"][1]["cycles"]);
     REQUIRE(s["epochs"][0]["ipu_compute_share"].size() == 4);
     CHECK(s["epochs"][0]["ipu_compute_share"] == s["epochs"][1]["ipu_compute_share"]);
-    // The first stage (B1: both convolutions' heaviest layer) computes more than the last.
+    // The first stage (B1, the first convolution and its gradients) computes more than the last.
     CHECK(s["epochs"][0]["ipu_compute_share"][0].get<double>() > s["epochs"][0]["ipu_compute_share"][3].get<double>());
     CHECK(s["total_cycles"] == 2 * s["epochs"][0]["cycles"].get<uint64_t>());
     const std::string root = IPUSIM_SOURCE_DIR;
