@@ -6,6 +6,8 @@
 #include "sim/config/Schema.hpp"
 #include "sim/engine/Simulation.hpp"
 #include "sim/report/Summary.hpp"
+#include "sim/sweep/Sweep.hpp"
+#include "sim/sweep/Validate.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -42,6 +44,9 @@ int guarded(F&& body)
     } catch (const fs::filesystem_error& e) {
         fmt::print(std::cerr, "error: {}\n", e.what());
         return kBadInput;
+    } catch (const Interrupted& e) {
+        fmt::print(std::cerr, "{}\n", e.what());
+        return 130;
     } catch (const std::exception& e) {
         fmt::print(std::cerr, "internal error: {}\n", e.what());
         return kInternal;
@@ -176,12 +181,37 @@ int main(int argc, char** argv)
     runCmd->add_option("--set", run.sets, "override a value: /json/pointer=value (repeatable)");
     runCmd->add_flag("--trace", run.trace, "also write DIR/trace.json (Chrome/Perfetto trace)");
     auto* paramsCmd = app.add_subcommand("params", "list every parameter with default, unit and description");
+    std::string sweepFile;
+    SweepOptions sweepOptions;
+    auto* sweepCmd = app.add_subcommand("sweep", "run every point of a sweep (one process each); rows go to DIR/results.csv and .jsonl");
+    sweepCmd->add_option("sweep", sweepFile, "sweep JSON (see configs/sweeps/)")->required();
+    sweepCmd->add_option("-j,--jobs", sweepOptions.jobs, "points simulated at once")->check(CLI::Range(1u, 256u));
+    sweepCmd->add_option("--out", sweepOptions.out, "output folder (default out/sweeps/<sweep name>)");
+    sweepCmd->add_flag("--resume", sweepOptions.resume, "run only the points missing from DIR/results.jsonl");
+    std::string validateFile;
+    unsigned validateJobs = 1;
+    auto* validateCmd = app.add_subcommand("validate", "compare simulated metrics with expected values; exit 6 if any is off");
+    validateCmd->add_option("file", validateFile, "validation JSON (see configs/validation/)")->required();
+    validateCmd->add_option("-j,--jobs", validateJobs, "cases simulated at once")->check(CLI::Range(1u, 256u));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e) == 0 ? kOk : kUsage;
     }
-    return guarded([&] { return paramsCmd->parsed() ? paramsCommand() : runCommand(run); });
+    return guarded([&] {
+        if (paramsCmd->parsed())
+            return paramsCommand();
+        if (sweepCmd->parsed()) {
+            const Sweep sweep = Sweep::load(sweepFile);
+            const std::size_t failed = runSweep(sweep, sweepOptions);
+            fmt::print("{}: {} points, {} failed; results in {}\n", sweep.name, sweep.points.size(), failed,
+                       sweepOptions.out.empty() ? "out/sweeps/" + sweep.name : sweepOptions.out);
+            return failed ? int(kSweepFailures) : int(kOk);
+        }
+        if (validateCmd->parsed())
+            return runValidation(validateFile, validateJobs, std::cout) ? int(kOk) : int(kValidationFailed);
+        return runCommand(run);
+    });
 }
 
 } // namespace ipusim::cli

@@ -18,7 +18,7 @@ Progress::Progress(std::string what, double quietSeconds, double plainEverySecon
 {
 }
 
-void Progress::update(uint64_t done, uint64_t total)
+void Progress::update(uint64_t done, uint64_t total, uint64_t failures)
 {
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - m_start).count();
@@ -28,12 +28,13 @@ void Progress::update(uint64_t done, uint64_t total)
     m_lastPrint = now;
     const double share = total ? double(done) / double(total) : 0.0;
     const double eta = share > 0 ? elapsed * (1 - share) / share : 0.0;
+    const std::string failed = failures ? fmt::format(" ({} failed)", failures) : std::string();
     if (m_tty) {
         const int width = 30, filled = int(share * width);
-        fmt::print(stderr, "\r{} [{}{}] {:5.1f} %  {:.0f} s, ETA {:.0f} s ", m_what, std::string(filled, '#'),
-                   std::string(width - filled, '.'), 100 * share, elapsed, eta);
+        fmt::print(stderr, "\r{} [{}{}] {}/{}{}  {:.0f} s, ETA {:.0f} s ", m_what, std::string(filled, '#'),
+                   std::string(width - filled, '.'), done, total, failed, elapsed, eta);
     } else {
-        fmt::print(stderr, "{}: {:.1f} % of steps after {:.0f} s, ETA {:.0f} s\n", m_what, 100 * share, elapsed, eta);
+        fmt::print(stderr, "{}: {} of {} done{} after {:.0f} s, ETA {:.0f} s\n", m_what, done, total, failed, elapsed, eta);
     }
     std::fflush(stderr);
     m_shown = true;

@@ -12,7 +12,7 @@ class Progress
 {
 public:
     explicit Progress(std::string what, double quietSeconds = 1.0, double plainEverySeconds = 10.0);
-    void update(uint64_t done, uint64_t total);
+    void update(uint64_t done, uint64_t total, uint64_t failures = 0);
     void finish();
 
 private:

@@ -50,6 +50,43 @@ expect 0 "then inference:" -- "$ipusim" run configs/mnist/pipelined.json --out "
 grep -q '"run_total"' "$out/t/summary.json" && ok || fail "no run_total in the tutorial summary"
 expect 1 "/inference/micro_batch: expected integer, >= 1" -- "$ipusim" run configs/mnist/pipelined.json --out "$out/t2" --set /inference/micro_batch=0
 
+# Sweeps: one whole row per point in CSV and JSONL; --resume runs only what is missing.
+expect 0 "9 points, 0 failed" -- "$ipusim" sweep configs/sweeps/exchange_tiles.json -j 2 --out "$out/s"
+[ "$(wc -l < "$out/s/results.csv")" = 10 ] && [ "$(wc -l < "$out/s/results.jsonl")" = 9 ] && ok || fail "sweep rows: $(wc -l "$out/s/results.csv")"
+# as if interrupted after 5 points: both files hold the same 5 rows
+head -n 5 "$out/s/results.jsonl" > "$out/s/partial" && mv "$out/s/partial" "$out/s/results.jsonl"
+head -n 6 "$out/s/results.csv" > "$out/s/partial" && mv "$out/s/partial" "$out/s/results.csv"
+expect 0 "9 points" -- "$ipusim" sweep configs/sweeps/exchange_tiles.json --resume --out "$out/s"
+[ "$(wc -l < "$out/s/results.jsonl")" = 9 ] && [ "$(wc -l < "$out/s/results.csv")" = 10 ] && ok || fail "resume did not complete the sweep"
+[ "$(tail -n +2 "$out/s/results.csv" | cut -d, -f1 | sort -n | uniq | wc -l)" = 9 ] && ok || fail "resume repeated a point"
+cat > "$out/bad_sweep.json" <<JSON
+{"config": "$PWD/configs/default.json", "axes": [{"pointer": "/workload/micro_batch", "values": [40, 20000]}]}
+JSON
+expect 5 "2 points, 1 failed" -- "$ipusim" sweep "$out/bad_sweep.json" --out "$out/b"
+grep -q '"status":"out_of_memory"' "$out/b/results.jsonl" && ok || fail "the failing point is not recorded"
+expect 1 "--resume: the results in" -- "$ipusim" sweep configs/sweeps/exchange_tiles.json --resume --out "$out/b"
+echo '{"config": "../default.json", "axes": [{"pointer": "/system/ipu/tilez", "values": [1]}]}' > configs/sweeps/.tmp_bad.json
+expect 1 "\"/system/ipu/tilez\" names no value" -- "$ipusim" sweep configs/sweeps/.tmp_bad.json --out "$out/c"
+echo '{"config": "../default.json", "axes": [{"pointer": "/system/ipu/tiles", "values": []}]}' > configs/sweeps/.tmp_bad.json
+expect 1 "/axes/0: the axis has no values" -- "$ipusim" sweep configs/sweeps/.tmp_bad.json --out "$out/c"
+echo '{"config": "../default.json", "axes": [{"pointer": "/system/ipu/tiles", "range": {"from": 1, "to": "x", "step": 1}}]}' > configs/sweeps/.tmp_bad.json
+expect 1 "/axes/0/range/to: expected a number" -- "$ipusim" sweep configs/sweeps/.tmp_bad.json --out "$out/c"
+echo '{"config": "../default.json", "axes": [{"zip": [{"pointer": "/system/ipu/tiles", "values": [1, 2]}, {"pointer": "/system/ipu/columns", "values": [1]}]}]}' > configs/sweeps/.tmp_bad.json
+expect 1 "zipped axes need equal lengths" -- "$ipusim" sweep configs/sweeps/.tmp_bad.json --out "$out/c"
+rm -f configs/sweeps/.tmp_bad.json
+
+# Validation: the shipped hand-derived cases pass; a wrong expectation exits 6.
+expect 0 "all within tolerance" -- "$ipusim" validate configs/validation/timing_rules.json -j 2
+cat > "$out/wrong.json" <<JSON
+{"cases": [{"name": "off by one", "config": "$PWD/configs/schedules/amp_matmul.json", "metric": "/total_cycles", "expected": 806},
+           {"name": "relative", "config": "$PWD/configs/schedules/amp_matmul.json", "metric": "/total_cycles", "expected": 806, "tolerance": {"relative": 0.01}}]}
+JSON
+expect 6 "SOME OUTSIDE TOLERANCE" -- "$ipusim" validate "$out/wrong.json"
+cat > "$out/missing.json" <<JSON
+{"cases": [{"config": "$PWD/configs/schedules/amp_matmul.json", "metric": "/no/such/metric", "expected": 1}]}
+JSON
+expect 1 "/cases/0/metric: the summary has no number at \"/no/such/metric\"" -- "$ipusim" validate "$out/missing.json"
+
 # Out of memory: a report, exit 3, and no summary or trace.
 expect 3 "out of memory on IPU 0" -- "$ipusim" run configs/mnist/oom.json --out "$out/e" --trace
 [ -s "$out/e/oom_report.json" ] && [ ! -e "$out/e/summary.json" ] && [ ! -e "$out/e/trace.json" ] && [ ! -e "$out/e/trace.json.tmp" ] \

@@ -4,6 +4,7 @@
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/Schema.hpp"
 #include "sim/engine/Experiment.hpp"
+#include "sim/sweep/Sweep.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -143,10 +144,13 @@ TEST_CASE("Config: every shipped config loads and compiles", "[config]")
     for (const auto& entry : fs::recursive_directory_iterator(kRoot + "/configs")) {
         const std::string path = entry.path().string();
         if (entry.path().extension() != ".json" || path.find("/schema/") != std::string::npos ||
-            path.find("/hardware/") != std::string::npos)
+            path.find("/hardware/") != std::string::npos || path.find("/validation/") != std::string::npos)
             continue;
         INFO(path);
-        CHECK_NOTHROW(buildExperiment(path));
+        if (path.find("/sweeps/") != std::string::npos)
+            CHECK(Sweep::load(path).points.size() > 1);
+        else
+            CHECK_NOTHROW(buildExperiment(path));
     }
 }
 
@@ -191,4 +195,22 @@ TEST_CASE("mk2.json states every value's unit and source, as the schema declares
     walk(hw, schema, "");
     CHECK(leaves == hw.at("notes").size());
     CHECK(leaves > 25);
+}
+
+TEST_CASE("Sweep axes: values, linear and log ranges, zipped lists, grid product", "[config][sweep]")
+{
+    const Sweep s = Sweep::load(kRoot + "/configs/sweeps/exchange_tiles.json");
+    // 3 zipped exchange widths x 3 log-spaced tile counts (368, 736, 1472)
+    REQUIRE(s.points.size() == 9);
+    CHECK(s.points[0][0].second == 2);
+    CHECK(s.points[0][1].second == 2);
+    CHECK(s.points[0][2].second == 368);
+    CHECK(s.points[1][2].second == 736);
+    CHECK(s.points[8][2].second == 1472);
+    CHECK(s.points[8][0].second == 8);
+    const Sweep p = Sweep::load(kRoot + "/configs/sweeps/pipeline_link_bandwidth.json");
+    REQUIRE(p.points.size() == 5 * 4); // 5 log-spaced bandwidths x GA 8, 16, 24, 32
+    CHECK(p.points[3][1].second == 32);
+    CHECK(p.points[4][0].second.get<double>() == Approx(8e9)); // the 2nd of 5 log steps from 4 to 64 GB/s: 4e9 x 16^(1/4)
+    CHECK(p.setsFor(0).front() == "/run/dataset_samples=0");
 }

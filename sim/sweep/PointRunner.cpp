@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+#include "sim/sweep/PointRunner.hpp"
+
+#include "sim/config/ConfigError.hpp"
+#include "sim/engine/Simulation.hpp"
+#include "sim/report/Summary.hpp"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace ipusim {
+
+nlohmann::json simulatePoint(const config::LoadedConfig& cfg)
+{
+    try {
+        Experiment e = buildExperiment(cfg);
+        Simulation sim(e);
+        if (!sim.fits()) {
+            const auto report = report::oomReport(e, sim);
+            const auto& m = report.at("ipus").at(0);
+            return {{"status", "out_of_memory"},
+                    {"error", fmt::format("out of memory on IPU {}: {} tiles over {} bytes (peak {})", m.at("ipu").get<int>(),
+                                          m.at("tiles_over").get<uint64_t>(), m.at("tile_capacity_bytes").get<uint64_t>(),
+                                          m.at("peak").at("max").get<uint64_t>())}};
+        }
+        const SimResult r = sim.run();
+        return {{"status", "ok"}, {"summary", report::summary(e, sim, r)}};
+    } catch (const config::ConfigError& e) {
+        return {{"status", "invalid"}, {"error", e.what()}};
+    } catch (const std::exception& e) {
+        return {{"status", "failed"}, {"error", e.what()}};
+    }
+}
+
+PointRunner::PointRunner(std::filesystem::path scratch, unsigned jobs) : m_scratch(std::move(scratch)), m_jobs(std::max(1u, jobs))
+{
+    std::filesystem::create_directories(m_scratch);
+}
+
+PointRunner::~PointRunner() { kill(); }
+
+void PointRunner::start(std::size_t index, const std::function<nlohmann::json()>& job,
+                        const std::function<void(std::size_t, nlohmann::json)>& done)
+{
+    while (m_running.size() >= m_jobs)
+        reapOne(done);
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0)
+        throw std::runtime_error("fork failed");
+    if (pid == 0) {
+        const nlohmann::json result = job();
+        const auto path = m_scratch / fmt::format("point-{}.json", index);
+        {
+            std::ofstream out(path.string() + ".tmp");
+            out << result.dump();
+        }
+        std::rename((path.string() + ".tmp").c_str(), path.c_str());
+        std::fflush(nullptr);
+        _exit(0);
+    }
+    m_running[pid] = index;
+}
+
+void PointRunner::reapOne(const std::function<void(std::size_t, nlohmann::json)>& done)
+{
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    auto it = m_running.find(pid);
+    if (pid < 0 || it == m_running.end())
+        return;
+    const std::size_t index = it->second;
+    m_running.erase(it);
+    const auto path = m_scratch / fmt::format("point-{}.json", index);
+    nlohmann::json result;
+    std::ifstream in(path);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && in)
+        result = nlohmann::json::parse(in, nullptr, false);
+    if (result.is_discarded() || result.is_null())
+        result = {{"status", "failed"},
+                  {"error", WIFSIGNALED(status) ? fmt::format("the point's process died of signal {}", WTERMSIG(status))
+                                                : std::string("the point's process ended without a result")}};
+    std::filesystem::remove(path);
+    done(index, std::move(result));
+}
+
+void PointRunner::finish(const std::function<void(std::size_t, nlohmann::json)>& done)
+{
+    while (!m_running.empty())
+        reapOne(done);
+}
+
+void PointRunner::kill()
+{
+    for (const auto& [pid, index] : m_running) {
+        ::kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+    }
+    m_running.clear();
+}
+
+} // namespace ipusim

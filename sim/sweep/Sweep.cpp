@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+#include "sim/sweep/Sweep.hpp"
+
+#include "sim/config/ConfigError.hpp"
+#include "sim/config/ConfigLoader.hpp"
+#include "sim/engine/Progress.hpp"
+#include "sim/sweep/PointRunner.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <unistd.h>
+
+namespace ipusim {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+using config::ConfigError;
+
+std::atomic<bool> g_interrupted{false};
+
+void checkKeys(const std::string& file, const json& obj, const std::string& ptr, const std::set<std::string>& allowed)
+{
+    if (!obj.is_object())
+        throw ConfigError(file, ptr, fmt::format("expected an object, found {}", obj.dump()));
+    for (const auto& [k, v] : obj.items())
+        if (!allowed.count(k))
+            throw ConfigError(file, ptr + "/" + k, fmt::format("unknown key \"{}\" (allowed: {})", k, fmt::join(allowed, ", ")));
+}
+
+double number(const std::string& file, const json& obj, const std::string& ptr, const char* key)
+{
+    if (!obj.contains(key) || !obj.at(key).is_number())
+        throw ConfigError(file, ptr + "/" + key, fmt::format("expected a number, found {}", obj.contains(key) ? obj.at(key).dump() : "nothing"));
+    return obj.at(key).get<double>();
+}
+
+// Keeps integers integral so that integer parameters still validate.
+json numberValue(double v)
+{
+    if (std::abs(v - std::round(v)) < 1e-9 * std::max(1.0, std::abs(v)) && std::abs(v) < 9e15)
+        return json(int64_t(std::llround(v)));
+    return json(v);
+}
+
+// The values of one simple axis.
+std::vector<json> axisValues(const std::string& file, const json& axis, const std::string& ptr)
+{
+    checkKeys(file, axis, ptr, {"pointer", "values", "range", "log"});
+    const int forms = int(axis.contains("values")) + int(axis.contains("range")) + int(axis.contains("log"));
+    if (forms != 1)
+        throw ConfigError(file, ptr, "expected exactly one of \"values\", \"range\" or \"log\"");
+    std::vector<json> out;
+    if (axis.contains("values")) {
+        if (!axis.at("values").is_array())
+            throw ConfigError(file, ptr + "/values", fmt::format("expected a list of values, found {}", axis.at("values").dump()));
+        for (const auto& v : axis.at("values"))
+            out.push_back(v);
+    } else if (axis.contains("range")) {
+        const json& r = axis.at("range");
+        checkKeys(file, r, ptr + "/range", {"from", "to", "step"});
+        const double from = number(file, r, ptr + "/range", "from"), to = number(file, r, ptr + "/range", "to");
+        const double step = number(file, r, ptr + "/range", "step");
+        if (step <= 0)
+            throw ConfigError(file, ptr + "/range/step", fmt::format("expected a number > 0, found {}", step));
+        for (double v = from; v <= to + 1e-9 * std::abs(step); v += step)
+            out.push_back(numberValue(v));
+    } else {
+        const json& l = axis.at("log");
+        checkKeys(file, l, ptr + "/log", {"from", "to", "points"});
+        const double from = number(file, l, ptr + "/log", "from"), to = number(file, l, ptr + "/log", "to");
+        const double n = number(file, l, ptr + "/log", "points");
+        if (from <= 0 || to <= 0)
+            throw ConfigError(file, ptr + "/log", "expected \"from\" and \"to\" > 0 for a log-spaced range");
+        if (n < 2 || n != std::floor(n))
+            throw ConfigError(file, ptr + "/log/points", fmt::format("expected an integer >= 2, found {}", n));
+        for (int i = 0; i < int(n); ++i)
+            out.push_back(numberValue(from * std::pow(to / from, double(i) / (n - 1))));
+    }
+    if (out.empty())
+        throw ConfigError(file, ptr, "the axis has no values");
+    return out;
+}
+
+std::string csvField(const json& v)
+{
+    std::string s = v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
+    if (s.find_first_of(",\"\n") == std::string::npos)
+        return s;
+    std::string q = "\"";
+    for (char c : s)
+        q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
+const std::vector<std::pair<std::string, std::string>>& csvMetrics()
+{
+    // Column name, JSON pointer into the summary.
+    static const std::vector<std::pair<std::string, std::string>> m = {
+        {"total_cycles", "/total_cycles"}, {"seconds", "/seconds"}, {"samples", "/samples"},
+        {"samples_per_second", "/samples_per_second"}, {"compute", "/breakdown/compute"}, {"sync", "/breakdown/sync"},
+        {"exchange", "/breakdown/exchange"}, {"host", "/breakdown/host"}, {"ipu_copy", "/breakdown/ipu_copy"},
+        {"collective", "/breakdown/collective"}, {"streaming_memory", "/breakdown/streaming_memory"},
+        {"peak_tile_bytes", "/memory/0/peak/max"}, {"bubble_fraction", "/pipeline/bubble_fraction"}};
+    return m;
+}
+
+// One whole line in one write, so an interrupted sweep never leaves half a row.
+void appendLine(const fs::path& path, const std::string& line)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0)
+        throw std::runtime_error(fmt::format("{}: cannot append", path.string()));
+    const std::string text = line + "\n";
+    const bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+    ::close(fd);
+    if (!ok)
+        throw std::runtime_error(fmt::format("{}: write failed", path.string()));
+}
+
+} // namespace
+
+Sweep Sweep::load(const std::string& path)
+{
+    const json doc = config::readJsonFile(path);
+    Sweep s;
+    s.file = path;
+    checkKeys(path, doc, "", {"name", "description", "config", "set", "axes"});
+    s.name = doc.value("name", fs::path(path).stem().string());
+    if (!doc.contains("config") || !doc.at("config").is_string())
+        throw ConfigError(path, "/config", "expected the experiment config's file name (relative to this file)");
+    s.config = (fs::path(path).parent_path() / doc.at("config").get<std::string>()).lexically_normal().string();
+    const json fixed = doc.value("set", json::object());
+    if (!fixed.is_object())
+        throw ConfigError(path, "/set", fmt::format("expected an object of JSON pointer: value, found {}", fixed.dump()));
+    for (const auto& [ptr, value] : fixed.items())
+        s.sets.push_back(ptr + "=" + value.dump());
+    if (!doc.contains("axes") || !doc.at("axes").is_array() || doc.at("axes").empty())
+        throw ConfigError(path, "/axes", "expected a non-empty list of axes");
+
+    // Each axis is a list of partial points; zipped axes move together.
+    std::vector<std::vector<SweepPoint>> dims;
+    const json& axes = doc.at("axes");
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        const std::string ptr = fmt::format("/axes/{}", i);
+        std::vector<json> members;
+        std::vector<std::string> memberPtrs;
+        if (axes[i].is_object() && axes[i].contains("zip")) {
+            checkKeys(path, axes[i], ptr, {"zip"});
+            if (!axes[i].at("zip").is_array() || axes[i].at("zip").empty())
+                throw ConfigError(path, ptr + "/zip", "expected a non-empty list of axes");
+            for (std::size_t j = 0; j < axes[i].at("zip").size(); ++j) {
+                members.push_back(axes[i].at("zip")[j]);
+                memberPtrs.push_back(fmt::format("{}/zip/{}", ptr, j));
+            }
+        } else {
+            members.push_back(axes[i]);
+            memberPtrs.push_back(ptr);
+        }
+        std::vector<SweepPoint> dim;
+        for (std::size_t m = 0; m < members.size(); ++m) {
+            if (!members[m].is_object() || !members[m].contains("pointer") || !members[m].at("pointer").is_string())
+                throw ConfigError(path, memberPtrs[m] + "/pointer", "expected a JSON pointer (string) into the experiment config");
+            const std::string pointer = members[m].at("pointer");
+            const auto values = axisValues(path, members[m], memberPtrs[m]);
+            if (m > 0 && values.size() != dim.size())
+                throw ConfigError(path, memberPtrs[m], fmt::format("zipped axes need equal lengths: {} values here, {} before",
+                                                                   values.size(), dim.size()));
+            dim.resize(values.size());
+            for (std::size_t v = 0; v < values.size(); ++v)
+                dim[v].push_back({pointer, values[v]});
+            s.axisPointers.push_back(pointer);
+        }
+        dims.push_back(std::move(dim));
+    }
+    // Every axis must name a value the experiment has (typos would silently sweep nothing).
+    const config::LoadedConfig base = config::loadConfig(s.config, s.sets);
+    for (std::size_t i = 0; i < s.axisPointers.size(); ++i) {
+        json::json_pointer jp;
+        try {
+            jp = json::json_pointer(s.axisPointers[i]);
+        } catch (const json::exception&) {
+            throw ConfigError(path, "/axes", fmt::format("\"{}\" is not a JSON pointer", s.axisPointers[i]));
+        }
+        if (!base.doc.contains(jp))
+            throw ConfigError(path, "/axes", fmt::format("\"{}\" names no value of {}", s.axisPointers[i], s.config));
+    }
+    // Grid product, last axis fastest.
+    s.points = {SweepPoint{}};
+    for (const auto& dim : dims) {
+        std::vector<SweepPoint> next;
+        for (const auto& p : s.points)
+            for (const auto& part : dim) {
+                SweepPoint q = p;
+                q.insert(q.end(), part.begin(), part.end());
+                next.push_back(std::move(q));
+            }
+        s.points = std::move(next);
+    }
+    json identity = {{"config", doc.at("config")}, {"set", fixed}, {"axes", axes}};
+    s.fingerprint = fmt::format("{:016x}", std::hash<std::string>{}(identity.dump()));
+    return s;
+}
+
+std::vector<std::string> Sweep::setsFor(std::size_t point) const
+{
+    std::vector<std::string> out = sets;
+    for (const auto& [ptr, value] : points.at(point))
+        out.push_back(ptr + "=" + value.dump());
+    return out;
+}
+
+std::size_t runSweep(const Sweep& sweep, const SweepOptions& o)
+{
+    const fs::path dir = o.out.empty() ? fs::path("out") / "sweeps" / sweep.name : fs::path(o.out);
+    fs::create_directories(dir);
+    const fs::path jsonl = dir / "results.jsonl", csv = dir / "results.csv", meta = dir / "sweep.json";
+    std::set<std::size_t> done;
+    if (o.resume && fs::exists(jsonl)) {
+        const json previous = fs::exists(meta) ? config::readJsonFile(meta.string()) : json();
+        if (!previous.is_object() || previous.value("fingerprint", std::string()) != sweep.fingerprint)
+            throw ConfigError(sweep.file, "", fmt::format("--resume: the results in {} come from a different sweep", dir.string()));
+        std::ifstream in(jsonl);
+        for (std::string line; std::getline(in, line);) {
+            const json row = json::parse(line, nullptr, false);
+            if (!row.is_discarded() && row.contains("point"))
+                done.insert(row.at("point").get<std::size_t>());
+        }
+    } else {
+        fs::remove(jsonl);
+        fs::remove(csv);
+    }
+    std::ofstream(meta) << json{{"name", sweep.name}, {"fingerprint", sweep.fingerprint}, {"points", sweep.points.size()}}.dump(1) << "\n";
+    if (!fs::exists(csv)) {
+        std::vector<std::string> header{"point"};
+        header.insert(header.end(), sweep.axisPointers.begin(), sweep.axisPointers.end());
+        for (const char* h : {"status", "wall_seconds"})
+            header.push_back(h);
+        for (const auto& [name, ptr] : csvMetrics())
+            header.push_back(name);
+        header.push_back("error");
+        std::string line;
+        for (const auto& h : header)
+            line += (line.empty() ? "" : ",") + csvField(h);
+        appendLine(csv, line);
+    }
+
+    g_interrupted = false;
+    auto previous = std::signal(SIGINT, [](int) { g_interrupted = true; });
+    Progress progress("sweep " + sweep.name, 0.5, 10.0);
+    std::size_t finished = done.size(), failures = 0;
+    std::map<std::size_t, std::chrono::steady_clock::time_point> started;
+    auto record = [&](std::size_t i, json result) {
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started.at(i)).count();
+        json row = {{"point", i}, {"status", result.at("status")}, {"wall_seconds", wall}};
+        json axes = json::object();
+        for (const auto& [ptr, value] : sweep.points[i])
+            axes[ptr] = value;
+        row["axes"] = axes;
+        if (result.contains("error"))
+            row["error"] = result.at("error");
+        if (result.contains("summary"))
+            row["summary"] = result.at("summary");
+        std::string line = std::to_string(i);
+        for (const auto& [ptr, value] : sweep.points[i])
+            line += "," + csvField(value);
+        line += "," + csvField(row.at("status")) + "," + fmt::format("{:.4f}", wall);
+        for (const auto& [name, ptr] : csvMetrics()) {
+            const json::json_pointer jp(ptr);
+            line += "," + (result.contains("summary") && result.at("summary").contains(jp) ? csvField(result.at("summary").at(jp)) : "");
+        }
+        line += "," + csvField(row.value("error", json("")));
+        appendLine(jsonl, row.dump());
+        appendLine(csv, line);
+        ++finished;
+        if (row.at("status") != "ok")
+            ++failures;
+        progress.update(finished, sweep.points.size(), failures);
+    };
+    PointRunner runner(dir / ".points", o.jobs);
+    for (std::size_t i = 0; i < sweep.points.size() && !g_interrupted; ++i) {
+        if (done.count(i))
+            continue;
+        started[i] = std::chrono::steady_clock::now();
+        const auto sets = sweep.setsFor(i);
+        runner.start(i, [&, sets] {
+            std::signal(SIGINT, SIG_DFL);
+            try {
+                return simulatePoint(config::loadConfig(sweep.config, sets));
+            } catch (const config::ConfigError& e) {
+                return json{{"status", "invalid"}, {"error", e.what()}};
+            }
+        }, record);
+    }
+    if (g_interrupted)
+        runner.kill();
+    else
+        runner.finish(record);
+    progress.finish();
+    std::signal(SIGINT, previous);
+    fs::remove_all(dir / ".points");
+    if (g_interrupted)
+        throw Interrupted(fmt::format("interrupted: {} of {} points are in {}", finished, sweep.points.size(), dir.string()));
+    return failures;
+}
+
+} // namespace ipusim

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ipusim {
+
+/** One value per JSON pointer: a point of a sweep. */
+using SweepPoint = std::vector<std::pair<std::string, nlohmann::json>>;
+
+/** A sweep file: an experiment config, fixed overrides, and axes whose grid product gives the
+ *  points. Axes: {"pointer", "values": [...]}, {"pointer", "range": {"from", "to", "step"}},
+ *  {"pointer", "log": {"from", "to", "points"}}, {"zip": [axis, ...]} (moving together). */
+struct Sweep
+{
+    std::string file, name, config;
+    std::vector<std::string> sets; // "/pointer=value"
+    std::vector<std::string> axisPointers;
+    std::vector<SweepPoint> points;
+    std::string fingerprint; // identifies the sweep for --resume
+
+    /** Reads and checks a sweep file; errors name the file and JSON path. Axis pointers must
+     *  name values of the experiment config. */
+    static Sweep load(const std::string& path);
+    [[nodiscard]] std::vector<std::string> setsFor(std::size_t point) const;
+};
+
+/** Ctrl-C stopped a sweep; the results hold every point that finished. */
+struct Interrupted : std::runtime_error
+{
+    using std::runtime_error::runtime_error;
+};
+
+struct SweepOptions
+{
+    std::string out;   // default out/sweeps/<name>
+    unsigned jobs = 1;
+    bool resume = false;
+};
+
+/** Runs the points not yet in the results (each in its own process), appending whole rows to
+ *  results.jsonl and results.csv as points finish. Returns the number of failed points. */
+std::size_t runSweep(const Sweep& sweep, const SweepOptions& options);
+
+} // namespace ipusim

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+#include "sim/sweep/Validate.hpp"
+
+#include "sim/config/ConfigError.hpp"
+#include "sim/config/ConfigLoader.hpp"
+#include "sim/sweep/PointRunner.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <unistd.h>
+
+namespace ipusim {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+using config::ConfigError;
+
+struct Case
+{
+    std::string name, config, metric;
+    std::vector<std::string> sets;
+    double expected = 0, absolute = 0, relative = 0;
+    bool relativeTolerance = false;
+};
+
+// The metric's value in a summary, or an error naming the case.
+double metricOf(const json& summary, const Case& c, const std::string& file, const std::string& ptr)
+{
+    const std::string prefix = "compute_set:";
+    if (c.metric.rfind(prefix, 0) == 0) {
+        const std::string name = c.metric.substr(prefix.size());
+        double total = 0;
+        bool found = false;
+        for (const auto& cs : summary.at("tile_balance"))
+            if (cs.at("compute_set") == name) {
+                total += cs.at("phase_cycles").get<double>();
+                found = true;
+            }
+        if (!found)
+            throw ConfigError(file, ptr + "/metric", fmt::format("the simulation has no compute set \"{}\"", name));
+        return total;
+    }
+    json::json_pointer jp;
+    try {
+        jp = json::json_pointer(c.metric);
+    } catch (const json::exception&) {
+        throw ConfigError(file, ptr + "/metric", fmt::format("expected a JSON pointer into the summary or compute_set:NAME, found \"{}\"", c.metric));
+    }
+    if (!summary.contains(jp) || !summary.at(jp).is_number())
+        throw ConfigError(file, ptr + "/metric", fmt::format("the summary has no number at \"{}\"", c.metric));
+    return summary.at(jp).get<double>();
+}
+
+} // namespace
+
+bool runValidation(const std::string& path, unsigned jobs, std::ostream& out)
+{
+    const json doc = config::readJsonFile(path);
+    if (!doc.is_object() || !doc.contains("cases") || !doc.at("cases").is_array() || doc.at("cases").empty())
+        throw ConfigError(path, "/cases", "expected a non-empty list of cases");
+    for (const auto& [k, v] : doc.items())
+        if (k != "cases" && k != "description")
+            throw ConfigError(path, "/" + k, fmt::format("unknown key \"{}\" (allowed: cases, description)", k));
+    std::vector<Case> cases;
+    const std::set<std::string> allowed{"name", "config", "set", "metric", "expected", "tolerance"};
+    for (std::size_t i = 0; i < doc.at("cases").size(); ++i) {
+        const json& j = doc.at("cases")[i];
+        const std::string ptr = fmt::format("/cases/{}", i);
+        if (!j.is_object())
+            throw ConfigError(path, ptr, "expected an object");
+        for (const auto& [k, v] : j.items())
+            if (!allowed.count(k))
+                throw ConfigError(path, ptr + "/" + k, fmt::format("unknown key \"{}\" (allowed: {})", k, fmt::join(allowed, ", ")));
+        Case c;
+        for (const char* key : {"config", "metric"})
+            if (!j.contains(key) || !j.at(key).is_string())
+                throw ConfigError(path, ptr + "/" + key, fmt::format("missing \"{}\" (a string)", key));
+        if (!j.contains("expected") || !j.at("expected").is_number())
+            throw ConfigError(path, ptr + "/expected", "missing \"expected\" (a number)");
+        c.name = j.value("name", fmt::format("case {}", i));
+        c.config = (fs::path(path).parent_path() / j.at("config").get<std::string>()).lexically_normal().string();
+        c.metric = j.at("metric");
+        c.expected = j.at("expected");
+        const json sets = j.value("set", json::object());
+        for (const auto& [p, v] : sets.items())
+            c.sets.push_back(p + "=" + v.dump());
+        const json tol = j.value("tolerance", json{{"absolute", 0}});
+        if (!tol.is_object() || tol.size() != 1 || !(tol.contains("absolute") || tol.contains("relative")) || !tol.begin()->is_number() ||
+            tol.begin()->get<double>() < 0)
+            throw ConfigError(path, ptr + "/tolerance", "expected {\"absolute\": x} or {\"relative\": r} with a number >= 0");
+        c.relativeTolerance = tol.contains("relative");
+        (c.relativeTolerance ? c.relative : c.absolute) = tol.begin()->get<double>();
+        cases.push_back(c);
+    }
+
+    std::vector<json> results(cases.size());
+    {
+        PointRunner runner(fs::temp_directory_path() / fmt::format("ipusim-validate-{}", ::getpid()), jobs);
+        auto done = [&](std::size_t i, json r) { results[i] = std::move(r); };
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            const Case c = cases[i];
+            runner.start(i, [c] {
+                try {
+                    return simulatePoint(config::loadConfig(c.config, c.sets));
+                } catch (const ConfigError& e) {
+                    return json{{"status", "invalid"}, {"error", e.what()}};
+                }
+            }, done);
+        }
+        runner.finish(done);
+        fs::remove_all(fs::temp_directory_path() / fmt::format("ipusim-validate-{}", ::getpid()));
+    }
+
+    fmt::print(out, "{:<56} {:>16} {:>16} {:>12} {:>9}  {}\n", "case", "expected", "simulated", "error", "rel. err", "");
+    bool all = true;
+    double sumRel = 0, maxRel = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        if (results[i].at("status") != "ok") {
+            fmt::print(out, "{:<56} {:>16} {:>16} {:>12} {:>9}  FAIL: {}\n", c.name, c.expected, "-", "-", "-",
+                       results[i].value("error", std::string("?")));
+            all = false;
+            continue;
+        }
+        const double got = metricOf(results[i].at("summary"), c, path, fmt::format("/cases/{}", i));
+        const double err = got - c.expected;
+        const double rel = c.expected != 0 ? std::abs(err) / std::abs(c.expected) : (err == 0 ? 0.0 : INFINITY);
+        const bool pass = c.relativeTolerance ? rel <= c.relative : std::abs(err) <= c.absolute;
+        all = all && pass;
+        sumRel += rel;
+        maxRel = std::max(maxRel, rel);
+        fmt::print(out, "{:<56} {:>16} {:>16} {:>12} {:>8.4f}%  {}\n", c.name, c.expected, got, err, 100 * rel, pass ? "ok" : "FAIL");
+    }
+    fmt::print(out, "{} cases: mean relative error {:.4f} %, max {:.4f} %; {}\n", cases.size(), 100 * sumRel / double(cases.size()),
+               100 * maxRel, all ? "all within tolerance" : "SOME OUTSIDE TOLERANCE");
+    return all;
+}
+
+} // namespace ipusim
