@@ -206,6 +206,22 @@ Sweep Sweep::load(const std::string& path)
             }
         s.points = std::move(next);
     }
+    // Values of the wrong type fail now, naming the axis; combinations the simulator rejects
+    // (say, too little gradient accumulation for a pipeline) become failed rows instead.
+    std::set<std::string> checked;
+    for (std::size_t i = 0; i < s.points.size(); ++i)
+        for (const auto& [ptr, value] : s.points[i]) {
+            const std::string key = ptr + "=" + value.dump();
+            if (!checked.insert(key).second)
+                continue;
+            try {
+                std::vector<std::string> one = s.sets;
+                one.push_back(key);
+                config::loadConfig(s.config, one);
+            } catch (const ConfigError& e) {
+                throw ConfigError(path, "/axes", fmt::format("the value {} for \"{}\" is not accepted: {}", value.dump(), ptr, e.what()));
+            }
+        }
     json identity = {{"config", doc.at("config")}, {"set", fixed}, {"axes", axes}};
     s.fingerprint = fmt::format("{:016x}", std::hash<std::string>{}(identity.dump()));
     return s;

@@ -73,6 +73,8 @@ echo '{"config": "../default.json", "axes": [{"pointer": "/system/ipu/tiles", "r
 expect 1 "/axes/0/range/to: expected a number" -- "$ipusim" sweep configs/sweeps/.tmp_bad.json --out "$out/c"
 echo '{"config": "../default.json", "axes": [{"zip": [{"pointer": "/system/ipu/tiles", "values": [1, 2]}, {"pointer": "/system/ipu/columns", "values": [1]}]}]}' > configs/sweeps/.tmp_bad.json
 expect 1 "zipped axes need equal lengths" -- "$ipusim" sweep configs/sweeps/.tmp_bad.json --out "$out/c"
+echo '{"config": "../default.json", "axes": [{"pointer": "/system/ipu/tiles", "values": [1472, "many"]}]}' > configs/sweeps/.tmp_bad.json
+expect 1 "the value \"many\" for \"/system/ipu/tiles\" is not accepted" -- "$ipusim" sweep configs/sweeps/.tmp_bad.json --out "$out/c"
 rm -f configs/sweeps/.tmp_bad.json
 
 # Validation: the shipped hand-derived cases pass; a wrong expectation exits 6.

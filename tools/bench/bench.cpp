@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdlib>
 #include <chrono>
 #include <cstdio>
@@ -113,5 +114,24 @@ int sc_main(int argc, char* argv[])
         fmt::print("{:<52} {:>10.4f} {:>10.4f} {:>14} {:>16.3e} {:>16.3e}\n", c.name, build, sim, runs[0].cycles,
                    runs[0].cycles / sim, runs[0].tileSupersteps / sim);
     }
+
+    // Sweeps run points in parallel processes: 16 points of the tutorial at -j 1 and -j 2.
+    const std::string cli = (std::filesystem::path(argv[0]).parent_path() / "ipusim").string();
+    auto sweepSeconds = [&](int jobs) {
+        std::vector<double> v;
+        for (int i = 0; i < std::max(1, repeats / 2); ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const std::string cmd = fmt::format("{} sweep configs/sweeps/tutorial16.json -j {} --out /tmp/ipusim-bench-sweep > /dev/null", cli, jobs);
+            if (std::system(cmd.c_str()) != 0)
+                throw std::runtime_error("sweep failed: " + cmd);
+            v.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    const double one = sweepSeconds(1), two = sweepSeconds(2);
+    fmt::print("\nsweep of 16 tutorial points: -j 1 {:.2f} s, -j 2 {:.2f} s wall: -j 2 takes {:.0f} % of -j 1\n", one, two,
+               100 * two / one);
+    std::filesystem::remove_all("/tmp/ipusim-bench-sweep");
     return 0;
 }
