@@ -56,8 +56,45 @@ void Ipu::phase(PhaseKind kind, const std::string& name, uint64_t end)
         m_observer->phase(m_index, kind, name, m_cycle, end, m_stack.empty() ? 0 : m_stack.back().iteration);
 }
 
+void Ipu::traceTo(sc_core::sc_trace_file* file)
+{
+    const std::string base = std::string(name());
+    sc_core::sc_trace(file, m_activity, base + ".activity");
+    sc_core::sc_trace(file, m_linkBytes, base + ".link_bytes");
+}
+
 uint64_t Ipu::execute(const Step& step)
 {
+    // Traced state changes when a step starts: the sequencer runs at that simulated time.
+    std::visit([&](const auto& op) {
+        using T = std::decay_t<decltype(op)>;
+        if constexpr (std::is_same_v<T, ComputeStep>)
+            m_activity = 1 + int(PhaseKind::Compute);
+        else if constexpr (std::is_same_v<T, SyncStep>)
+            m_activity = 1 + int(PhaseKind::Sync);
+        else if constexpr (std::is_same_v<T, ExchangeStep>)
+            m_activity = 1 + int(PhaseKind::Exchange);
+        else if constexpr (std::is_same_v<T, HostTransferStep>)
+            m_activity = 1 + int(PhaseKind::Host);
+        else if constexpr (std::is_same_v<T, IpuCopyStep>)
+            m_activity = 1 + int(PhaseKind::IpuCopy);
+        else if constexpr (std::is_same_v<T, CollectiveStep>)
+            m_activity = 1 + int(PhaseKind::Collective);
+        else if constexpr (std::is_same_v<T, StreamingMemoryStep>)
+            m_activity = 1 + int(PhaseKind::StreamingMemory);
+        if constexpr (std::is_same_v<T, IpuCopyStep>) {
+            int64_t bytes = 0;
+            for (const auto& t : op.send)
+                bytes += int64_t(t.bytes);
+            for (const auto& t : op.recv)
+                bytes += int64_t(t.bytes);
+            m_linkBytes = bytes;
+        } else if constexpr (std::is_same_v<T, CollectiveStep>)
+            m_linkBytes = int64_t(op.bytes);
+        else if constexpr (!std::is_same_v<T, RepeatStep> && !std::is_same_v<T, CallStep>)
+            m_linkBytes = 0;
+    }, step.op);
+
     if (auto* c = std::get_if<ComputeStep>(&step.op)) {
         ++m_computeSetsRun;
         const uint64_t end = std::max(tiles.compute(*c, m_index, m_observer), m_cycle);
@@ -184,6 +221,8 @@ void Ipu::sequence()
         if (m_stack.empty()) {
             if (m_callsStarted == m_hostCalls) {
                 m_finished = true;
+                m_activity = 0;
+                m_linkBytes = 0;
                 return;
             }
             m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++, -1, 0, -1});

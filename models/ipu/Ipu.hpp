@@ -46,6 +46,9 @@ public:
     HostLink host;
     StreamingMemory streamingMemory;
 
+    /** Adds this IPU's activity (a PhaseKind code + 1; 0 idle) and the bytes its current step
+     *  moves over IPU-Links to a SystemC trace file (VCD). */
+    void traceTo(sc_core::sc_trace_file* file);
     [[nodiscard]] bool finished() const { return m_finished; }
     [[nodiscard]] bool waitingAtSync() const { return m_waiting; }
     [[nodiscard]] uint64_t cycle() const { return m_cycle; }
@@ -103,7 +106,9 @@ private:
     std::vector<uint64_t> m_callEnds;
     std::vector<uint64_t> m_computeAtCallEnds;
     std::map<const HostTransferStep*, uint64_t> m_prefetched; // per prefetching step: when its next data is in
-    uint64_t m_hostLinkFree = 0; // background prefetches queue on the host link
+    uint64_t m_hostLinkFree = 0;
+    int m_activity = 0;      // traced: what the IPU is doing now
+    int64_t m_linkBytes = 0; // traced: bytes the current step moves over IPU-Links // background prefetches queue on the host link
     std::map<uint32_t, uint64_t> m_periodicCalls; // per fragment: times a periodic call reached it
     IpuBreakdown m_breakdown;
     sc_core::sc_event m_wake;

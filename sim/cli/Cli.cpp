@@ -30,6 +30,7 @@ struct RunOptions
     std::string out;
     std::vector<std::string> sets;
     bool trace = false;
+    bool vcd = false;
 };
 
 // Maps every failure to its exit code with a one-line message.
@@ -61,17 +62,17 @@ struct PhaseResult
 };
 
 // Simulates one experiment; on success the summary is returned, not yet written.
-PhaseResult runPhase(const Experiment& e, const fs::path& dir, bool withTrace)
+PhaseResult runPhase(const Experiment& e, const fs::path& dir, bool withTrace, bool withVcd)
 {
     fs::create_directories(dir);
     // The folder describes this run only: outputs of an earlier run go first.
-    for (const char* f : {"summary.json", "trace.json", "oom_report.json"})
+    for (const char* f : {"summary.json", "trace.json", "oom_report.json", "waves.vcd"})
         fs::remove(dir / f);
     PhaseResult r;
     if (withTrace)
         r.trace = std::make_unique<ChromeTrace>((dir / "trace.json").string(), e.run.trace, e.system.ipu.clockHz,
                                                 uint32_t(e.schedule.programs.size()));
-    Simulation sim(e, r.trace.get());
+    Simulation sim(e, r.trace.get(), withVcd ? (dir / "waves.vcd").string() : std::string());
     if (!sim.fits()) {
         const auto report = report::oomReport(e, sim);
         report::writeFileAtomically((dir / "oom_report.json").string(), report.dump(1) + "\n");
@@ -103,7 +104,7 @@ int runCommand(const RunOptions& o)
         child = fork();
         if (child == 0) {
             const int code = guarded([&] {
-                PhaseResult r = runPhase(ie, infDir, o.trace);
+                PhaseResult r = runPhase(ie, infDir, o.trace, o.vcd);
                 if (r.code != kOk)
                     return r.code;
                 report::writeFileAtomically((infDir / "summary.json").string(), r.summary.dump(1) + "\n");
@@ -117,7 +118,7 @@ int runCommand(const RunOptions& o)
         if (child < 0)
             throw std::runtime_error("fork failed for the inference phase");
     }
-    PhaseResult r = runPhase(e, dir, o.trace);
+    PhaseResult r = runPhase(e, dir, o.trace, o.vcd);
     nlohmann::json inferenceSummary;
     if (child > 0) {
         int status = 0;
@@ -145,8 +146,8 @@ int runCommand(const RunOptions& o)
     if (r.trace)
         r.trace->commit();
     report::printSummary(std::cout, r.summary);
-    fmt::print(std::cout, "  wrote        {}{}\n", (dir / "summary.json").string(),
-               r.trace ? ", " + (dir / "trace.json").string() : std::string());
+    fmt::print(std::cout, "  wrote        {}{}{}\n", (dir / "summary.json").string(),
+               r.trace ? ", " + (dir / "trace.json").string() : std::string(), o.vcd ? ", " + (dir / "waves.vcd").string() : std::string());
     if (!inferenceSummary.is_null()) {
         fmt::print(std::cout, "\nthen inference:\n");
         report::printSummary(std::cout, inferenceSummary);
@@ -180,6 +181,7 @@ int main(int argc, char** argv)
     runCmd->add_option("--out", run.out, "output folder (default out/<config name>)");
     runCmd->add_option("--set", run.sets, "override a value: /json/pointer=value (repeatable)");
     runCmd->add_flag("--trace", run.trace, "also write DIR/trace.json (Chrome/Perfetto trace)");
+    runCmd->add_flag("--vcd", run.vcd, "also write DIR/waves.vcd: each IPU's activity and IPU-Link bytes (waveform viewers)");
     auto* paramsCmd = app.add_subcommand("params", "list every parameter with default, unit and description");
     std::string sweepFile;
     SweepOptions sweepOptions;

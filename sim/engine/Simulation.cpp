@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <stdexcept>
 
@@ -15,7 +16,8 @@ namespace {
 int g_elaborations = 0;
 }
 
-Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer) : m_experiment(experiment)
+Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, std::string vcdPath)
+    : m_experiment(experiment), m_vcdPath(std::move(vcdPath))
 {
     if (g_elaborations++ > 0) {
         // Test convenience: a fresh kernel context for a second simulation in one process.
@@ -41,7 +43,13 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer) :
     }
 }
 
-Simulation::~Simulation() = default;
+Simulation::~Simulation()
+{
+    if (m_vcd) { // an unfinished run leaves no waveform behind
+        sc_core::sc_close_vcd_trace_file(m_vcd);
+        std::remove((m_vcdPath + ".tmp.vcd").c_str());
+    }
+}
 
 bool Simulation::fits() const
 {
@@ -53,6 +61,13 @@ bool Simulation::fits() const
 
 SimResult Simulation::run()
 {
+    if (!m_vcdPath.empty()) {
+        // SystemC appends ".vcd" to the name it is given.
+        m_vcd = sc_core::sc_create_vcd_trace_file((m_vcdPath + ".tmp").c_str());
+        m_vcd->set_time_unit(1, sc_core::SC_PS);
+        for (const auto& ipu : m_ipus)
+            ipu->traceTo(m_vcd);
+    }
     const auto t0 = std::chrono::steady_clock::now();
     // Run in slices of simulated time so long runs can report progress between them.
     Progress progress("simulating " + m_experiment.config.name);
@@ -74,6 +89,11 @@ SimResult Simulation::run()
     } while (!finished() && sc_core::sc_pending_activity());
     progress.finish();
     const auto t1 = std::chrono::steady_clock::now();
+    if (m_vcd) {
+        sc_core::sc_close_vcd_trace_file(m_vcd);
+        m_vcd = nullptr;
+        std::rename((m_vcdPath + ".tmp.vcd").c_str(), m_vcdPath.c_str());
+    }
     SimResult r;
     r.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
     if (auto waiting = m_sync->waiting(); !waiting.empty()) {

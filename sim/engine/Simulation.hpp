@@ -21,7 +21,9 @@ struct SimResult
 class Simulation
 {
 public:
-    Simulation(const Experiment& experiment, IPhaseObserver* observer = nullptr);
+    /** With `vcdPath`, each IPU's activity and IPU-Link bytes go to a VCD file (written under a
+     *  temporary name and renamed when the run completes). */
+    Simulation(const Experiment& experiment, IPhaseObserver* observer = nullptr, std::string vcdPath = "");
     ~Simulation();
 
     /** Memory of every IPU is known after elaboration, before anything runs. */
@@ -36,6 +38,8 @@ private:
     std::unique_ptr<IpuLinks> m_links;
     std::unique_ptr<ExternalSync> m_sync;
     std::vector<std::unique_ptr<Ipu>> m_ipus;
+    std::string m_vcdPath;
+    sc_core::sc_trace_file* m_vcd = nullptr;
 };
 
 } // namespace ipusim

@@ -50,6 +50,11 @@ expect 0 "then inference:" -- "$ipusim" run configs/mnist/pipelined.json --out "
 grep -q '"run_total"' "$out/t/summary.json" && ok || fail "no run_total in the tutorial summary"
 expect 1 "/inference/micro_batch: expected integer, >= 1" -- "$ipusim" run configs/mnist/pipelined.json --out "$out/t2" --set /inference/micro_batch=0
 
+# VCD: each IPU's activity and IPU-Link bytes; IPU 0 computes 1,000 cycles, then copies
+# (1,000 cycles = 751,880 ps at 1.33 GHz).
+expect 0 "waves.vcd" -- "$ipusim" run configs/schedules/two_ipu_copy.json --vcd --out "$out/v"
+[ "$(grep -c '\$var' "$out/v/waves.vcd")" = 4 ] && grep -q '^#751880$' "$out/v/waves.vcd" && ok || fail "VCD content"
+
 # Sweeps: one whole row per point in CSV and JSONL; --resume runs only what is missing.
 expect 0 "9 points, 0 failed" -- "$ipusim" sweep configs/sweeps/exchange_tiles.json -j 2 --out "$out/s"
 [ "$(wc -l < "$out/s/results.csv")" = 10 ] && [ "$(wc -l < "$out/s/results.jsonl")" = 9 ] && ok || fail "sweep rows: $(wc -l "$out/s/results.csv")"
