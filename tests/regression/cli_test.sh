@@ -55,6 +55,13 @@ expect 1 "/inference/micro_batch: expected integer, >= 1" -- "$ipusim" run confi
 expect 0 "waves.vcd" -- "$ipusim" run configs/schedules/two_ipu_copy.json --vcd --out "$out/v"
 [ "$(grep -c '\$var' "$out/v/waves.vcd")" = 4 ] && grep -q '^#751880$' "$out/v/waves.vcd" && ok || fail "VCD content"
 
+# Plots: PNG files from a trace, a summary and a sweep's results.
+png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
+"$ipusim" run configs/mnist/pipelined_2stage.json --set /run/dataset_samples=0 --set /run/epochs=1 --trace --out "$out/p" > /dev/null
+tools/plot.py "$out/p/trace.json" > /dev/null && png "$out/p/trace_gantt.png" && ok || fail "no Gantt chart"
+tools/plot.py "$out/p/summary.json" > /dev/null && png "$out/p/summary_balance.png" && png "$out/p/summary_memory.png" && ok || fail "no summary plots"
+expect 1 "neither a trace" -- tools/plot.py configs/default.json
+
 # Sweeps: one whole row per point in CSV and JSONL; --resume runs only what is missing.
 expect 0 "9 points, 0 failed" -- "$ipusim" sweep configs/sweeps/exchange_tiles.json -j 2 --out "$out/s"
 [ "$(wc -l < "$out/s/results.csv")" = 10 ] && [ "$(wc -l < "$out/s/results.jsonl")" = 9 ] && ok || fail "sweep rows: $(wc -l "$out/s/results.csv")"
@@ -64,6 +71,9 @@ head -n 6 "$out/s/results.csv" > "$out/s/partial" && mv "$out/s/partial" "$out/s
 expect 0 "9 points" -- "$ipusim" sweep configs/sweeps/exchange_tiles.json --resume --out "$out/s"
 [ "$(wc -l < "$out/s/results.jsonl")" = 9 ] && [ "$(wc -l < "$out/s/results.csv")" = 10 ] && ok || fail "resume did not complete the sweep"
 [ "$(tail -n +2 "$out/s/results.csv" | cut -d, -f1 | sort -n | uniq | wc -l)" = 9 ] && ok || fail "resume repeated a point"
+tools/plot.py "$out/s/results.csv" --x /system/ipu/tiles > /dev/null && png "$out/s/results_curves.png" && ok || fail "no sweep curves"
+tools/plot.py "$out/s/results.csv" --x /system/ipu/tiles --heat /system/ipu/exchange/send_bytes_per_cycle > /dev/null \
+  && png "$out/s/results_heatmap.png" && ok || fail "no sweep heat map"
 cat > "$out/bad_sweep.json" <<JSON
 {"config": "$PWD/configs/default.json", "axes": [{"pointer": "/workload/micro_batch", "values": [40, 20000]}]}
 JSON
