@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 what=${1:-build}
 
 packages=(g++ cmake pkgconf libsystemc-dev libboost-dev libfmt-dev catch2
-          nlohmann-json3-dev libvalijson-dev libcli11-dev python3-matplotlib)
+          nlohmann-json3-dev libvalijson-dev libcli11-dev python3-matplotlib
+          openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

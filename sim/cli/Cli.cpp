@@ -6,6 +6,7 @@
 #include "sim/config/Schema.hpp"
 #include "sim/engine/Simulation.hpp"
 #include "sim/report/Summary.hpp"
+#include "sim/cli/MpiSweep.hpp"
 #include "sim/sweep/Sweep.hpp"
 #include "sim/sweep/Validate.hpp"
 
@@ -205,6 +206,10 @@ int main(int argc, char** argv)
             return paramsCommand();
         if (sweepCmd->parsed()) {
             const Sweep sweep = Sweep::load(sweepFile);
+            if (launchedByMpi()) {
+                const std::size_t failed = runSweepMpi(argc, argv, sweep, sweepOptions);
+                return failed ? int(kSweepFailures) : int(kOk);
+            }
             const std::size_t failed = runSweep(sweep, sweepOptions);
             fmt::print("{}: {} points, {} failed; results in {}\n", sweep.name, sweep.points.size(), failed,
                        sweepOptions.out.empty() ? "out/sweeps/" + sweep.name : sweepOptions.out);

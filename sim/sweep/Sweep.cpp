@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <unistd.h>
 
@@ -235,28 +236,42 @@ std::vector<std::string> Sweep::setsFor(std::size_t point) const
     return out;
 }
 
-std::size_t runSweep(const Sweep& sweep, const SweepOptions& o)
+struct SweepRowWriter::State
+{
+    const Sweep& sweep;
+    fs::path jsonl, csv;
+    std::set<std::size_t> done;
+    std::map<std::size_t, std::chrono::steady_clock::time_point> started;
+    std::size_t finished = 0, failures = 0;
+    Progress progress;
+    State(const Sweep& s) : sweep(s), progress("sweep " + s.name, 0.5, 10.0) {}
+};
+
+SweepRowWriter::SweepRowWriter(const Sweep& sweep, const SweepOptions& o) : m_state(std::make_unique<State>(sweep))
 {
     const fs::path dir = o.out.empty() ? fs::path("out") / "sweeps" / sweep.name : fs::path(o.out);
+    m_dir = dir.string();
     fs::create_directories(dir);
-    const fs::path jsonl = dir / "results.jsonl", csv = dir / "results.csv", meta = dir / "sweep.json";
-    std::set<std::size_t> done;
-    if (o.resume && fs::exists(jsonl)) {
+    State& st = *m_state;
+    st.jsonl = dir / "results.jsonl";
+    st.csv = dir / "results.csv";
+    const fs::path meta = dir / "sweep.json";
+    if (o.resume && fs::exists(st.jsonl)) {
         const json previous = fs::exists(meta) ? config::readJsonFile(meta.string()) : json();
         if (!previous.is_object() || previous.value("fingerprint", std::string()) != sweep.fingerprint)
             throw ConfigError(sweep.file, "", fmt::format("--resume: the results in {} come from a different sweep", dir.string()));
-        std::ifstream in(jsonl);
+        std::ifstream in(st.jsonl);
         for (std::string line; std::getline(in, line);) {
             const json row = json::parse(line, nullptr, false);
             if (!row.is_discarded() && row.contains("point"))
-                done.insert(row.at("point").get<std::size_t>());
+                st.done.insert(row.at("point").get<std::size_t>());
         }
     } else {
-        fs::remove(jsonl);
-        fs::remove(csv);
+        fs::remove(st.jsonl);
+        fs::remove(st.csv);
     }
     std::ofstream(meta) << json{{"name", sweep.name}, {"fingerprint", sweep.fingerprint}, {"points", sweep.points.size()}}.dump(1) << "\n";
-    if (!fs::exists(csv)) {
+    if (!fs::exists(st.csv)) {
         std::vector<std::string> header{"point"};
         header.insert(header.end(), sweep.axisPointers.begin(), sweep.axisPointers.end());
         for (const char* h : {"status", "wall_seconds"})
@@ -267,46 +282,73 @@ std::size_t runSweep(const Sweep& sweep, const SweepOptions& o)
         std::string line;
         for (const auto& h : header)
             line += (line.empty() ? "" : ",") + csvField(h);
-        appendLine(csv, line);
+        appendLine(st.csv, line);
     }
+    st.finished = st.done.size();
+}
 
+SweepRowWriter::~SweepRowWriter() = default;
+
+std::vector<std::size_t> SweepRowWriter::missingPoints() const
+{
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < m_state->sweep.points.size(); ++i)
+        if (!m_state->done.count(i))
+            out.push_back(i);
+    return out;
+}
+
+void SweepRowWriter::started(std::size_t point) { m_state->started[point] = std::chrono::steady_clock::now(); }
+
+void SweepRowWriter::write(std::size_t i, const json& result)
+{
+    State& st = *m_state;
+    const Sweep& sweep = st.sweep;
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.started.at(i)).count();
+    json row = {{"point", i}, {"status", result.at("status")}, {"wall_seconds", wall}};
+    json axes = json::object();
+    for (const auto& [ptr, value] : sweep.points[i])
+        axes[ptr] = value;
+    row["axes"] = axes;
+    if (result.contains("error"))
+        row["error"] = result.at("error");
+    if (result.contains("summary"))
+        row["summary"] = result.at("summary");
+    std::string line = std::to_string(i);
+    for (const auto& [ptr, value] : sweep.points[i])
+        line += "," + csvField(value);
+    line += "," + csvField(row.at("status")) + "," + fmt::format("{:.4f}", wall);
+    for (const auto& [name, ptr] : csvMetrics()) {
+        const json::json_pointer jp(ptr);
+        line += "," + (result.contains("summary") && result.at("summary").contains(jp) ? csvField(result.at("summary").at(jp)) : "");
+    }
+    line += "," + csvField(row.value("error", json("")));
+    appendLine(st.jsonl, row.dump());
+    appendLine(st.csv, line);
+    ++st.finished;
+    if (row.at("status") != "ok")
+        ++st.failures;
+    st.progress.update(st.finished, sweep.points.size(), st.failures);
+}
+
+std::size_t SweepRowWriter::finish()
+{
+    m_state->progress.finish();
+    return m_state->failures;
+}
+
+std::size_t runSweep(const Sweep& sweep, const SweepOptions& o)
+{
+    SweepRowWriter writer(sweep, o);
+    const fs::path dir = writer.dir();
     g_interrupted = false;
     auto previous = std::signal(SIGINT, [](int) { g_interrupted = true; });
-    Progress progress("sweep " + sweep.name, 0.5, 10.0);
-    std::size_t finished = done.size(), failures = 0;
-    std::map<std::size_t, std::chrono::steady_clock::time_point> started;
-    auto record = [&](std::size_t i, json result) {
-        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started.at(i)).count();
-        json row = {{"point", i}, {"status", result.at("status")}, {"wall_seconds", wall}};
-        json axes = json::object();
-        for (const auto& [ptr, value] : sweep.points[i])
-            axes[ptr] = value;
-        row["axes"] = axes;
-        if (result.contains("error"))
-            row["error"] = result.at("error");
-        if (result.contains("summary"))
-            row["summary"] = result.at("summary");
-        std::string line = std::to_string(i);
-        for (const auto& [ptr, value] : sweep.points[i])
-            line += "," + csvField(value);
-        line += "," + csvField(row.at("status")) + "," + fmt::format("{:.4f}", wall);
-        for (const auto& [name, ptr] : csvMetrics()) {
-            const json::json_pointer jp(ptr);
-            line += "," + (result.contains("summary") && result.at("summary").contains(jp) ? csvField(result.at("summary").at(jp)) : "");
-        }
-        line += "," + csvField(row.value("error", json("")));
-        appendLine(jsonl, row.dump());
-        appendLine(csv, line);
-        ++finished;
-        if (row.at("status") != "ok")
-            ++failures;
-        progress.update(finished, sweep.points.size(), failures);
-    };
+    auto record = [&](std::size_t i, json result) { writer.write(i, result); };
     PointRunner runner(dir / ".points", o.jobs);
-    for (std::size_t i = 0; i < sweep.points.size() && !g_interrupted; ++i) {
-        if (done.count(i))
-            continue;
-        started[i] = std::chrono::steady_clock::now();
+    for (std::size_t i : writer.missingPoints()) {
+        if (g_interrupted)
+            break;
+        writer.started(i);
         const auto sets = sweep.setsFor(i);
         runner.start(i, [&, sets] {
             std::signal(SIGINT, SIG_DFL);
@@ -321,11 +363,11 @@ std::size_t runSweep(const Sweep& sweep, const SweepOptions& o)
         runner.kill();
     else
         runner.finish(record);
-    progress.finish();
+    const std::size_t failures = writer.finish();
     std::signal(SIGINT, previous);
     fs::remove_all(dir / ".points");
     if (g_interrupted)
-        throw Interrupted(fmt::format("interrupted: {} of {} points are in {}", finished, sweep.points.size(), dir.string()));
+        throw Interrupted(fmt::format("interrupted: the finished points are in {}", dir.string()));
     return failures;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,8 +42,29 @@ struct SweepOptions
     bool resume = false;
 };
 
-/** Runs the points not yet in the results (each in its own process), appending whole rows to
- *  results.jsonl and results.csv as points finish. Returns the number of failed points. */
+/** The results of a sweep on disk: whole rows appended to results.jsonl and results.csv as
+ *  points finish (so an interruption loses nothing), with progress on stderr. */
+class SweepRowWriter
+{
+public:
+    /** Prepares the output folder; with `resume`, keeps the rows of the same sweep. */
+    SweepRowWriter(const Sweep& sweep, const SweepOptions& options);
+    ~SweepRowWriter();
+    [[nodiscard]] std::vector<std::size_t> missingPoints() const;
+    void started(std::size_t point);
+    void write(std::size_t point, const nlohmann::json& result);
+    /** Failed points; the progress line is closed. */
+    std::size_t finish();
+    [[nodiscard]] const std::string& dir() const { return m_dir; }
+
+private:
+    struct State;
+    std::unique_ptr<State> m_state;
+    std::string m_dir;
+};
+
+/** Runs the points not yet in the results, each in its own process, `jobs` at a time. Returns
+ *  the number of failed points. */
 std::size_t runSweep(const Sweep& sweep, const SweepOptions& options);
 
 } // namespace ipusim

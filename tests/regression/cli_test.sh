@@ -92,6 +92,13 @@ echo '{"config": "../default.json", "axes": [{"pointer": "/system/ipu/tiles", "v
 expect 1 "the value \"many\" for \"/system/ipu/tiles\" is not accepted" -- "$ipusim" sweep configs/sweeps/.tmp_bad.json --out "$out/c"
 rm -f configs/sweeps/.tmp_bad.json
 
+# The same sweep under MPI (2 ranks on one machine): the same rows, whatever the ranks.
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 \
+  mpirun --allow-run-as-root --oversubscribe -n 2 "$ipusim" sweep configs/sweeps/exchange_tiles.json --out "$out/m" > /dev/null 2>&1
+rows() { tail -n +2 "$1" | cut -d, -f1-5,7- | sort -n; }
+[ "$(wc -l < "$out/m/results.csv")" = 10 ] && [ "$(rows "$out/m/results.csv")" = "$(rows "$out/s/results.csv")" ] \
+  && ok || fail "the MPI sweep's rows differ from the local sweep's"
+
 # Validation: the shipped hand-derived cases pass; a wrong expectation exits 6.
 expect 0 "all within tolerance" -- "$ipusim" validate configs/validation/timing_rules.json -j 2
 cat > "$out/wrong.json" <<JSON
