@@ -37,6 +37,15 @@ nlohmann::json simulatePoint(const config::LoadedConfig& cfg)
     }
 }
 
+nlohmann::json simulatePoint(const std::string& config, const std::vector<std::string>& sets)
+{
+    try {
+        return simulatePoint(config::loadConfig(config, sets));
+    } catch (const config::ConfigError& e) {
+        return {{"status", "invalid"}, {"error", e.what()}};
+    }
+}
+
 PointRunner::PointRunner(std::filesystem::path scratch, unsigned jobs) : m_scratch(std::move(scratch)), m_jobs(std::max(1u, jobs))
 {
     std::filesystem::create_directories(m_scratch);

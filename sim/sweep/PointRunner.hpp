@@ -15,6 +15,8 @@ namespace ipusim {
 /** Simulates one config in the calling process: {"status": "ok", "summary": {...}}, or
  *  {"status": "invalid" | "out_of_memory" | "failed", "error": message}. Never throws. */
 nlohmann::json simulatePoint(const config::LoadedConfig& cfg);
+/** Loads `config` with `sets` and simulates it; a config error becomes an "invalid" result. */
+nlohmann::json simulatePoint(const std::string& config, const std::vector<std::string>& sets);
 
 /** Runs jobs in child processes (SystemC elaborates once per process; a crash stays in its
  *  child), at most `jobs` at a time. A job's result travels through a file in `scratch`. */

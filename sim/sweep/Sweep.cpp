@@ -352,11 +352,7 @@ std::size_t runSweep(const Sweep& sweep, const SweepOptions& o)
         const auto sets = sweep.setsFor(i);
         runner.start(i, [&, sets] {
             std::signal(SIGINT, SIG_DFL);
-            try {
-                return simulatePoint(config::loadConfig(sweep.config, sets));
-            } catch (const config::ConfigError& e) {
-                return json{{"status", "invalid"}, {"error", e.what()}};
-            }
+            return simulatePoint(sweep.config, sets);
         }, record);
     }
     if (g_interrupted)

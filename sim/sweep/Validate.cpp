@@ -104,13 +104,7 @@ bool runValidation(const std::string& path, unsigned jobs, std::ostream& out)
         auto done = [&](std::size_t i, json r) { results[i] = std::move(r); };
         for (std::size_t i = 0; i < cases.size(); ++i) {
             const Case c = cases[i];
-            runner.start(i, [c] {
-                try {
-                    return simulatePoint(config::loadConfig(c.config, c.sets));
-                } catch (const ConfigError& e) {
-                    return json{{"status", "invalid"}, {"error", e.what()}};
-                }
-            }, done);
+            runner.start(i, [c] { return simulatePoint(c.config, c.sets); }, done);
         }
         runner.finish(done);
         fs::remove_all(fs::temp_directory_path() / fmt::format("ipusim-validate-{}", ::getpid()));
