@@ -82,15 +82,25 @@ uint64_t Ipu::execute(const Step& step)
             m_activity = 1 + int(PhaseKind::Collective);
         else if constexpr (std::is_same_v<T, StreamingMemoryStep>)
             m_activity = 1 + int(PhaseKind::StreamingMemory);
+        if constexpr (!std::is_same_v<T, RepeatStep> && !std::is_same_v<T, CallStep>)
+            if (m_ports.links)
+                m_ports.links->clearFrom(m_index);
         if constexpr (std::is_same_v<T, IpuCopyStep>) {
+            for (const auto& t : op.send)
+                m_ports.links->setActive(m_index, t.peer, t.bytes);
             int64_t bytes = 0;
             for (const auto& t : op.send)
                 bytes += int64_t(t.bytes);
             for (const auto& t : op.recv)
                 bytes += int64_t(t.bytes);
             m_linkBytes = bytes;
-        } else if constexpr (std::is_same_v<T, CollectiveStep>)
+        } else if constexpr (std::is_same_v<T, CollectiveStep>) {
             m_linkBytes = int64_t(op.bytes);
+            // Every ring member sends a 1/R share to its successor at each step.
+            for (std::size_t i = 0; i < op.ring.size(); ++i)
+                if (op.ring[i] == m_index)
+                    m_ports.links->setActive(m_index, op.ring[(i + 1) % op.ring.size()], op.bytes / op.ring.size());
+        }
         else if constexpr (!std::is_same_v<T, RepeatStep> && !std::is_same_v<T, CallStep>)
             m_linkBytes = 0;
     }, step.op);

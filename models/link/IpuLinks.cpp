@@ -10,6 +10,29 @@ namespace ipusim {
 IpuLinks::IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz)
     : sc_module(name), m_topology(topology), m_link(link), m_clockHz(clockHz)
 {
+    for (const auto& [ab, n] : topology.allLinks()) {
+        m_active[{ab.first, ab.second}] = 0;
+        m_active[{ab.second, ab.first}] = 0;
+    }
+}
+
+void IpuLinks::traceTo(sc_core::sc_trace_file* file)
+{
+    for (auto& [ab, bytes] : m_active)
+        sc_core::sc_trace(file, bytes, std::string(name()) + ".ipu" + std::to_string(ab.first) + "_to_ipu" + std::to_string(ab.second));
+}
+
+void IpuLinks::setActive(uint32_t from, uint32_t to, uint64_t bytes)
+{
+    auto it = m_active.find({from, to});
+    if (it != m_active.end())
+        it->second = int64_t(bytes);
+}
+
+void IpuLinks::clearFrom(uint32_t from)
+{
+    for (auto it = m_active.lower_bound({from, 0}); it != m_active.end() && it->first.first == from; ++it)
+        it->second = 0;
 }
 
 uint64_t IpuLinks::transferCycles(uint32_t from, uint32_t to, uint64_t bytes) const

@@ -34,12 +34,19 @@ public:
     void account(uint32_t from, uint32_t to, uint64_t bytes) { m_bytes[{from, to}] += bytes; }
     [[nodiscard]] const std::map<std::pair<uint32_t, uint32_t>, uint64_t>& bytes() const { return m_bytes; }
     [[nodiscard]] const Topology& topology() const { return m_topology; }
+    /** VCD: one traced value per directed link, the bytes its current transfer moves. */
+    void traceTo(sc_core::sc_trace_file* file);
+    /** The bytes `from` now sends to `to` (0: idle); only directly linked pairs are traced. */
+    void setActive(uint32_t from, uint32_t to, uint64_t bytes);
+    /** `from` starts a step that uses no link. */
+    void clearFrom(uint32_t from);
 
 private:
     const Topology& m_topology;
     IpuLinkParams m_link;
     double m_clockHz;
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> m_bytes;
+    std::map<std::pair<uint32_t, uint32_t>, int64_t> m_active; // stable addresses for sc_trace
 };
 
 } // namespace ipusim

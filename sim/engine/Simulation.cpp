@@ -67,6 +67,7 @@ SimResult Simulation::run()
         m_vcd->set_time_unit(1, sc_core::SC_PS);
         for (const auto& ipu : m_ipus)
             ipu->traceTo(m_vcd);
+        m_links->traceTo(m_vcd);
     }
     const auto t0 = std::chrono::steady_clock::now();
     // Run in slices of simulated time so long runs can report progress between them.

@@ -53,7 +53,9 @@ expect 1 "/inference/micro_batch: expected integer, >= 1" -- "$ipusim" run confi
 # VCD: each IPU's activity and IPU-Link bytes; IPU 0 computes 1,000 cycles, then copies
 # (1,000 cycles = 751,880 ps at 1.33 GHz).
 expect 0 "waves.vcd" -- "$ipusim" run configs/schedules/two_ipu_copy.json --vcd --out "$out/v"
-[ "$(grep -c '\$var' "$out/v/waves.vcd")" = 4 ] && grep -q '^#751880$' "$out/v/waves.vcd" && ok || fail "VCD content"
+# 4 IPU signals + both directions of the M2000's 6 linked pairs
+[ "$(grep -c '\$var' "$out/v/waves.vcd")" = 16 ] && grep -q '^#751880$' "$out/v/waves.vcd" && grep -q 'ipu0_to_ipu1' "$out/v/waves.vcd" \
+  && grep -q '^b11110100001001000000 ' "$out/v/waves.vcd" && ok || fail "VCD content"
 
 # Plots: PNG files from a trace, a summary and a sweep's results.
 png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
