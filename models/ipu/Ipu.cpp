@@ -58,6 +58,7 @@ void Ipu::phase(PhaseKind kind, const std::string& name, uint64_t end)
 
 void Ipu::traceTo(sc_core::sc_trace_file* file)
 {
+    m_traced = true;
     const std::string base = std::string(name());
     sc_core::sc_trace(file, m_activity, base + ".activity");
     sc_core::sc_trace(file, m_linkBytes, base + ".link_bytes");
@@ -83,11 +84,12 @@ uint64_t Ipu::execute(const Step& step)
         else if constexpr (std::is_same_v<T, StreamingMemoryStep>)
             m_activity = 1 + int(PhaseKind::StreamingMemory);
         if constexpr (!std::is_same_v<T, RepeatStep> && !std::is_same_v<T, CallStep>)
-            if (m_ports.links)
+            if (m_traced && m_ports.links)
                 m_ports.links->clearFrom(m_index);
         if constexpr (std::is_same_v<T, IpuCopyStep>) {
             for (const auto& t : op.send)
-                m_ports.links->setActive(m_index, t.peer, t.bytes);
+                if (m_traced)
+                    m_ports.links->setActive(m_index, t.peer, t.bytes);
             int64_t bytes = 0;
             for (const auto& t : op.send)
                 bytes += int64_t(t.bytes);
@@ -98,7 +100,7 @@ uint64_t Ipu::execute(const Step& step)
             m_linkBytes = int64_t(op.bytes);
             // Every ring member sends a 1/R share to its successor at each step.
             for (std::size_t i = 0; i < op.ring.size(); ++i)
-                if (op.ring[i] == m_index)
+                if (m_traced && op.ring[i] == m_index)
                     m_ports.links->setActive(m_index, op.ring[(i + 1) % op.ring.size()], op.bytes / op.ring.size());
         }
         else if constexpr (!std::is_same_v<T, RepeatStep> && !std::is_same_v<T, CallStep>)

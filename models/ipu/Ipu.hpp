@@ -107,6 +107,7 @@ private:
     std::vector<uint64_t> m_computeAtCallEnds;
     std::map<const HostTransferStep*, uint64_t> m_prefetched; // per prefetching step: when its next data is in
     uint64_t m_hostLinkFree = 0;
+    bool m_traced = false;   // only a VCD needs the link activity kept up to date
     int m_activity = 0;      // traced: what the IPU is doing now
     int64_t m_linkBytes = 0; // traced: bytes the current step moves over IPU-Links // background prefetches queue on the host link
     std::map<uint32_t, uint64_t> m_periodicCalls; // per fragment: times a periodic call reached it
