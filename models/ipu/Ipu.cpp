@@ -64,6 +64,13 @@ void Ipu::traceTo(sc_core::sc_trace_file* file)
     sc_core::sc_trace(file, m_linkBytes, base + ".link_bytes");
 }
 
+uint64_t Ipu::endPhaseOnAllTiles(PhaseKind kind, const std::string& name, uint64_t end)
+{
+    tiles.align(end);
+    phase(kind, name, end);
+    return end;
+}
+
 uint64_t Ipu::execute(const Step& step)
 {
     // Traced state changes when a step starts: the sequencer runs at that simulated time.
@@ -122,18 +129,14 @@ uint64_t Ipu::execute(const Step& step)
     }
     if (std::get_if<SyncStep>(&step.op)) {
         const uint64_t end = sync.release(tiles.lastReady());
-        tiles.align(end);
-        phase(PhaseKind::Sync, "sync", end);
-        return end;
+        return endPhaseOnAllTiles(PhaseKind::Sync, "sync", end);
     }
     // Exchange and host transfers are statically scheduled: they start once every tile is ready.
     const uint64_t start = tiles.lastReady(); // never later than m_cycle
     if (auto* x = std::get_if<ExchangeStep>(&step.op)) {
         const uint64_t end = start + exchange.phaseCycles(*x);
         exchange.account(*x);
-        tiles.align(end);
-        phase(PhaseKind::Exchange, x->name, end);
-        return end;
+        return endPhaseOnAllTiles(PhaseKind::Exchange, x->name, end);
     }
     if (auto* h = std::get_if<HostTransferStep>(&step.op); h && h->prefetch) {
         // The data was fetched into the IO tiles during the previous micro-batch (the first
@@ -150,15 +153,11 @@ uint64_t Ipu::execute(const Step& step)
         const uint64_t from = std::max(end, m_hostLinkFree);
         m_hostLinkFree = from + host.transferCycles(h->bytes);
         m_prefetched[h] = m_hostLinkFree;
-        tiles.align(end);
-        phase(PhaseKind::Host, h->name, end);
-        return end;
+        return endPhaseOnAllTiles(PhaseKind::Host, h->name, end);
     }
     if (auto* h = std::get_if<HostTransferStep>(&step.op)) {
         const uint64_t end = start + host.transfer(h->direction, h->bytes);
-        tiles.align(end);
-        phase(PhaseKind::Host, h->name, end);
-        return end;
+        return endPhaseOnAllTiles(PhaseKind::Host, h->name, end);
     }
     if (auto* c = std::get_if<IpuCopyStep>(&step.op)) {
         uint64_t longest = 0;
@@ -173,15 +172,11 @@ uint64_t Ipu::execute(const Step& step)
         for (const auto& t : c->recv)
             longest = std::max(longest, m_ports.links->transferCycles(t.peer, m_index, t.bytes));
         const uint64_t end = start + longest;
-        tiles.align(end);
-        phase(PhaseKind::IpuCopy, c->name, end);
-        return end;
+        return endPhaseOnAllTiles(PhaseKind::IpuCopy, c->name, end);
     }
     if (auto* r = std::get_if<StreamingMemoryStep>(&step.op)) {
         const uint64_t end = start + streamingMemory.transfer(r->direction, r->bytes);
-        tiles.align(end);
-        phase(PhaseKind::StreamingMemory, r->name, end);
-        return end;
+        return endPhaseOnAllTiles(PhaseKind::StreamingMemory, r->name, end);
     }
     if (auto* c = std::get_if<CollectiveStep>(&step.op)) {
         // Replicas run in lockstep, so every ring member starts when this IPU does.
@@ -194,9 +189,7 @@ uint64_t Ipu::execute(const Step& step)
                 ring += (ring.empty() ? "ring " : "-") + std::to_string(i);
             m_observer->linkSpan(ring, c->name, start, end, c->bytes);
         }
-        tiles.align(end);
-        phase(PhaseKind::Collective, c->name, end);
-        return end;
+        return endPhaseOnAllTiles(PhaseKind::Collective, c->name, end);
     }
     if (auto* call = std::get_if<CallStep>(&step.op)) {
         // Counted per fragment: a pipeline reaches one fragment through several call steps.

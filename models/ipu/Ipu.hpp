@@ -74,6 +74,8 @@ private:
      *  IPU sleeps until an external barrier releases it. */
     uint64_t execute(const Step& step);
     void release(uint64_t releaseCycle, uint64_t nowCycle);
+    /** A phase every tile waits out (sync, exchange, transfers): all are ready at `end`. */
+    uint64_t endPhaseOnAllTiles(PhaseKind kind, const std::string& name, uint64_t end);
     void phase(PhaseKind kind, const std::string& name, uint64_t end);
 
     struct Frame

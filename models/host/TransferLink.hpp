@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/link/StreamTiming.hpp"
+#include "workloads/schedule/Schedule.hpp"
+
+#include <systemc>
+
+namespace ipusim {
+
+/** A link that moves bytes to and from one IPU: a transfer costs the link's latency plus the
+ *  bytes at its effective bandwidth, in tile cycles. The host link and Streaming Memory are two. */
+class TransferLink : public sc_core::sc_module
+{
+public:
+    TransferLink(sc_core::sc_module_name name, double bytesPerSecond, double efficiency, uint64_t latencyCycles, double clockHz)
+        : sc_module(name), m_bytesPerSecond(bytesPerSecond), m_efficiency(efficiency), m_latency(latencyCycles), m_clockHz(clockHz)
+    {
+    }
+
+    [[nodiscard]] uint64_t transferCycles(uint64_t bytes) const
+    {
+        return bytes == 0 ? 0 : m_latency + streamCycles(bytes, m_bytesPerSecond, m_efficiency, m_clockHz);
+    }
+    /** Starts a transfer; returns its duration and counts its bytes. */
+    uint64_t transfer(Direction direction, uint64_t bytes)
+    {
+        account(direction, bytes);
+        return transferCycles(bytes);
+    }
+    /** Counts bytes of a transfer whose time was spent earlier (a consumed prefetch). */
+    void account(Direction direction, uint64_t bytes) { (direction == Direction::ToIpu ? m_toIpu : m_fromIpu) += bytes; }
+    [[nodiscard]] uint64_t bytesToIpu() const { return m_toIpu; }
+    [[nodiscard]] uint64_t bytesFromIpu() const { return m_fromIpu; }
+
+private:
+    double m_bytesPerSecond, m_efficiency;
+    uint64_t m_latency;
+    double m_clockHz;
+    uint64_t m_toIpu = 0, m_fromIpu = 0;
+};
+
+} // namespace ipusim
