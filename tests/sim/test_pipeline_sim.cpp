@@ -36,6 +36,7 @@ Run simulatePipeline(StrategyKind kind, PipelineSchedule schedule, uint32_t K, u
         builders.push_back(std::make_unique<ProgramBuilder>(e.system.ipu));
         raw.push_back(builders.back().get());
         st[k].ipu = k;
+        st[k].builder = k;
         st[k].fwd = fragment(*raw[k], "forward", f);
         st[k].bwd = fragment(*raw[k], "backward", b);
         st[k].update = fragment(*raw[k], "update", u);

@@ -71,32 +71,38 @@ void emitCycle(const std::vector<ProgramBuilder*>& builders, const std::vector<S
                const std::vector<bool>& fwd, const std::vector<bool>& bwd, const CycleBatches& mb)
 {
     const std::size_t K = st.size();
-    for (std::size_t k = 0; k < K; ++k) {
-        ProgramBuilder& b = *builders[k];
-        if (fwd[k]) {
+    for (uint32_t slot = 0; slot < builders.size(); ++slot) {
+        ProgramBuilder& b = *builders[slot];
+        std::vector<IpuTransfer> send, recv;
+        for (std::size_t k = 0; k < K; ++k) {
+            if (st[k].builder != slot || !fwd[k])
+                continue;
             b.call(uint32_t(st[k].fwd), mb.fwd[k], mb.perIteration);
             if (st[k].stash >= 0)
                 b.call(uint32_t(st[k].stash), mb.fwd[k], mb.perIteration);
             if (st[k].output >= 0 && st[k].outputPerMicroBatch)
                 b.call(uint32_t(st[k].output), mb.fwd[k], mb.perIteration, st[k].outputPeriod);
         }
-        if (bwd[k]) {
+        for (std::size_t k = K; k-- > 0;) {
+            if (st[k].builder != slot || !bwd[k])
+                continue;
             if (st[k].restore >= 0)
                 b.call(uint32_t(st[k].restore), mb.bwd[k], mb.perIteration);
-            if (st[k].recompute >= 0)
-                b.call(uint32_t(st[k].recompute), mb.bwd[k], mb.perIteration);
             b.call(uint32_t(st[k].bwd), mb.bwd[k], mb.perIteration);
         }
-        // Every stage takes part in the copy, so Poplar can run the copies in parallel.
-        std::vector<IpuTransfer> send, recv;
-        if (fwd[k] && k + 1 < K && st[k].fwdBytesToNext)
-            send.push_back({st[k + 1].ipu, st[k].fwdBytesToNext});
-        if (bwd[k] && k > 0 && st[k].bwdBytesToPrevious)
-            send.push_back({st[k - 1].ipu, st[k].bwdBytesToPrevious});
-        if (k > 0 && fwd[k - 1] && st[k - 1].fwdBytesToNext)
-            recv.push_back({st[k - 1].ipu, st[k - 1].fwdBytesToNext});
-        if (k + 1 < K && bwd[k + 1] && st[k + 1].bwdBytesToPrevious)
-            recv.push_back({st[k + 1].ipu, st[k + 1].bwdBytesToPrevious});
+        // Every IPU takes part in the copy, so Poplar can run the copies in parallel.
+        for (std::size_t k = 0; k < K; ++k) {
+            if (st[k].builder != slot)
+                continue;
+            if (fwd[k] && k + 1 < K && st[k].fwdBytesToNext)
+                send.push_back({st[k + 1].ipu, st[k].fwdBytesToNext});
+            if (bwd[k] && k > 0 && st[k].bwdBytesToPrevious)
+                send.push_back({st[k - 1].ipu, st[k].bwdBytesToPrevious});
+            if (k > 0 && fwd[k - 1] && st[k - 1].fwdBytesToNext)
+                recv.push_back({st[k - 1].ipu, st[k - 1].fwdBytesToNext});
+            if (k + 1 < K && bwd[k + 1] && st[k + 1].bwdBytesToPrevious)
+                recv.push_back({st[k + 1].ipu, st[k + 1].bwdBytesToPrevious});
+        }
         b.ipuCopy("pipeline copy", std::move(send), std::move(recv));
         b.externalSync();
     }
@@ -107,8 +113,9 @@ void emitCycle(const std::vector<ProgramBuilder*>& builders, const std::vector<S
 void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::vector<StageFragments>& st,
                      const PipelineActivity& a, bool training, uint64_t deviceIterations)
 {
-    if (builders.size() != st.size())
-        throw std::logic_error("one builder per stage");
+    for (const auto& stage : st)
+        if (stage.builder >= builders.size())
+            throw std::logic_error("a stage without a builder");
     auto all = [&](auto&& f) {
         for (auto* b : builders)
             f(*b);
@@ -144,19 +151,17 @@ void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::ve
     if (a.repeats > 1)
         all([](ProgramBuilder& b) { b.endRepeat(); });
     if (training) {
-        for (std::size_t k = 0; k < st.size(); ++k) {
-            if (st[k].update >= 0)
-                builders[k]->call(uint32_t(st[k].update));
-            builders[k]->externalSync();
-        }
+        for (const auto& stage : st)
+            if (stage.update >= 0)
+                builders[stage.builder]->call(uint32_t(stage.update));
+        all([](ProgramBuilder& b) { b.externalSync(); });
         all([](ProgramBuilder& b) { b.endRepeat(); });
     }
     // A host call ends with the host: every IPU meets once the outputs are out.
-    for (std::size_t k = 0; k < st.size(); ++k) {
-        if (st[k].output >= 0 && !st[k].outputPerMicroBatch)
-            builders[k]->call(uint32_t(st[k].output));
-        builders[k]->externalSync();
-    }
+    for (const auto& stage : st)
+        if (stage.output >= 0 && !stage.outputPerMicroBatch)
+            builders[stage.builder]->call(uint32_t(stage.output));
+    all([](ProgramBuilder& b) { b.externalSync(); });
 }
 
 } // namespace ipusim

@@ -34,14 +34,17 @@ uint32_t stashDepth(StrategyKind kind, PipelineSchedule schedule, uint32_t stage
 struct StageFragments
 {
     uint32_t ipu = 0;
-    int fwd = -1, stash = -1, restore = -1, recompute = -1, bwd = -1, update = -1, output = -1;
+    uint32_t builder = 0; // index of its IPU's builder (stages may share an IPU)
+    int fwd = -1, stash = -1, restore = -1, bwd = -1, update = -1, output = -1;
     uint64_t fwdBytesToNext = 0, bwdBytesToPrevious = 0;
     bool outputPerMicroBatch = false; // call `output` after each forward (every outputPeriod-th)
     uint32_t outputPeriod = 1;
 };
 
-/** Emits each stage's main program: per cycle its active fragments, then the IPU copy every
- *  stage takes part in, then an external sync; identical consecutive cycles become a Repeat.
+/** Emits each IPU's main program: per cycle the forward fragments of its active stages (in
+ *  stage order), then their backward fragments (in reverse), then the IPU copy every IPU takes
+ *  part in, then an external sync; identical consecutive cycles become a Repeat. `builders`
+ *  holds one builder per IPU, indexed by StageFragments::builder.
  *  Training wraps the pipeline, the weight update and a sync in the device-iteration loop;
  *  inference pipelines the device iterations' micro-batches. */
 void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::vector<StageFragments>& stages,

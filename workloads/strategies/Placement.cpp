@@ -103,16 +103,15 @@ Placement resolvePlacement(const config::LoadedConfig& cfg, const std::vector<st
             p.stages.push_back(stages[i]);
         }
     }
-    // Consecutive stages on one IPU merge; an IPU holds one run of consecutive stages.
-    std::set<uint32_t> used;
+    // Consecutive stages on one IPU merge. An IPU may come back later in the pipeline (BERT's
+    // heads share IPU 0 with the embedding whose weights they reuse); its stages then take
+    // turns on it within each pipeline cycle.
     for (std::size_t i = 0; i < stages.size() && p.kind != StrategyKind::Phased; ++i) {
         if (!p.stages.empty() && p.stages.back().ipu == stages[i].ipu) {
             for (const auto& b : stages[i].blocks)
                 p.stages.back().blocks.push_back(b);
             continue;
         }
-        if (!used.insert(stages[i].ipu).second)
-            cfg.fail(stagePtr[i], fmt::format("IPU {} already holds an earlier, non-adjacent stage", stages[i].ipu));
         if (!p.stages.empty() && system.topology.links(p.stages.back().ipu, stages[i].ipu) == 0)
             cfg.fail(stagePtr[i], fmt::format("IPU {} has no IPU-Link to IPU {} of the previous stage", stages[i].ipu, p.stages.back().ipu));
         p.stages.push_back(stages[i]);
@@ -124,7 +123,7 @@ Placement resolvePlacement(const config::LoadedConfig& cfg, const std::vector<st
     // Replicas: whole copies of the model on consecutive groups of IPUs, joined in rings.
     p.replicas = s.at("replicas");
     p.replicatedTensorSharding = s.at("replicated_tensor_sharding");
-    p.ipusPerReplica = p.kind == StrategyKind::Phased ? (p.parallelPhases ? 2 : 1) : uint32_t(p.stages.size());
+    p.ipusPerReplica = p.kind == StrategyKind::Phased ? (p.parallelPhases ? 2 : 1) : uint32_t(p.ipus().size());
     const uint64_t needed = uint64_t(p.replicas) * p.ipusPerReplica;
     if (p.replicas & (p.replicas - 1))
         cfg.fail("/workload/strategy/replicas", fmt::format("expected a power of two (replicas form rings), found {}", p.replicas));

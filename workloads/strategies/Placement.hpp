@@ -3,6 +3,7 @@
 #include "models/system/SystemParams.hpp"
 #include "sim/config/ConfigLoader.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,12 +32,22 @@ struct Placement
     bool replicatedTensorSharding = false;
     /** IPUs per replica: a replica r runs stage k on IPU stages[k].ipu + r x ipusPerReplica. */
     uint32_t ipusPerReplica = 1;
-    [[nodiscard]] std::vector<uint32_t> ring(uint32_t stage) const
+    /** The IPUs of every replica that play the part of `ipu` of replica 0, in replica order. */
+    [[nodiscard]] std::vector<uint32_t> ring(uint32_t ipu) const
     {
         std::vector<uint32_t> r;
         for (uint32_t i = 0; i < replicas; ++i)
-            r.push_back(stages.at(stage).ipu + i * ipusPerReplica);
+            r.push_back(ipu + i * ipusPerReplica);
         return r;
+    }
+    /** The IPUs stages run on, each once, in order of their first stage. */
+    [[nodiscard]] std::vector<uint32_t> ipus() const
+    {
+        std::vector<uint32_t> out;
+        for (const auto& s : stages)
+            if (std::find(out.begin(), out.end(), s.ipu) == out.end())
+                out.push_back(s.ipu);
+        return out;
     }
 };
 
