@@ -222,6 +222,30 @@ uint64_t maxPool(const IpuParams& hw, Precision type, uint64_t outputs, uint64_t
     return hw.supervisorOverhead + hw.workers * worker;
 }
 
+uint64_t fill(const IpuParams& hw, Precision type, uint64_t n)
+{
+    return (type == Precision::FP16 ? 26 : 23) + ceilDiv(n, hw.vectorWidth(type));
+}
+
+namespace {
+uint64_t sliceLike(const IpuParams& hw, Precision type, uint64_t offsets, uint64_t elements, uint64_t cyclesPerVector)
+{
+    const uint64_t W = hw.workers;
+    const uint64_t worker = 30 + 19 * ceilDiv(offsets, W) + cyclesPerVector * ceilDiv(ceilDiv(elements, hw.vectorWidth(type)), W);
+    return hw.supervisorOverhead + W * worker;
+}
+} // namespace
+
+uint64_t multiSlice(const IpuParams& hw, Precision type, uint64_t offsets, uint64_t elements)
+{
+    return sliceLike(hw, type, offsets, elements, 2);
+}
+
+uint64_t multiUpdateAdd(const IpuParams& hw, Precision type, uint64_t offsets, uint64_t elements)
+{
+    return sliceLike(hw, type, offsets, elements, 3);
+}
+
 uint64_t copy(const IpuParams& hw, uint64_t bytes, unsigned elementBytes)
 {
     return ceilDiv(bytes, std::min<uint64_t>(hw.memcpyBytesPerCycle, std::max(elementBytes, 1u)));

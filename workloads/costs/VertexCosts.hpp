@@ -49,6 +49,14 @@ uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n);
 uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint64_t partialsPerOutput);
 /** Max pooling: `outputs` elements, each the max of `window` inputs (generic vector loop §3.1). */
 uint64_t maxPool(const IpuParams& hw, Precision type, uint64_t outputs, uint64_t window);
+/** popops Fill of n elements (zeroing a gradient), §3.5: 26 + n/vw (half), 23 + n/vw (float). */
+uint64_t fill(const IpuParams& hw, Precision type, uint64_t n);
+/** popops MultiSlice (§3.5, getMultiSliceCycleEstimate): each worker checks its share of the
+ *  `offsets` against the rows this tile holds (19 cycles each) and copies the `elements` that
+ *  hit, 2 cycles per vector; 30 cycles of set-up per worker. */
+uint64_t multiSlice(const IpuParams& hw, Precision type, uint64_t offsets, uint64_t elements);
+/** popops MultiUpdateAdd: as MultiSlice, with a load, add and store per vector (3 cycles). */
+uint64_t multiUpdateAdd(const IpuParams& hw, Precision type, uint64_t offsets, uint64_t elements);
 /** On-tile copy of `bytes` (rearrangement before a vertex), §3.7. */
 uint64_t copy(const IpuParams& hw, uint64_t bytes, unsigned elementBytes);
 

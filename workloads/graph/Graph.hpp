@@ -31,6 +31,7 @@ struct TensorDesc
  *  `positions` outputs, each reducing `reduction` channels x kernel positions into `outChans`. */
 struct ConvProblem
 {
+    uint64_t groups = 1; // independent problems of this size (a batched matmul's batch x heads)
     uint64_t positions = 1;
     uint64_t reduction = 1;
     uint32_t kernelHeight = 1, kernelWidth = 1;
@@ -38,7 +39,7 @@ struct ConvProblem
     // Spatial layout, for the input halo a tile needs (1 for matmuls).
     uint64_t outWidth = 1, inWidth = 1;
     Precision input = Precision::FP32, partials = Precision::FP32, output = Precision::FP32;
-    [[nodiscard]] uint64_t macs() const { return positions * reduction * kernelHeight * kernelWidth * outChans; }
+    [[nodiscard]] uint64_t macs() const { return groups * positions * reduction * kernelHeight * kernelWidth * outChans; }
 };
 
 /** Geometry of a stride-1, unpadded 2-D convolution (a matmul is the 1x1, 1x1-image case). */
@@ -64,6 +65,19 @@ enum class OpKind {
     SoftmaxCrossEntropyGrad,
     GradAccumulate, // accumulator += gradient
     AdamW,          // optimizer update of one weight
+    Lamb,           // AdamW's moments scaled per tensor by the trust ratio |w| / |update|
+    BatchMatMul,    // `conv.groups` matmuls of two activations (attention scores, context)
+    Add,            // element-wise sum of two tensors of one shape (residuals, gradient sums)
+    Gelu,
+    GeluGrad,
+    Tanh,
+    TanhGrad,
+    Softmax,        // over rows of `channels` elements, with the attention scale and mask
+    SoftmaxGrad,
+    LayerNorm,      // over rows of `channels` elements, then gamma and beta
+    LayerNormGrad,
+    Gather,         // rows of a table by index (embedding lookup); no index input: a fixed slice
+    GatherGrad,     // the gathered rows' gradients added into a zeroed table-shaped gradient
 };
 
 struct Op
@@ -78,6 +92,9 @@ struct Op
     uint64_t channels = 1;     // BiasAdd / BiasGrad / SoftmaxCrossEntropy classes
     bool forward = true;
     std::string block; // the model block (poptorch.Block) the op belongs to
+    uint64_t rows = 1;       // Gather / GatherGrad: rows looked up
+    bool unscale = false;    // optimizers: undo loss scaling on the gradient first
+    bool masterWeights = false; // optimizers: update an fp32 master copy (last input), cast back
 };
 
 /** A model graph: tensors and ops in execution order. */

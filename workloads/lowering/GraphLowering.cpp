@@ -110,7 +110,20 @@ void GraphLowering::lower(const Op& op)
     case OpKind::SoftmaxCrossEntropy:
     case OpKind::SoftmaxCrossEntropyGrad: lowerLoss(op); break;
     case OpKind::GradAccumulate: lowerAccumulate(op); break;
-    case OpKind::AdamW: lowerAdamW(op); break;
+    case OpKind::AdamW:
+    case OpKind::Lamb: lowerOptimizer(op); break;
+    case OpKind::BatchMatMul: lowerConv(op); break;
+    case OpKind::Add:
+    case OpKind::Gelu:
+    case OpKind::GeluGrad:
+    case OpKind::Tanh:
+    case OpKind::TanhGrad:
+    case OpKind::Softmax:
+    case OpKind::SoftmaxGrad:
+    case OpKind::LayerNorm:
+    case OpKind::LayerNormGrad: lowerRowwise(op); break;
+    case OpKind::Gather: lowerGather(op); break;
+    case OpKind::GatherGrad: lowerGatherGrad(op); break;
     }
 }
 
@@ -159,10 +172,21 @@ void GraphLowering::lowerHost(const Op& op)
 
 void GraphLowering::lowerConv(const Op& op)
 {
-    const ConvProblem& pr = op.conv;
-    const ConvPlan plan = planConv(m_hw, pr);
-    m_plans[op.name] = plan;
+    // A batched problem's groups spread over equal slots of tiles (PopLibs splits conv groups
+    // across tiles first); each slot plans one group on its tiles and runs its groups in turn.
+    const ConvProblem& whole = op.conv;
     const uint32_t T = m_hw.tiles;
+    const uint64_t groups = std::max<uint64_t>(whole.groups, 1);
+    const uint32_t tilesPerSlot = groups >= T ? 1 : uint32_t(T / groups);
+    const uint32_t slots = T / tilesPerSlot;
+    const uint64_t groupsPerSlot = ceilDiv(groups, slots);
+    ConvProblem pr = whole;
+    pr.groups = 1;
+    IpuParams slotHw = m_hw;
+    slotHw.tiles = tilesPerSlot;
+    slotHw.availableMemoryProportion = m_hw.availableMemoryProportion / double(groupsPerSlot);
+    const ConvPlan plan = planConv(slotHw, pr);
+    m_plans[op.name] = plan;
     const uint64_t used = plan.tilesUsed();
     const AmpParams& amp = m_hw.amp(pr.input, pr.partials);
 
@@ -173,45 +197,54 @@ void GraphLowering::lowerConv(const Op& op)
         addSends(x, in);
     const bool shared = plan.tilesPerPositions >= m_hw.tilesPerReceiveBus;
     TileVector temp(T, 0), partials(T, 0), cycles(T, 0), reduceCycles(T, 0), out(T, 0);
-    std::map<std::tuple<uint64_t, uint32_t, uint32_t>, uint64_t> costCache;
+    std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>, uint64_t> costCache;
     const uint64_t outGroups = ceilDiv(pr.outChans, amp.units);
-    for (uint64_t t = 0; t < used && t < T; ++t) {
-        // Tile t works on position slice p, output-group slice o, reduction slice i.
-        const uint64_t p = t % plan.tilesPerPositions;
-        const uint64_t o = (t / plan.tilesPerPositions) % plan.tilesPerOutGroups;
-        const uint64_t positions = std::min(plan.positionsPerTile, pr.positions - std::min(pr.positions, p * plan.positionsPerTile));
-        const uint32_t og = uint32_t(std::min<uint64_t>(plan.outGroupsPerTile, outGroups - std::min(outGroups, o * plan.outGroupsPerTile)));
-        if (positions == 0 || og == 0)
+    for (uint32_t slot = 0; slot < slots; ++slot) {
+        const uint64_t n = groups / slots + (slot < groups % slots ? 1 : 0); // groups this slot runs
+        if (n == 0)
             continue;
-        const double share = double(positions) / double(plan.positionsPerTile);
-        x[t].recv += uint64_t(double(plan.inputBytesPerTile) * share);
-        (shared ? x[t].recvShared : x[t].recv) += plan.weightBytesPerTile / plan.outGroupsPerTile * og;
-        temp[t] = uint64_t(double(plan.inputBytesPerTile) * share) + plan.weightBytesPerTile / plan.outGroupsPerTile * og;
-        partials[t] = positions * og * amp.units * bytesOf(pr.partials);
-        auto key = std::make_tuple(positions, plan.inGroupsPerTile, og);
-        auto it = costCache.find(key);
-        if (it == costCache.end()) {
-            costs::ConvShape s;
-            s.positions = positions;
-            s.inGroups = plan.inGroupsPerTile;
-            s.outGroups = og;
-            s.kernelHeight = plan.kernelHeight;
-            s.kernelWidth = plan.kernelWidth;
-            s.input = pr.input;
-            s.partials = pr.partials;
-            uint64_t c = costs::convPartial(m_hw, s);
-            const uint64_t outputs = positions * og * amp.units;
-            if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
-                c += costs::cast(m_hw, pr.partials, pr.output, outputs);
-            it = costCache.emplace(key, c).first;
+        for (uint64_t t = 0; t < used && t < tilesPerSlot; ++t) {
+            // Tile t of the slot works on position slice p, output-group slice o, reduction slice i.
+            const uint64_t p = t % plan.tilesPerPositions;
+            const uint64_t o = (t / plan.tilesPerPositions) % plan.tilesPerOutGroups;
+            const uint64_t positions = std::min(plan.positionsPerTile, pr.positions - std::min(pr.positions, p * plan.positionsPerTile));
+            const uint32_t og = uint32_t(std::min<uint64_t>(plan.outGroupsPerTile, outGroups - std::min(outGroups, o * plan.outGroupsPerTile)));
+            if (positions == 0 || og == 0)
+                continue;
+            const uint32_t tile = uint32_t(slot * tilesPerSlot + t);
+            const double share = double(positions) / double(plan.positionsPerTile);
+            const uint64_t inBytes = uint64_t(double(plan.inputBytesPerTile) * share) * n;
+            const uint64_t weightBytes = plan.weightBytesPerTile / plan.outGroupsPerTile * og * n;
+            x[tile].recv += inBytes;
+            (shared ? x[tile].recvShared : x[tile].recv) += weightBytes;
+            temp[tile] = inBytes + weightBytes;
+            partials[tile] = positions * og * amp.units * bytesOf(pr.partials) * n;
+            auto key = std::make_tuple(positions, plan.inGroupsPerTile, og, n);
+            auto it = costCache.find(key);
+            if (it == costCache.end()) {
+                costs::ConvShape s;
+                s.positions = positions;
+                s.inGroups = plan.inGroupsPerTile;
+                s.outGroups = og;
+                s.convGroups = uint32_t(n);
+                s.kernelHeight = plan.kernelHeight;
+                s.kernelWidth = plan.kernelWidth;
+                s.input = pr.input;
+                s.partials = pr.partials;
+                uint64_t c = costs::convPartial(m_hw, s);
+                const uint64_t outputs = positions * og * amp.units * n;
+                if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
+                    c += costs::cast(m_hw, pr.partials, pr.output, outputs);
+                it = costCache.emplace(key, c).first;
+            }
+            cycles[tile] = it->second;
+            const uint64_t mine = ceilDiv(positions * og * amp.units * n, plan.tilesPerInGroups);
+            if (plan.tilesPerInGroups > 1) {
+                reduceCycles[tile] = costs::reduce(m_hw, pr.partials, mine, plan.tilesPerInGroups) +
+                                     (pr.partials != pr.output ? costs::cast(m_hw, pr.partials, pr.output, mine) : 0);
+            }
+            out[tile] = mine * bytesOf(pr.output);
         }
-        cycles[t] = it->second;
-        const uint64_t mine = ceilDiv(positions * og * amp.units, plan.tilesPerInGroups);
-        if (plan.tilesPerInGroups > 1) {
-            reduceCycles[t] = costs::reduce(m_hw, pr.partials, mine, plan.tilesPerInGroups) +
-                              (pr.partials != pr.output ? costs::cast(m_hw, pr.partials, pr.output, mine) : 0);
-        }
-        out[t] = mine * bytesOf(pr.output);
     }
     // Outputs hold the real channels only (AMP groups are padded).
     const double realShare = double(pr.outChans) / double(outGroups * amp.units);
@@ -398,46 +431,66 @@ void GraphLowering::lowerBiasGrad(const Op& op)
 void GraphLowering::lowerLoss(const Op& op)
 {
     // Softmax cross-entropy per row of `classes` logits, on the tiles holding the logits; the
-    // labels come to them, and the per-row losses are summed onto tile 0.
-    const int logits = op.inputs.at(0);
-    const int labels = op.inputs.at(1);
-    const Precision type = m_graph.tensor(logits).type;
-    const TileVector elems = elementsOn(logits);
+    // labels come to them, and the per-row losses are summed onto tile 0. Logits serialised
+    // into parts (a split vocabulary) combine their per-row max and sum across the parts.
+    const std::size_t parts = op.inputs.size() - 1;
+    const int labels = op.inputs.back();
+    const Precision type = m_graph.tensor(op.inputs[0]).type;
     const uint64_t classes = op.channels;
-    std::vector<ExchangeBytes> x(m_hw.tiles);
+    const bool forward = op.kind == OpKind::SoftmaxCrossEntropy;
+    std::vector<ExchangeBytes> x(m_hw.tiles), stats(m_hw.tiles);
     addSends(x, labels);
-    TileVector cycles(m_hw.tiles, 0);
-    uint64_t rowsTotal = 0, holders = 0;
-    for (uint32_t t = 0; t < m_hw.tiles; ++t) {
-        const uint64_t e = elems[t];
-        if (!e)
-            continue;
-        const uint64_t rows = ceilDiv(e, classes);
-        rowsTotal += rows;
-        ++holders;
-        x[t].recv += rows * 4;
-        if (op.kind == OpKind::SoftmaxCrossEntropy)
-            cycles[t] = costs::reduce(m_hw, type, rows, classes) + costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
-                        costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) + costs::reduce(m_hw, Precision::FP32, rows, classes) +
-                        costs::unaryOp(m_hw, costs::UnaryOpKind::Log, Precision::FP32, rows) +
-                        costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, Precision::FP32, rows);
-        else // softmax - one-hot, scaled by 1/batch
-            cycles[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) +
-                        costs::binaryOp(m_hw, costs::BinaryOpKind::Div, type, e) +
-                        costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
-                        costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e);
+    TileVector cycles(m_hw.tiles, 0), combine(m_hw.tiles, 0);
+    uint64_t rowsTotal = 0;
+    std::vector<TileVector> partElems;
+    for (std::size_t part = 0; part < parts; ++part) {
+        partElems.push_back(elementsOn(op.inputs[part]));
+        const TileVector& elems = partElems.back();
+        for (uint32_t t = 0; t < m_hw.tiles; ++t) {
+            const uint64_t e = elems[t];
+            if (!e)
+                continue;
+            const uint64_t rows = ceilDiv(e, classes);
+            if (part == 0)
+                rowsTotal += rows;
+            x[t].recv += rows * 4;
+            if (forward)
+                cycles[t] += costs::reduce(m_hw, type, rows, classes) + costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
+                             costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) + costs::reduce(m_hw, Precision::FP32, rows, classes) +
+                             costs::unaryOp(m_hw, costs::UnaryOpKind::Log, Precision::FP32, rows) +
+                             costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, Precision::FP32, rows);
+            else // softmax - one-hot, scaled by 1/batch
+                cycles[t] += costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) +
+                             costs::binaryOp(m_hw, costs::BinaryOpKind::Div, type, e) +
+                             costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
+                             costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e);
+            if (parts > 1) { // each part's row max and sum go to the first part's tiles and back
+                stats[t].send += rows * 8;
+                if (part == 0) {
+                    stats[t].recv += (parts - 1) * rows * 8;
+                    combine[t] = 2 * costs::reduce(m_hw, Precision::FP32, rows, parts);
+                } else {
+                    stats[t].recv += rows * 8;
+                }
+            }
+        }
     }
     m_b.sync();
     m_b.exchange(op.name + ".labels", x);
-    m_b.compute(op.name, cycles, {op.kind == OpKind::SoftmaxCrossEntropy ? "SoftmaxCrossEntropy" : "SoftmaxCrossEntropyGrad"}, 6);
-    m_b.touch(handleOf(logits));
-    m_b.touch(handleOf(labels));
-    const int out = op.outputs.at(0);
-    if (op.kind == OpKind::SoftmaxCrossEntropy) {
+    m_b.compute(op.name, cycles, {forward ? "SoftmaxCrossEntropy" : "SoftmaxCrossEntropyGrad"}, 6);
+    for (int in : op.inputs)
+        m_b.touch(handleOf(in));
+    if (parts > 1) {
+        m_b.sync();
+        m_b.exchange(op.name + ".parts", stats);
+        m_b.compute(op.name + ".combine", combine, {"ReduceMax", "ReduceAdd"});
+    }
+    if (forward) {
+        const int out = op.outputs.at(0);
         std::vector<ExchangeBytes> r(m_hw.tiles);
         for (uint32_t t = 0; t < m_hw.tiles; ++t)
-            if (elems[t])
-                r[t].send = ceilDiv(elems[t], classes) * 4;
+            if (partElems[0][t])
+                r[t].send = ceilDiv(partElems[0][t], classes) * 4;
         r[0].recv += rowsTotal * 4;
         m_b.sync();
         m_b.exchange(op.name + ".sum.in", r);
@@ -447,11 +500,13 @@ void GraphLowering::lowerLoss(const Op& op)
         bytes[0] = m_graph.tensor(out).bytes();
         produce(out, bytes);
         m_b.compute(op.name + ".sum", sum, {"ReduceAdd"});
+        m_b.touch(handleOf(out));
     } else {
-        produce(out, m_b.bytes(handleOf(logits)));
+        for (std::size_t part = 0; part < parts; ++part) {
+            produce(op.outputs.at(part), m_b.bytes(handleOf(op.inputs[part])));
+            m_b.touch(handleOf(op.outputs.at(part)));
+        }
     }
-    (void)holders;
-    m_b.touch(handleOf(out));
 }
 
 void GraphLowering::lowerAccumulate(const Op& op)
@@ -469,29 +524,65 @@ void GraphLowering::lowerAccumulate(const Op& op)
     m_b.touch(handleOf(acc));
 }
 
-void GraphLowering::lowerAdamW(const Op& op)
+void GraphLowering::lowerOptimizer(const Op& op)
 {
-    // inputs: weight, gradient (or accumulator), first moment, second moment.
+    // inputs: weight, gradient (or accumulator), first moment, second moment[, fp32 master].
     const int w = op.inputs.at(0), g = op.inputs.at(1);
     gather(op.name + ".grad", g, w);
     const TileVector elems = elementsOn(w);
     const Precision s = Precision::FP32; // optimizer state is kept in fp32
-    TileVector cycles(m_hw.tiles, 0);
+    const Precision wt = m_graph.tensor(w).type;
+    const bool lamb = op.kind == OpKind::Lamb;
+    TileVector cycles(m_hw.tiles, 0), norms(m_hw.tiles, 0), apply(m_hw.tiles, 0);
+    std::vector<ExchangeBytes> partialNorms(m_hw.tiles), ratio(m_hw.tiles);
+    uint64_t holders = 0;
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         // With sharded state a replica updates 1/R of the weights.
         const uint64_t e = m_sharded ? ceilDiv(elems[t], m_replicas) : elems[t];
         if (!e)
             continue;
+        ++holders;
         using costs::BinaryOpKind;
         using costs::UnaryOpKind;
-        // g /= n; m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  w -= lr (m^ / (sqrt(v^) + eps) + wd w)
-        // The first multiply takes the mean over micro-batches and replicas (PopTorch's Mean).
-        cycles[t] = 3 * costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e) + 4 * costs::scaledAdd(m_hw, s, e) +
+        // g /= n; m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  u = m^ / (sqrt(v^) + eps) + wd w
+        // The first multiply takes the mean over micro-batches and replicas (PopTorch's Mean);
+        // loss scaling adds one more to undo the scale.
+        cycles[t] = (op.unscale ? 4 : 3) * costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e) + 3 * costs::scaledAdd(m_hw, s, e) +
                     costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::unaryOp(m_hw, UnaryOpKind::Sqrt, s, e) +
                     costs::binaryOp(m_hw, BinaryOpKind::Add, s, e) + costs::binaryOp(m_hw, BinaryOpKind::Div, s, e);
+        // w -= lr x ratio x u, where LAMB's ratio is |w| / |u| over the whole tensor (AdamW: 1).
+        apply[t] = costs::scaledAdd(m_hw, s, e);
+        if (op.masterWeights) // fp16 gradient in, the updated fp32 master cast back to the weight
+            apply[t] += costs::cast(m_hw, wt, s, e) + costs::cast(m_hw, s, wt, e);
+        if (!lamb) {
+            cycles[t] += apply[t];
+            apply[t] = 0;
+        } else {
+            norms[t] = 2 * (costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::reduce(m_hw, s, 1, e));
+            partialNorms[t].send = 8;
+            ratio[t].recvShared = 4;
+        }
     }
     m_b.sync();
     m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MUL>", "BinaryOp<DIV>", "UnaryOp<SQRT>"}, 8);
+    if (lamb) {
+        // Per-tile squared sums of w and u meet on tile 0, which sends back the trust ratio.
+        m_b.compute(op.name + ".norms", norms, {"UnaryOp<SQUARE>", "ReduceAdd"});
+        partialNorms[0].recv += holders * 8;
+        m_b.sync();
+        m_b.exchange(op.name + ".norms.in", partialNorms);
+        TileVector ratioCycles(m_hw.tiles, 0);
+        ratioCycles[0] = costs::reduce(m_hw, s, 2, holders) + costs::unaryOp(m_hw, costs::UnaryOpKind::Sqrt, s, 2) +
+                         costs::binaryOp(m_hw, costs::BinaryOpKind::Div, s, 1);
+        m_b.compute(op.name + ".trust_ratio", ratioCycles, {"ReduceAdd", "UnaryOp<SQRT>", "BinaryOp<DIV>"});
+        ratio[0].send = 4;
+        m_b.sync();
+        m_b.exchange(op.name + ".trust_ratio.out", ratio);
+    }
+    if (lamb) {
+        m_b.sync();
+        m_b.compute(op.name + ".apply", apply, {"ScaledAdd", "Cast"});
+    }
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
 }
@@ -591,6 +682,182 @@ void GraphLowering::streamOut(const std::string& name, const std::vector<int>& t
     m_b.streamingMemory(name, Direction::FromIpu, bytes);
     for (int t : tensors)
         m_b.touch(handleOf(t));
+}
+
+} // namespace ipusim
+
+namespace ipusim {
+
+void GraphLowering::lowerRowwise(const Op& op)
+{
+    // Runs where the first operand lives; other activations are brought to its layout first,
+    // and LayerNorm's gamma (and beta) reach every tile that holds a part of a row.
+    using costs::BinaryOpKind;
+    using costs::UnaryOpKind;
+    const int main = op.inputs.at(0);
+    const Precision type = m_graph.tensor(main).type;
+    const Precision f32 = Precision::FP32;
+    const bool layerNorm = op.kind == OpKind::LayerNorm || op.kind == OpKind::LayerNormGrad;
+    for (std::size_t i = 1; i < op.inputs.size(); ++i)
+        if (!(layerNorm && m_graph.tensor(op.inputs[i]).role == TensorRole::Weight))
+            gather(op.name + ".in" + std::to_string(i), op.inputs[i], main);
+    const TileVector elems = elementsOn(main);
+    const uint64_t C = std::max<uint64_t>(op.channels, 1);
+    TileVector cycles(m_hw.tiles, 0);
+    std::vector<ExchangeBytes> params(m_hw.tiles);
+    auto bin = [&](BinaryOpKind k, uint64_t e) { return costs::binaryOp(m_hw, k, type, e); };
+    auto un = [&](UnaryOpKind k, uint64_t e) { return costs::unaryOp(m_hw, k, type, e); };
+    std::vector<std::string> types;
+    switch (op.kind) {
+    case OpKind::Add: types = {"BinaryOp<ADD>"}; break;
+    case OpKind::Gelu: types = {"NonLinearity<GELU>"}; break;
+    case OpKind::GeluGrad: types = {"NonLinearityGrad<GELU>"}; break;
+    case OpKind::Tanh: types = {"NonLinearity<TANH>"}; break;
+    case OpKind::TanhGrad: types = {"NonLinearityGrad<TANH>"}; break;
+    case OpKind::Softmax: types = {"ReduceMax", "ReduceAdd", "UnaryOp<EXPONENT>", "BinaryOp<DIVIDE>", "BinaryOp<ADD>"}; break;
+    case OpKind::SoftmaxGrad: types = {"BinaryOp<MULTIPLY>", "ReduceAdd", "BinaryOp<SUBTRACT>"}; break;
+    case OpKind::LayerNorm: types = {"ReduceAdd", "BinaryOp<SUBTRACT>", "UnaryOp<SQUARE>", "UnaryOp<RSQRT>", "BinaryOp<MULTIPLY>"}; break;
+    default: types = {"BinaryOp<MULTIPLY>", "ReduceAdd", "BinaryOp<SUBTRACT>"}; break;
+    }
+    for (uint32_t t = 0; t < m_hw.tiles; ++t) {
+        const uint64_t e = elems[t];
+        if (!e)
+            continue;
+        const uint64_t rows = ceilDiv(e, C);
+        switch (op.kind) {
+        case OpKind::Add: cycles[t] = bin(BinaryOpKind::Add, e); break;
+        case OpKind::Gelu: cycles[t] = un(UnaryOpKind::GeluErf, e); break;
+        // The derivative evaluates the erf again and scales the incoming gradient.
+        case OpKind::GeluGrad: cycles[t] = un(UnaryOpKind::GeluErf, e) + bin(BinaryOpKind::Mul, e); break;
+        case OpKind::Tanh: cycles[t] = un(UnaryOpKind::Tanh, e); break;
+        case OpKind::TanhGrad: cycles[t] = un(UnaryOpKind::Square, e) + bin(BinaryOpKind::Sub, e) + bin(BinaryOpKind::Mul, e); break;
+        case OpKind::Softmax: // scale, add the mask, subtract the row max, exponentiate, normalise
+            cycles[t] = bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) + costs::reduce(m_hw, type, rows, C) +
+                        bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) + costs::reduce(m_hw, f32, rows, C) +
+                        bin(BinaryOpKind::Div, e);
+            break;
+        case OpKind::SoftmaxGrad: // dx = y (dy - sum(dy y)), then the scale
+            cycles[t] = bin(BinaryOpKind::Mul, e) + costs::reduce(m_hw, f32, rows, C) + bin(BinaryOpKind::Sub, e) +
+                        2 * bin(BinaryOpKind::Mul, e);
+            break;
+        case OpKind::LayerNorm: // mean, variance, normalise, gamma, beta
+            cycles[t] = costs::reduce(m_hw, f32, rows, C) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Square, e) +
+                        costs::reduce(m_hw, f32, rows, C) + costs::unaryOp(m_hw, UnaryOpKind::Rsqrt, f32, rows) +
+                        2 * bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e);
+            params[t].recvShared += 2 * std::min(C, e) * bytesOf(type);
+            break;
+        case OpKind::LayerNormGrad: // x^ again; dy gamma; its mean and its mean against x^
+            cycles[t] = bin(BinaryOpKind::Sub, e) + 2 * bin(BinaryOpKind::Mul, e) + 2 * costs::reduce(m_hw, f32, rows, C) +
+                        2 * bin(BinaryOpKind::Mul, e) + 2 * bin(BinaryOpKind::Sub, e);
+            params[t].recvShared += std::min(C, e) * bytesOf(type);
+            break;
+        default: throw std::logic_error("not a row-wise op: " + op.name);
+        }
+    }
+    m_b.sync();
+    if (layerNorm) {
+        for (std::size_t i = 1; i < op.inputs.size(); ++i)
+            if (m_graph.tensor(op.inputs[i]).role == TensorRole::Weight)
+                addSends(params, op.inputs[i]);
+        m_b.exchange(op.name + ".params", params);
+    }
+    m_b.compute(op.name, cycles, types);
+    for (int in : op.inputs)
+        m_b.touch(handleOf(in));
+    const int output = op.outputs.at(0);
+    const TensorRole role = m_graph.tensor(output).role;
+    if (op.kind == OpKind::Add && (role == TensorRole::Gradient || role == TensorRole::WeightGradient))
+        alias(output, main); // gradient sums run in place
+    else
+        produce(output, m_b.bytes(handleOf(main)));
+    m_b.touch(handleOf(output));
+}
+
+void GraphLowering::lowerGather(const Op& op)
+{
+    // Every tile holding part of the table checks every index against its rows and copies the
+    // hits (MultiSlice); the rows then cross the exchange to the output's linear layout. A
+    // fixed slice (no indices) is a plain copy of the rows.
+    const int table = op.inputs.at(0);
+    const bool indexed = op.inputs.size() > 1;
+    const TensorDesc& td = m_graph.tensor(table);
+    const int output = op.outputs.at(0);
+    const uint64_t outBytes = m_graph.tensor(output).bytes();
+    const TileVector& tb = m_b.bytes(handleOf(table));
+    const uint64_t tableBytes = std::max<uint64_t>(td.bytes(), 1);
+    const uint32_t T = m_hw.tiles;
+    std::vector<ExchangeBytes> idx(T), rows(T);
+    TileVector cycles(T, 0), slices(T, 0);
+    if (indexed)
+        addSends(idx, op.inputs[1]);
+    const uint64_t indexBytes = indexed ? m_graph.tensor(op.inputs[1]).bytes() : 0;
+    const TileVector outMap = linearMapping(T, outBytes, kGrainBytes);
+    for (uint32_t t = 0; t < T; ++t) {
+        rows[t].recv += outMap[t];
+        if (!tb[t])
+            continue;
+        const uint64_t mine = uint64_t(double(outBytes) * double(tb[t]) / double(tableBytes));
+        rows[t].send += mine;
+        slices[t] = mine + indexBytes;
+        if (indexed) {
+            idx[t].recvShared += indexBytes;
+            cycles[t] = costs::multiSlice(m_hw, td.type, op.rows, mine / bytesOf(td.type));
+        } else {
+            cycles[t] = costs::copy(m_hw, mine, bytesOf(td.type));
+        }
+    }
+    m_b.sync();
+    const int temp = m_b.allocate(op.name + " slices", "temporary", slices);
+    if (indexed)
+        m_b.exchange(op.name + ".indices", idx);
+    m_b.compute(op.name, cycles, {indexed ? "MultiSlice" : "Copy"});
+    for (int in : op.inputs)
+        m_b.touch(handleOf(in));
+    m_b.sync();
+    m_b.exchange(op.name + ".rows", rows);
+    m_b.touch(temp);
+    produce(output, outMap);
+    m_b.touch(handleOf(output));
+}
+
+void GraphLowering::lowerGatherGrad(const Op& op)
+{
+    // The table-shaped gradient is zeroed where the table lives; each of its tiles receives the
+    // rows' gradients that hit its rows and adds them in (MultiUpdateAdd).
+    const int dy = op.inputs.at(0);
+    const bool indexed = op.inputs.size() > 1;
+    const int output = op.outputs.at(0);
+    const TensorDesc& od = m_graph.tensor(output);
+    const uint64_t dyBytes = m_graph.tensor(dy).bytes();
+    const uint64_t tableBytes = std::max<uint64_t>(od.bytes(), 1);
+    const uint32_t T = m_hw.tiles;
+    const TileVector outMap = linearMapping(T, od.bytes(), kGrainBytes);
+    std::vector<ExchangeBytes> x(T);
+    addSends(x, dy);
+    if (indexed)
+        addSends(x, op.inputs[1]);
+    const uint64_t indexBytes = indexed ? m_graph.tensor(op.inputs[1]).bytes() : 0;
+    TileVector cycles(T, 0), incoming(T, 0);
+    for (uint32_t t = 0; t < T; ++t) {
+        if (!outMap[t])
+            continue;
+        const uint64_t mine = uint64_t(double(dyBytes) * double(outMap[t]) / double(tableBytes));
+        x[t].recv += mine;
+        x[t].recvShared += indexBytes;
+        incoming[t] = mine + indexBytes;
+        cycles[t] = costs::fill(m_hw, od.type, outMap[t] / bytesOf(od.type)) +
+                    (indexed ? costs::multiUpdateAdd(m_hw, od.type, op.rows, mine / bytesOf(od.type))
+                             : costs::copy(m_hw, mine, bytesOf(od.type)));
+    }
+    m_b.sync();
+    const int temp = m_b.allocate(op.name + " rows", "temporary", incoming);
+    m_b.exchange(op.name + ".in", x);
+    for (int in : op.inputs)
+        m_b.touch(handleOf(in));
+    produce(output, outMap);
+    m_b.compute(op.name, cycles, {"Fill", indexed ? "MultiUpdateAdd" : "Copy"});
+    m_b.touch(temp);
+    m_b.touch(handleOf(output));
 }
 
 } // namespace ipusim

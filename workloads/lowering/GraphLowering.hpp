@@ -70,7 +70,10 @@ private:
     void lowerBiasGrad(const Op& op);
     void lowerLoss(const Op& op);
     void lowerAccumulate(const Op& op);
-    void lowerAdamW(const Op& op);
+    void lowerOptimizer(const Op& op);
+    void lowerRowwise(const Op& op);
+    void lowerGather(const Op& op);
+    void lowerGatherGrad(const Op& op);
     void lowerHost(const Op& op);
     /** Brings `source` onto the tiles of `target` (same layout) when it lives elsewhere. */
     void gather(const std::string& name, int source, int target);

@@ -20,8 +20,27 @@ struct TrainingOps
     std::vector<std::size_t> update;     // once per weight update
 };
 
-/** Appends the backward pass of every forward op in `graph` (reverse order, from the gradient
- *  of `loss`), gradient accumulators when `accumulate`, and an AdamW update per weight. */
+enum class Optimizer { AdamW, Lamb };
+
+struct TrainingOptions
+{
+    std::vector<int> losses;     // the loss tensors the backward pass starts from
+    bool accumulate = false;     // gradient accumulators (gradient accumulation or pipelining)
+    Precision partials = Precision::FP32;
+    Optimizer optimizer = Optimizer::AdamW;
+    bool masterWeights = false;  // fp32 master copies of fp16 weights, updated and cast back
+    double lossScaling = 1.0;    // the loss gradient is scaled up; optimizers scale it back
+};
+
+/** Appends the backward pass of every forward op in `graph` (reverse order, from the gradients
+ *  of the losses; a tensor read by several ops sums their gradients), gradient accumulators
+ *  (one accumulation per gradient contribution, in the block that makes it) and an optimizer
+ *  update per weight. */
+TrainingOps addTraining(Graph& graph, const TrainingOptions& options);
+/** One loss, AdamW, no loss scaling. */
 TrainingOps addTraining(Graph& graph, int loss, bool accumulate, Precision partials);
+
+/** Problems of a batched matmul Z = X Y (groups of M x K times K x N) and of its gradients. */
+ConvProblem batchMatMulProblem(uint64_t groups, uint64_t M, uint64_t K, uint64_t N, Precision input, Precision partials);
 
 } // namespace ipusim
