@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <numeric>
 
 namespace ipusim {
@@ -17,8 +18,12 @@ std::vector<TensorAlloc> programOverheads(const Program& program, const IpuParam
             for (uint32_t t = r.first; t < std::min(r.end(), T); ++t)
                 f(t, r.value);
     };
+    std::set<std::string> outlined; // keys whose code is already counted
+    auto firstOf = [&](const std::string& key) { return key.empty() || outlined.insert(key).second; };
     forEachProgramStep(program, [&](const Step& s) {
         if (auto* c = std::get_if<ComputeStep>(&s.op)) {
+            if (!firstOf(c->outline))
+                return;
             overRuns(c->vertices, [&](uint32_t t, uint32_t n) { state[t] += uint64_t(n) * hw.vertexStateBytes; });
             overRuns(c->cycles, [&](uint32_t t, uint64_t cyc) {
                 if (cyc)
@@ -33,6 +38,8 @@ std::vector<TensorAlloc> programOverheads(const Program& program, const IpuParam
                 });
             }
         } else if (auto* x = std::get_if<ExchangeStep>(&s.op)) {
+            if (!firstOf(x->outline))
+                return;
             overRuns(x->bytes, [&](uint32_t t, const ExchangeBytes& b) {
                 if (b.send || b.recv || b.recvShared)
                     control[t] += hw.exchangeCodeBytesPerPhase;

@@ -187,13 +187,15 @@ void Schema::validate(const json& doc,
 
 void Schema::applyDefaults(json& doc, const std::string& schemaPointer) const
 {
+    auto deref = [&](const json& node) -> const json& {
+        return node.contains("$ref") ? m_root.at(json::json_pointer(node.at("$ref").get<std::string>().substr(1))) : node;
+    };
     std::function<void(json&, const json&)> fill = [&](json& value, const json& node) {
-        const json* n = &node;
-        if (n->contains("$ref"))
-            n = &m_root.at(json::json_pointer(n->at("$ref").get<std::string>().substr(1)));
+        const json* n = &deref(node);
         if (!value.is_object() || !n->contains("properties"))
             return;
-        for (const auto& [key, sub] : n->at("properties").items()) {
+        for (const auto& [key, ref] : n->at("properties").items()) {
+            const json& sub = deref(ref);
             if (!value.contains(key)) {
                 if (sub.contains("default"))
                     value[key] = sub.at("default");
@@ -213,7 +215,8 @@ void Schema::applyDefaults(json& doc, const std::string& schemaPointer) const
 std::vector<Schema::Param> Schema::params() const
 {
     std::vector<Param> out;
-    std::function<void(const json&, const std::string&)> walk = [&](const json& node, const std::string& ptr) {
+    std::function<void(const json&, const std::string&)> walk = [&](const json& ref, const std::string& ptr) {
+        const json& node = ref.contains("$ref") ? m_root.at(json::json_pointer(ref.at("$ref").get<std::string>().substr(1))) : ref;
         if (node.contains("default")) {
             const json& d = node.at("default");
             out.push_back({ptr, node.value("type", std::string()), node.value("x-unit", std::string("-")),

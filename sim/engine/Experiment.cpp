@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/Experiment.hpp"
 
+#include "workloads/nets/Bert.hpp"
 #include "workloads/nets/Mnist.hpp"
 #include "workloads/schedule/ScheduleJson.hpp"
 
@@ -51,6 +52,8 @@ Experiment buildExperiment(config::LoadedConfig cfg)
     const std::string kind = doc.at("workload").at("kind");
     if (kind == "schedule")
         e.schedule = scheduleFromJson(cfg, e.system);
+    else if (kind == "bert")
+        e.schedule = buildBertSchedule(cfg, e.system, e.run.gradientAccumulation, e.run.deviceIterations);
     else
         e.schedule = buildMnistSchedule(cfg, e.system, e.run.gradientAccumulation, e.run.deviceIterations);
     e.run.epochs = run.at("epochs");

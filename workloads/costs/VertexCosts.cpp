@@ -222,6 +222,13 @@ uint64_t maxPool(const IpuParams& hw, Precision type, uint64_t outputs, uint64_t
     return hw.supervisorOverhead + hw.workers * worker;
 }
 
+uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t length)
+{
+    const uint64_t W = hw.workers;
+    const uint64_t worker = ceilDiv(ceilDiv(rows * length, W), hw.vectorWidth(type)) + 12 * ceilDiv(rows, W) + 17;
+    return W * worker;
+}
+
 uint64_t fill(const IpuParams& hw, Precision type, uint64_t n)
 {
     return (type == Precision::FP16 ? 26 : 23) + ceilDiv(n, hw.vectorWidth(type));

@@ -47,6 +47,10 @@ uint64_t scaledAdd(const IpuParams& hw, Precision type, uint64_t n);
 uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n);
 /** Reduction of `partialsPerOutput` partials into each of `outputs` outputs (§3.6, general path). */
 uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint64_t partialsPerOutput);
+/** Row reductions (sums or maxima along contiguous rows: softmax, LayerNorm, losses), the
+ *  popops all-regions-continuous path (§3.6): the rows' elements split evenly over the workers,
+ *  one cycle per vector, 12 cycles per row a worker finishes and 17 of set-up. */
+uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t length);
 /** Max pooling: `outputs` elements, each the max of `window` inputs (generic vector loop §3.1). */
 uint64_t maxPool(const IpuParams& hw, Precision type, uint64_t outputs, uint64_t window);
 /** popops Fill of n elements (zeroing a gradient), §3.5: 26 + n/vw (half), 23 + n/vw (float). */

@@ -375,7 +375,12 @@ void GraphLowering::lowerBiasGrad(const Op& op)
             partials[t] = outs * 4;
             contributors.push_back(t);
         }
-    const uint64_t n = contributors.size();
+    // Partial sums per channel: every contributing tile's when each holds all the channels,
+    // fewer when the channels are split over the tiles (a wide layer).
+    uint64_t partialsTotal = 0;
+    for (uint32_t t : contributors)
+        partialsTotal += partials[t] / 4;
+    const uint64_t n = std::max<uint64_t>(1, ceilDiv(partialsTotal, std::max<uint64_t>(C, 1)));
     uint64_t groups = 1;
     while (groups * groups < n)
         ++groups;
@@ -441,7 +446,7 @@ void GraphLowering::lowerLoss(const Op& op)
     std::vector<ExchangeBytes> x(m_hw.tiles), stats(m_hw.tiles);
     addSends(x, labels);
     TileVector cycles(m_hw.tiles, 0), combine(m_hw.tiles, 0);
-    uint64_t rowsTotal = 0;
+    uint64_t rowsTotal = 0, rowPieces = 1;
     std::vector<TileVector> partElems;
     for (std::size_t part = 0; part < parts; ++part) {
         partElems.push_back(elementsOn(op.inputs[part]));
@@ -450,13 +455,16 @@ void GraphLowering::lowerLoss(const Op& op)
             const uint64_t e = elems[t];
             if (!e)
                 continue;
-            const uint64_t rows = ceilDiv(e, classes);
+            // A tile holds whole rows, or a piece of a row when a row is spread over tiles.
+            const uint64_t perRow = std::min(classes, e);
+            const uint64_t rows = ceilDiv(e, perRow);
+            const bool split = perRow < classes;
             if (part == 0)
-                rowsTotal += rows;
+                rowsTotal += split ? 0 : rows;
             x[t].recv += rows * 4;
             if (forward)
-                cycles[t] += costs::reduce(m_hw, type, rows, classes) + costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
-                             costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) + costs::reduce(m_hw, Precision::FP32, rows, classes) +
+                cycles[t] += costs::reduceRows(m_hw, type, rows, perRow) + costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
+                             costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) + costs::reduceRows(m_hw, Precision::FP32, rows, perRow) +
                              costs::unaryOp(m_hw, costs::UnaryOpKind::Log, Precision::FP32, rows) +
                              costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, Precision::FP32, rows);
             else // softmax - one-hot, scaled by 1/batch
@@ -464,14 +472,15 @@ void GraphLowering::lowerLoss(const Op& op)
                              costs::binaryOp(m_hw, costs::BinaryOpKind::Div, type, e) +
                              costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
                              costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e);
-            if (parts > 1) { // each part's row max and sum go to the first part's tiles and back
-                stats[t].send += rows * 8;
-                if (part == 0) {
-                    stats[t].recv += (parts - 1) * rows * 8;
-                    combine[t] = 2 * costs::reduce(m_hw, Precision::FP32, rows, parts);
-                } else {
-                    stats[t].recv += rows * 8;
-                }
+            // Pieces of a row (over tiles or vocabulary parts) send their row max and sum to
+            // the row's reducer and get the combined pair back; reducers rotate over the
+            // tiles, so each tile also combines as many rows as it holds pieces of.
+            const uint64_t pieces = parts * ceilDiv(classes, perRow);
+            if (pieces > 1) {
+                stats[t].send += 2 * rows * 8;
+                stats[t].recv += 2 * rows * 8;
+                combine[t] = 2 * costs::reduce(m_hw, Precision::FP32, rows, pieces);
+                rowPieces = std::max(rowPieces, pieces);
             }
         }
     }
@@ -480,9 +489,9 @@ void GraphLowering::lowerLoss(const Op& op)
     m_b.compute(op.name, cycles, {forward ? "SoftmaxCrossEntropy" : "SoftmaxCrossEntropyGrad"}, 6);
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
-    if (parts > 1) {
+    if (rowPieces > 1) {
         m_b.sync();
-        m_b.exchange(op.name + ".parts", stats);
+        m_b.exchange(op.name + ".row_pieces", stats);
         m_b.compute(op.name + ".combine", combine, {"ReduceMax", "ReduceAdd"});
     }
     if (forward) {
@@ -558,7 +567,7 @@ void GraphLowering::lowerOptimizer(const Op& op)
             cycles[t] += apply[t];
             apply[t] = 0;
         } else {
-            norms[t] = 2 * (costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::reduce(m_hw, s, 1, e));
+            norms[t] = 2 * (costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::reduceRows(m_hw, s, 1, e));
             partialNorms[t].send = 8;
             ratio[t].recvShared = 4;
         }
@@ -732,22 +741,22 @@ void GraphLowering::lowerRowwise(const Op& op)
         case OpKind::Tanh: cycles[t] = un(UnaryOpKind::Tanh, e); break;
         case OpKind::TanhGrad: cycles[t] = un(UnaryOpKind::Square, e) + bin(BinaryOpKind::Sub, e) + bin(BinaryOpKind::Mul, e); break;
         case OpKind::Softmax: // scale, add the mask, subtract the row max, exponentiate, normalise
-            cycles[t] = bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) + costs::reduce(m_hw, type, rows, C) +
-                        bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) + costs::reduce(m_hw, f32, rows, C) +
+            cycles[t] = bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) + costs::reduceRows(m_hw, type, rows, C) +
+                        bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) + costs::reduceRows(m_hw, f32, rows, C) +
                         bin(BinaryOpKind::Div, e);
             break;
         case OpKind::SoftmaxGrad: // dx = y (dy - sum(dy y)), then the scale
-            cycles[t] = bin(BinaryOpKind::Mul, e) + costs::reduce(m_hw, f32, rows, C) + bin(BinaryOpKind::Sub, e) +
+            cycles[t] = bin(BinaryOpKind::Mul, e) + costs::reduceRows(m_hw, f32, rows, C) + bin(BinaryOpKind::Sub, e) +
                         2 * bin(BinaryOpKind::Mul, e);
             break;
         case OpKind::LayerNorm: // mean, variance, normalise, gamma, beta
-            cycles[t] = costs::reduce(m_hw, f32, rows, C) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Square, e) +
-                        costs::reduce(m_hw, f32, rows, C) + costs::unaryOp(m_hw, UnaryOpKind::Rsqrt, f32, rows) +
+            cycles[t] = costs::reduceRows(m_hw, f32, rows, C) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Square, e) +
+                        costs::reduceRows(m_hw, f32, rows, C) + costs::unaryOp(m_hw, UnaryOpKind::Rsqrt, f32, rows) +
                         2 * bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e);
             params[t].recvShared += 2 * std::min(C, e) * bytesOf(type);
             break;
         case OpKind::LayerNormGrad: // x^ again; dy gamma; its mean and its mean against x^
-            cycles[t] = bin(BinaryOpKind::Sub, e) + 2 * bin(BinaryOpKind::Mul, e) + 2 * costs::reduce(m_hw, f32, rows, C) +
+            cycles[t] = bin(BinaryOpKind::Sub, e) + 2 * bin(BinaryOpKind::Mul, e) + 2 * costs::reduceRows(m_hw, f32, rows, C) +
                         2 * bin(BinaryOpKind::Mul, e) + 2 * bin(BinaryOpKind::Sub, e);
             params[t].recvShared += std::min(C, e) * bytesOf(type);
             break;

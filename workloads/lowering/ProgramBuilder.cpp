@@ -66,6 +66,8 @@ void ProgramBuilder::exchange(const std::string& name, const std::vector<Exchang
     if (x.bytes.empty())
         return;
     x.point = m_point++;
+    if (m_outline)
+        x.outline = m_outline(name);
     body().push_back({x});
 }
 
@@ -79,6 +81,8 @@ void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, 
         c.vertices.add(r.first, r.count, verticesPerActiveTile);
     c.vertexTypes = vertexTypes;
     c.point = m_point++;
+    if (m_outline)
+        c.outline = m_outline(name);
     body().push_back({c});
 }
 

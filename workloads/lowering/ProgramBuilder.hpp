@@ -4,6 +4,7 @@
 #include "workloads/schedule/Schedule.hpp"
 
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ public:
     void collective(const std::string& name, CollectiveKind kind, uint64_t bytes, std::vector<uint32_t> ring);
     void streamingMemory(const std::string& name, Direction direction, uint64_t bytes);
 
+    /** Outlining (PopART's enableOutlining): steps the rule maps to one non-empty key are one
+     *  compiled subgraph called several times, so their code and vertex state exist once. */
+    void setOutlineRule(std::function<std::string(const std::string&)> rule) { m_outline = std::move(rule); }
+
     /** The finished program (liveness closed, points numbered). */
     Program finish(uint32_t ipu);
 
@@ -65,6 +70,7 @@ private:
     std::vector<TileVector> m_bytes;
     std::deque<std::vector<Step>> m_fragments;
     uint32_t m_point = 0;
+    std::function<std::string(const std::string&)> m_outline;
 };
 
 } // namespace ipusim

@@ -68,9 +68,7 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
     CompileOptions opt = readCompileOptions(cfg, system, G, D);
     const uint64_t B = w.at("micro_batch");
     const Precision type = opt.activations;
-    const Precision partials = w.at("partials") == "fp16" ? Precision::FP16 : Precision::FP32;
-    if (type == Precision::FP32 && partials == Precision::FP16)
-        cfg.fail("/workload/partials", "expected \"fp32\": fp32 activations accumulate in fp32 partials");
+    const Precision partials = opt.partials;
 
     MnistTensors t;
     ModelGraph m;

@@ -31,6 +31,7 @@ struct ComputeStep
     std::vector<std::string> vertexTypes; // codelets used (code size)
     uint32_t id = 0;                      // index among the program's compute sets
     uint32_t point = 0;                   // program point, for liveness
+    std::string outline;                  // steps with one outline key share code (PopART outlining)
 };
 
 /** A statically scheduled exchange phase. */
@@ -39,6 +40,7 @@ struct ExchangeStep
     std::string name;
     TileRuns<ExchangeBytes> bytes;
     uint32_t point = 0;
+    std::string outline; // as ComputeStep::outline
 };
 
 /** Internal: this IPU's tiles. External: every IPU of the system (Sync-Links). */
@@ -168,6 +170,12 @@ struct Schedule
     std::string name;
     std::vector<Program> programs;
     uint64_t samplesPerHostCall = 0;
+    std::string sampleKind = "samples"; // what a sample is, for reports ("sequences" for BERT)
+    /** Matmul and convolution FLOPs per sample of the model's forward (and, training,
+     *  backward) pass, without recomputation: the figure achieved TFLOPS are quoted in. */
+    double modelFlopsPerSample = 0;
+    /** Peak AMP multiply-accumulates per tile cycle at the model's precision (0: unknown). */
+    uint32_t peakMacsPerTileCycle = 0;
     std::optional<StrategyInfo> strategy;
 };
 

@@ -88,6 +88,7 @@ Schedule singleIpu(const ModelGraph& m, const SystemParams& system, const Placem
     const uint64_t G = opt.gradientAccumulation, D = opt.deviceIterations;
     const IpuParams computeTiles = computeTilesOf(system, opt, 0);
     ProgramBuilder pb(computeTiles);
+    pb.setOutlineRule(opt.outline);
     GraphLowering lowering(g, pb);
     lowering.setIoTiles(computeTiles.tiles, opt.ioTiles);
     lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);
@@ -165,6 +166,7 @@ Schedule pipelined(const config::LoadedConfig& cfg, const ModelGraph& m, const S
     for (uint32_t ipu : ipus) {
         params.push_back(computeTilesOf(system, opt, ipu));
         builders.push_back(std::make_unique<ProgramBuilder>(params.back()));
+        builders.back()->setOutlineRule(opt.outline);
         lowerings.push_back(std::make_unique<GraphLowering>(g, *builders.back()));
         GraphLowering& l = *lowerings.back();
         l.setIoTiles(params.back().tiles, opt.ioTiles);
@@ -354,6 +356,7 @@ Schedule phasedRun(const ModelGraph& model, const SystemParams& system, const Pl
     std::vector<std::unique_ptr<GraphLowering>> lowerings;
     for (uint32_t i = 0; i < groups; ++i) {
         builders.push_back(std::make_unique<ProgramBuilder>(computeTiles));
+        builders.back()->setOutlineRule(opt.outline);
         lowerings.push_back(std::make_unique<GraphLowering>(g, *builders[i]));
         lowerings[i]->setIoTiles(computeTiles.tiles, ioTiles);
         lowerings[i]->setReplication(placement.replicas, placement.replicatedTensorSharding);
@@ -547,6 +550,9 @@ CompileOptions readCompileOptions(const config::LoadedConfig& cfg, const SystemP
     o.gradientAccumulation = G;
     o.deviceIterations = D;
     o.activations = w.at("precision") == "fp16" ? Precision::FP16 : Precision::FP32;
+    o.partials = w.at("partials") == "fp16" ? Precision::FP16 : Precision::FP32;
+    if (o.activations == Precision::FP32 && o.partials == Precision::FP16)
+        cfg.fail("/workload/partials", "expected \"fp32\": fp32 activations accumulate in fp32 partials");
     if (!o.train && G != 1)
         cfg.fail("/run/gradient_accumulation", "expected 1: inference has no gradient accumulation");
     o.offloadOptimizer = w.at("offload_optimizer");
@@ -597,6 +603,19 @@ Schedule compileGraph(const config::LoadedConfig& cfg, const ModelGraph& model, 
     }
     s.name = cfg.name;
     s.samplesPerHostCall = microBatch * (train ? G : 1) * D * placement.replicas;
+    const Graph& g = model.graph;
+    double flops = 0;
+    auto count = [&](std::size_t i) {
+        if (g.ops[i].kind == OpKind::Conv || g.ops[i].kind == OpKind::BatchMatMul)
+            flops += 2.0 * double(g.ops[i].conv.macs());
+    };
+    for (std::size_t i = 0; i < model.forwardOps; ++i)
+        count(i);
+    if (train)
+        for (std::size_t i : model.training.backward)
+            count(i);
+    s.modelFlopsPerSample = flops / double(microBatch);
+    s.peakMacsPerTileCycle = system.ipu.amp(opt.activations, opt.partials).macsPerCycle;
     return s;
 }
 

@@ -7,6 +7,7 @@
 #include "workloads/strategies/Placement.hpp"
 #include "workloads/training/Training.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,14 @@ struct CompileOptions
     bool recompute = false; // checkpoint every block: keep block inputs, recompute the rest
     uint32_t ioTiles = 0;
     Precision activations = Precision::FP32;
+    Precision partials = Precision::FP32;
     OutputPlan out;
     uint64_t gradientAccumulation = 1, deviceIterations = 1;
     /** Per IPU of a replica: the share of tile memory the matmul planner may use for
      *  temporaries (available_memory_proportion); empty means the hardware's default. */
     std::vector<double> availableMemoryProportion;
+    /** Outlining: maps a step name to the key of the subgraph it belongs to ("" for none). */
+    std::function<std::string(const std::string&)> outline;
 };
 
 /** Reads and checks the shared options (mode, io_tiles, recompute, offload_optimizer,
