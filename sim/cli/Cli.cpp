@@ -84,6 +84,17 @@ PhaseResult runPhase(const Experiment& e, const fs::path& dir, bool withTrace, b
     }
     const SimResult result = sim.run();
     r.summary = report::summary(e, sim, result);
+    if (r.trace && !r.summary.at("pipeline").is_null() && r.summary.at("pipeline").contains("ipu_work"))
+        for (const auto& w : r.summary.at("pipeline").at("ipu_work")) {
+            // Stage balance beside each IPU's name, where the pipeline track shows it.
+            std::string stages;
+            for (const auto& st : r.summary.at("pipeline").at("stages"))
+                if (st.at("ipu") == w.at("ipu"))
+                    stages += fmt::format("{}{}", stages.empty() ? "" : "+", st.at("stage").get<int>());
+            r.trace->label(w.at("ipu").get<uint32_t>(),
+                           fmt::format("stage {}: {:.0f} cycles per micro-batch, {:.0f} % of the slowest IPU", stages,
+                                       w.at("cycles_per_micro_batch").get<double>(), 100 * w.at("share_of_slowest").get<double>()));
+        }
     return r;
 }
 

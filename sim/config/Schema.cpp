@@ -200,7 +200,7 @@ void Schema::applyDefaults(json& doc, const std::string& schemaPointer) const
                 if (sub.contains("default"))
                     value[key] = sub.at("default");
                 // An absent optional object is filled in only if an empty one would be valid.
-                else if (sub.value("type", "") == "object" && sub.contains("properties") && !sub.contains("required") &&
+                else if (sub.contains("type") && sub.at("type") == "object" && sub.contains("properties") && !sub.contains("required") &&
                          !(n->contains("required") && n->at("required").dump().find("\"" + key + "\"") != std::string::npos))
                     value[key] = json::object();
                 else
@@ -219,7 +219,7 @@ std::vector<Schema::Param> Schema::params() const
         const json& node = ref.contains("$ref") ? m_root.at(json::json_pointer(ref.at("$ref").get<std::string>().substr(1))) : ref;
         if (node.contains("default")) {
             const json& d = node.at("default");
-            out.push_back({ptr, node.value("type", std::string()), node.value("x-unit", std::string("-")),
+            out.push_back({ptr, node.contains("type") ? (node.at("type").is_string() ? node.at("type").get<std::string>() : node.at("type").dump()) : std::string(), node.value("x-unit", std::string("-")),
                            d.is_string() ? d.get<std::string>() : d.dump(), node.value("x-source", std::string()),
                            node.value("description", std::string())});
         }

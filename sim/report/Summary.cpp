@@ -5,6 +5,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -104,9 +105,20 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
         t = e;
     }
     std::map<std::string, uint64_t> byKind;
-    for (const auto& t : mem.tensors())
+    std::vector<std::pair<uint64_t, const TensorAlloc*>> sizes;
+    for (const auto& t : mem.tensors()) {
+        uint64_t total = 0;
         for (const auto& r : t.bytes.runs())
-            byKind[t.kind] += r.value * r.count;
+            total += r.value * r.count;
+        byKind[t.kind] += total;
+        sizes.push_back({total, &t});
+    }
+    // The largest allocations over the whole chip (a tensor's bytes on every tile).
+    std::stable_sort(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    json largest = json::array();
+    for (std::size_t i = 0; i < std::min<std::size_t>(10, sizes.size()); ++i)
+        largest.push_back({{"tensor", sizes[i].second->name}, {"kind", sizes[i].second->kind}, {"bytes", sizes[i].first},
+                           {"always_live", sizes[i].second->alwaysLive}});
     return {{"tile_capacity_bytes", mem.capacity()},
             {"fits", mem.fits()},
             {"tiles_over", std::count_if(peak.begin(), peak.end(), [&](uint64_t p) { return p > mem.capacity(); })},
@@ -114,6 +126,7 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
             {"not_always_live", stats(notAlways)},
             {"peak", stats(peak)},
             {"bytes_by_kind", byKind},
+            {"largest_tensors", largest},
             {"worst_tiles", worstTiles},
             {"per_tile", perTile}};
 }
@@ -196,11 +209,32 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                     return 0.0;
                 return double(ipu.fragments()[std::size_t(f)].cycles) / double(ipu.fragments()[std::size_t(f)].calls);
             };
+            const double fwd = mean(st.stages[k].forwardFragment), bwd = mean(st.stages[k].backwardFragment);
             stages.push_back({{"stage", k}, {"ipu", st.stages[k].ipu}, {"blocks", st.stages[k].blocks},
-                              {"forward_cycles", mean(st.stages[k].forwardFragment)},
-                              {"backward_cycles", mean(st.stages[k].backwardFragment)},
+                              {"forward_cycles", fwd}, {"backward_cycles", bwd},
+                              {"cycles_per_micro_batch", fwd + bwd},
                               {"stash_depth", st.stages[k].stashDepth}});
         }
+        // Balance: the work each IPU does per micro-batch (all its stages), against the slowest,
+        // which sets the pipeline's pace; users move layers off the slowest IPU.
+        std::map<uint32_t, double> perIpu;
+        for (const auto& stage : stages)
+            perIpu[stage.at("ipu").get<uint32_t>()] += stage.at("cycles_per_micro_batch").get<double>();
+        double slowest = 0, sum = 0;
+        uint32_t slowestIpu = 0;
+        for (const auto& [ipu, c] : perIpu) {
+            sum += c;
+            if (c > slowest) {
+                slowest = c;
+                slowestIpu = ipu;
+            }
+        }
+        for (auto& stage : stages)
+            stage["share_of_slowest_ipu"] = slowest > 0 ? stage.at("cycles_per_micro_batch").get<double>() / slowest : 0.0;
+        json ipuWork = json::array();
+        for (const auto& [ipu, c] : perIpu)
+            ipuWork.push_back({{"ipu", ipu}, {"cycles_per_micro_batch", c}, {"share_of_slowest", slowest > 0 ? c / slowest : 0.0}});
+        const double imbalance = sum > 0 ? slowest / (sum / double(perIpu.size())) : 1.0;
         uint64_t busy = 0, span = 0;
         for (const auto& ipu : sim.ipus()) {
             for (const auto& f : ipu->fragments())
@@ -210,6 +244,9 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
         pipeline = {{"kind", st.kind}, {"schedule", st.schedule}, {"pipeline_cycles", st.pipelineCycles},
                     {"replicas", st.replicas}, {"replicated_tensor_sharding", st.replicatedTensorSharding},
                     {"stages", stages},
+                    {"ipu_work", ipuWork},
+                    {"slowest_ipu", slowestIpu},
+                    {"imbalance", imbalance},
                     {"bubble_fraction", st.kind == "single" ? json(nullptr) : json(span ? 1.0 - double(busy) / double(span) : 0.0)}};
     }
     json epochs = json::array();
@@ -235,6 +272,18 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             start = end;
         }
     }
+    // Achieved model FLOPs (matmuls, without recomputation) per IPU running the model.
+    json flops = nullptr;
+    if (e.schedule.modelFlopsPerSample > 0) {
+        const uint32_t replicas = e.schedule.strategy ? e.schedule.strategy->replicas : 1;
+        const double ipusUsed = double(e.schedule.programs.size() * replicas);
+        const double total = e.schedule.modelFlopsPerSample * double(samples);
+        const double perIpu = seconds > 0 ? total / seconds / ipusUsed / 1e12 : 0.0;
+        const double peak = 2.0 * e.schedule.peakMacsPerTileCycle * e.system.ipu.tiles * clock / 1e12;
+        flops = {{"model_flops_per_sample", e.schedule.modelFlopsPerSample}, {"model_flops", total},
+                 {"ipus", ipusUsed}, {"tflops_per_ipu", perIpu}, {"peak_tflops_per_ipu", peak},
+                 {"share_of_peak", peak > 0 ? perIpu / peak : 0.0}};
+    }
     return {{"name", e.config.name},
             {"config", e.config.file},
             {"workload", e.config.doc.at("workload").at("kind")},
@@ -242,7 +291,9 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"total_cycles", r.totalCycles},
             {"seconds", seconds},
             {"samples", samples},
+            {"sample_kind", e.schedule.sampleKind},
             {"samples_per_second", seconds > 0 ? double(samples) / seconds : 0.0},
+            {"flops", flops},
             {"epochs", epochs},
             {"run", {{"gradient_accumulation", e.run.gradientAccumulation},
                      {"device_iterations", e.run.deviceIterations},
@@ -268,6 +319,25 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                            {"tile_supersteps_per_wall_second", r.wallSeconds > 0 ? r.tileSupersteps / r.wallSeconds : 0.0}}}};
 }
 
+namespace {
+/** Blocks of a stage; long runs of encoder layers shortened to "L3..L9". */
+std::string blockList(const std::vector<std::string>& blocks)
+{
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < blocks.size();) {
+        std::size_t e = i;
+        while (e + 1 < blocks.size() && blocks[e + 1].size() > 1 && blocks[e + 1][0] == 'L' && blocks[i][0] == 'L' &&
+               std::isdigit(static_cast<unsigned char>(blocks[e + 1][1])) && std::isdigit(static_cast<unsigned char>(blocks[i][1])))
+            ++e;
+        out.push_back(e > i + 1 ? blocks[i] + ".." + blocks[e] : blocks[i]);
+        if (e == i + 1)
+            out.push_back(blocks[e]);
+        i = e + 1;
+    }
+    return fmt::format("{}", fmt::join(out, " "));
+}
+} // namespace
+
 void printSummary(std::ostream& out, const json& s)
 {
     const auto& b = s.at("breakdown");
@@ -279,9 +349,14 @@ void printSummary(std::ostream& out, const json& s)
     fmt::print(out, "{} ({})\n", s.at("name").get<std::string>(), s.at("workload").get<std::string>());
     fmt::print(out, "  total        {:>16} cycles  {:.6f} s at {:.3f} GHz\n", withCommas(s.at("total_cycles")),
                s.at("seconds").get<double>(), s.at("clock_hz").get<double>() / 1e9);
+    const std::string kind = s.value("sample_kind", std::string("samples"));
     if (s.at("samples").get<uint64_t>())
-        fmt::print(out, "  throughput   {:>16.1f} samples/s ({} samples)\n", s.at("samples_per_second").get<double>(),
-                   withCommas(s.at("samples")));
+        fmt::print(out, "  throughput   {:>16.1f} {}/s ({} {})\n", s.at("samples_per_second").get<double>(), kind,
+                   withCommas(s.at("samples")), kind);
+    if (!s.at("flops").is_null())
+        fmt::print(out, "  model FLOPs  {:>16.1f} TFLOPS per IPU, {:.1f} % of the {:.1f} TFLOPS peak\n",
+                   s.at("flops").at("tflops_per_ipu").get<double>(), 100 * s.at("flops").at("share_of_peak").get<double>(),
+                   s.at("flops").at("peak_tflops_per_ipu").get<double>());
     const bool many = s.at("ipus").size() > 1;
     if (many)
         fmt::print(out, "  summed over {} IPUs:\n", s.at("ipus").size());
@@ -311,8 +386,15 @@ void printSummary(std::ostream& out, const json& s)
         for (const auto& st : p.at("stages"))
             if (!p.at("bubble_fraction").is_null())
                 fmt::print(out, "    stage {} on IPU {} [{}]: forward {:.0f}, backward {:.0f} cycles, stash depth {}\n",
-                       st.at("stage").get<int>(), st.at("ipu").get<int>(), fmt::join(st.at("blocks").get<std::vector<std::string>>(), " "),
+                       st.at("stage").get<int>(), st.at("ipu").get<int>(), blockList(st.at("blocks").get<std::vector<std::string>>()),
                        st.at("forward_cycles").get<double>(), st.at("backward_cycles").get<double>(), st.at("stash_depth").get<int>());
+        if (!p.at("bubble_fraction").is_null() && p.at("ipu_work").size() > 1) {
+            std::string shares;
+            for (const auto& w : p.at("ipu_work"))
+                shares += fmt::format(" IPU {} {:.0f} %", w.at("ipu").get<int>(), 100 * w.at("share_of_slowest").get<double>());
+            fmt::print(out, "    work per micro-batch against the slowest IPU:{} (imbalance {:.2f})\n", shares,
+                       p.at("imbalance").get<double>());
+        }
     }
     const auto& bal = s.at("tile_balance");
     if (!bal.empty()) {

@@ -121,6 +121,12 @@ void ChromeTrace::linkSpan(const std::string& track, const std::string& name, ui
                       pid, it->second, quoted(name), micros(start), micros(end - start), start, end - start, bytes));
 }
 
+void ChromeTrace::label(uint32_t ipu, const std::string& text)
+{
+    event(fmt::format("{{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":{},\"args\":{{\"labels\":{}}}}}", ipu,
+                      nlohmann::json(text).dump()));
+}
+
 void ChromeTrace::commit()
 {
     m_buffer += "\n]}\n";

@@ -37,6 +37,8 @@ public:
     void fragmentSpan(uint32_t ipu, const std::string& fragment, uint64_t start, uint64_t end, int64_t microBatch) override;
     void linkSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end, uint64_t bytes) override;
 
+    /** A label shown beside an IPU's name (Perfetto process label), e.g. its stages' work. */
+    void label(uint32_t ipu, const std::string& text);
     /** Closes the JSON and moves the file into place. */
     void commit();
     [[nodiscard]] uint64_t events() const { return m_events; }

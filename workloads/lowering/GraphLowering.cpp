@@ -32,8 +32,14 @@ const char* kindOf(TensorRole r)
 } // namespace
 
 GraphLowering::GraphLowering(const Graph& graph, ProgramBuilder& builder)
-    : m_graph(graph), m_b(builder), m_hw(builder.hw()), m_handle(graph.tensors.size(), -1)
+    : m_graph(graph), m_b(builder), m_hw(builder.hw()), m_handle(graph.tensors.size(), -1), m_width(graph.tensors.size(), 0)
 {
+}
+
+uint64_t GraphLowering::rowPiece(int tensor, uint64_t rowLength, uint64_t elements) const
+{
+    const uint64_t w = m_width.at(std::size_t(tensor));
+    return std::max<uint64_t>(1, std::min({rowLength, elements, w ? w : rowLength}));
 }
 
 int GraphLowering::handleOf(int tensor)
@@ -274,6 +280,8 @@ void GraphLowering::lowerConv(const Op& op)
     }
     m_b.touch(partialHandle);
     produce(op.outputs.at(0), out);
+    if (plan.tilesPerOutGroups > 1)
+        m_width[std::size_t(op.outputs.at(0))] = std::min<uint64_t>(pr.outChans, uint64_t(plan.outGroupsPerTile) * amp.units);
     m_b.touch(handleOf(op.outputs.at(0)));
 }
 
@@ -326,6 +334,7 @@ void GraphLowering::lowerElementwise(const Op& op)
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     const int output = op.outputs.at(0);
+    m_width[std::size_t(output)] = m_width[std::size_t(main)];
     if (op.kind == OpKind::BiasAdd || op.kind == OpKind::Relu || op.kind == OpKind::ReluGrad)
         alias(output, main); // in place
     else {
@@ -370,7 +379,7 @@ void GraphLowering::lowerBiasGrad(const Op& op)
     std::vector<uint32_t> contributors;
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) {
-            const uint64_t outs = std::min(C, elems[t]);
+            const uint64_t outs = rowPiece(dy, C, elems[t]);
             local[t] = costs::reduce(m_hw, Precision::FP32, outs, ceilDiv(elems[t], outs));
             partials[t] = outs * 4;
             contributors.push_back(t);
@@ -456,7 +465,7 @@ void GraphLowering::lowerLoss(const Op& op)
             if (!e)
                 continue;
             // A tile holds whole rows, or a piece of a row when a row is spread over tiles.
-            const uint64_t perRow = std::min(classes, e);
+            const uint64_t perRow = rowPiece(op.inputs[part], classes, e);
             const uint64_t rows = ceilDiv(e, perRow);
             const bool split = perRow < classes;
             if (part == 0)
@@ -513,6 +522,7 @@ void GraphLowering::lowerLoss(const Op& op)
     } else {
         for (std::size_t part = 0; part < parts; ++part) {
             produce(op.outputs.at(part), m_b.bytes(handleOf(op.inputs[part])));
+            m_width[std::size_t(op.outputs.at(part))] = m_width[std::size_t(op.inputs[part])];
             m_b.touch(handleOf(op.outputs.at(part)));
         }
     }
@@ -712,8 +722,10 @@ void GraphLowering::lowerRowwise(const Op& op)
             gather(op.name + ".in" + std::to_string(i), op.inputs[i], main);
     const TileVector elems = elementsOn(main);
     const uint64_t C = std::max<uint64_t>(op.channels, 1);
-    TileVector cycles(m_hw.tiles, 0);
-    std::vector<ExchangeBytes> params(m_hw.tiles);
+    TileVector cycles(m_hw.tiles, 0), combine(m_hw.tiles, 0);
+    std::vector<ExchangeBytes> params(m_hw.tiles), stats(m_hw.tiles);
+    const bool reducesRows = op.kind == OpKind::Softmax || op.kind == OpKind::SoftmaxGrad || layerNorm;
+    bool splitRows = false;
     auto bin = [&](BinaryOpKind k, uint64_t e) { return costs::binaryOp(m_hw, k, type, e); };
     auto un = [&](UnaryOpKind k, uint64_t e) { return costs::unaryOp(m_hw, k, type, e); };
     std::vector<std::string> types;
@@ -732,7 +744,16 @@ void GraphLowering::lowerRowwise(const Op& op)
         const uint64_t e = elems[t];
         if (!e)
             continue;
-        const uint64_t rows = ceilDiv(e, C);
+        // Rows spread over tiles (a producer split the channels) reduce in pieces: each piece
+        // sends its partial statistics to the row's reducer and gets the row's back.
+        const uint64_t piece = rowPiece(main, C, e);
+        const uint64_t rows = ceilDiv(e, piece);
+        if (reducesRows && piece < C) {
+            splitRows = true;
+            stats[t].send += 2 * rows * 8;
+            stats[t].recv += 2 * rows * 8;
+            combine[t] = 2 * costs::reduce(m_hw, f32, rows, ceilDiv(C, piece));
+        }
         switch (op.kind) {
         case OpKind::Add: cycles[t] = bin(BinaryOpKind::Add, e); break;
         case OpKind::Gelu: cycles[t] = un(UnaryOpKind::GeluErf, e); break;
@@ -741,24 +762,25 @@ void GraphLowering::lowerRowwise(const Op& op)
         case OpKind::Tanh: cycles[t] = un(UnaryOpKind::Tanh, e); break;
         case OpKind::TanhGrad: cycles[t] = un(UnaryOpKind::Square, e) + bin(BinaryOpKind::Sub, e) + bin(BinaryOpKind::Mul, e); break;
         case OpKind::Softmax: // scale, add the mask, subtract the row max, exponentiate, normalise
-            cycles[t] = bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) + costs::reduceRows(m_hw, type, rows, C) +
-                        bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) + costs::reduceRows(m_hw, f32, rows, C) +
-                        bin(BinaryOpKind::Div, e);
+            // (one reciprocal per row, then a multiply)
+            cycles[t] = bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) + costs::reduceRows(m_hw, type, rows, piece) +
+                        bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) + costs::reduceRows(m_hw, f32, rows, piece) +
+                        costs::binaryOp(m_hw, BinaryOpKind::Div, f32, rows) + bin(BinaryOpKind::Mul, e);
             break;
         case OpKind::SoftmaxGrad: // dx = y (dy - sum(dy y)), then the scale
-            cycles[t] = bin(BinaryOpKind::Mul, e) + costs::reduceRows(m_hw, f32, rows, C) + bin(BinaryOpKind::Sub, e) +
+            cycles[t] = bin(BinaryOpKind::Mul, e) + costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) +
                         2 * bin(BinaryOpKind::Mul, e);
             break;
         case OpKind::LayerNorm: // mean, variance, normalise, gamma, beta
-            cycles[t] = costs::reduceRows(m_hw, f32, rows, C) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Square, e) +
-                        costs::reduceRows(m_hw, f32, rows, C) + costs::unaryOp(m_hw, UnaryOpKind::Rsqrt, f32, rows) +
+            cycles[t] = costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Square, e) +
+                        costs::reduceRows(m_hw, f32, rows, piece) + costs::unaryOp(m_hw, UnaryOpKind::Rsqrt, f32, rows) +
                         2 * bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e);
-            params[t].recvShared += 2 * std::min(C, e) * bytesOf(type);
+            params[t].recvShared += 2 * piece * bytesOf(type);
             break;
         case OpKind::LayerNormGrad: // x^ again; dy gamma; its mean and its mean against x^
-            cycles[t] = bin(BinaryOpKind::Sub, e) + 2 * bin(BinaryOpKind::Mul, e) + 2 * costs::reduceRows(m_hw, f32, rows, C) +
+            cycles[t] = bin(BinaryOpKind::Sub, e) + 2 * bin(BinaryOpKind::Mul, e) + 2 * costs::reduceRows(m_hw, f32, rows, piece) +
                         2 * bin(BinaryOpKind::Mul, e) + 2 * bin(BinaryOpKind::Sub, e);
-            params[t].recvShared += std::min(C, e) * bytesOf(type);
+            params[t].recvShared += piece * bytesOf(type);
             break;
         default: throw std::logic_error("not a row-wise op: " + op.name);
         }
@@ -771,10 +793,16 @@ void GraphLowering::lowerRowwise(const Op& op)
         m_b.exchange(op.name + ".params", params);
     }
     m_b.compute(op.name, cycles, types);
+    if (splitRows) {
+        m_b.sync();
+        m_b.exchange(op.name + ".row_pieces", stats);
+        m_b.compute(op.name + ".combine", combine, {"ReduceAdd"});
+    }
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     const int output = op.outputs.at(0);
     const TensorRole role = m_graph.tensor(output).role;
+    m_width[std::size_t(output)] = m_width[std::size_t(main)];
     if (op.kind == OpKind::Add && (role == TensorRole::Gradient || role == TensorRole::WeightGradient))
         alias(output, main); // gradient sums run in place
     else

@@ -82,6 +82,11 @@ private:
     ProgramBuilder& m_b;
     const IpuParams& m_hw;
     std::vector<int> m_handle; // tensor -> allocation handle (-1 before it exists)
+    /** Tensor -> elements of a row (channels) each tile holds, when a producer splits rows over
+     *  tiles (a conv's output channels); 0: tiles hold whole rows. */
+    std::vector<uint64_t> m_width;
+    /** Elements of one row of `rowLength` a tile holding `elements` of the tensor has. */
+    [[nodiscard]] uint64_t rowPiece(int tensor, uint64_t rowLength, uint64_t elements) const;
     std::map<std::string, ConvPlan> m_plans;
     uint32_t m_replicas = 1;
     bool m_sharded = false;
