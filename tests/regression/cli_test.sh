@@ -118,5 +118,17 @@ expect 3 "out of memory on IPU 0" -- "$ipusim" run configs/mnist/oom.json --out 
 [ -s "$out/e/oom_report.json" ] && [ ! -e "$out/e/summary.json" ] && [ ! -e "$out/e/trace.json" ] && [ ! -e "$out/e/trace.json.tmp" ] \
   && ok || fail "out of memory left the wrong files: $(ls "$out/e")"
 
+# BERT: sequences/s and model FLOPs; BERT-Large on one IPU, or micro-batch 64 at SL512, does not fit.
+expect 0 "sequences/s" -- "$ipusim" run configs/bert/large_squad_infer_m2000.json --out "$out/f"
+expect 0 "TFLOPS per IPU" -- "$ipusim" run configs/bert/large_squad_infer_m2000.json --out "$out/f"
+expect 3 "out of memory on IPU 0" -- "$ipusim" run configs/bert/large_phase1_pod16.json --out "$out/g" \
+  --set '/workload/strategy={"kind":"single"}' --set /system/num_ipus=1 --set /workload/available_memory_proportion=0.15 \
+  --set /run/gradient_accumulation=16
+grep -q '"worst_tiles"' "$out/g/oom_report.json" && grep -q '"live"' "$out/g/oom_report.json" && [ ! -e "$out/g/summary.json" ] \
+  && ok || fail "BERT-Large on one IPU: no out-of-memory report"
+expect 3 "out of memory on IPU" -- "$ipusim" run configs/bert/large_phase2_pod16.json --out "$out/h" --set /workload/micro_batch=64
+expect 1 "/workload/strategy/layers_per_ipu: expected layers adding up to the model's 24, found 23" -- \
+  "$ipusim" run configs/bert/large_phase1_pod16.json --out "$out/i" --set '/workload/strategy/layers_per_ipu=[3,7,7,6]'
+
 echo "$passes passed, $fails failed"
 [ "$fails" = 0 ]

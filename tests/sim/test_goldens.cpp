@@ -72,3 +72,8 @@ TEST_CASE("Golden: schedules/amp_matmul", "[golden]") { checkGolden("configs/sch
 TEST_CASE("Golden: schedules/all_to_all", "[golden]") { checkGolden("configs/schedules/all_to_all.json"); }
 TEST_CASE("Golden: schedules/superstep_loop", "[golden]") { checkGolden("configs/schedules/superstep_loop.json"); }
 TEST_CASE("Golden: schedules/two_ipu_copy", "[golden]") { checkGolden("configs/schedules/two_ipu_copy.json"); }
+TEST_CASE("Golden: bert/large_phase1_pod16", "[golden][bert]") { checkGolden("configs/bert/large_phase1_pod16.json"); }
+TEST_CASE("Golden: bert/large_phase1_pod64", "[golden][bert]") { checkGolden("configs/bert/large_phase1_pod64.json"); }
+TEST_CASE("Golden: bert/large_phase2_pod16", "[golden][bert]") { checkGolden("configs/bert/large_phase2_pod16.json"); }
+TEST_CASE("Golden: bert/base_phase1_pod16", "[golden][bert]") { checkGolden("configs/bert/base_phase1_pod16.json"); }
+TEST_CASE("Golden: bert/large_squad_infer_m2000", "[golden][bert]") { checkGolden("configs/bert/large_squad_infer_m2000.json"); }

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// BERT through the SystemC model: how cycles scale with the model and the system.
+#include "sim/engine/Simulation.hpp"
+#include "sim/report/Summary.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kRoot = IPUSIM_SOURCE_DIR;
+
+json simulate(const json& d)
+{
+    Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/test.json"));
+    Simulation sim(e);
+    REQUIRE(sim.fits());
+    SimResult r = sim.run();
+    return report::summary(e, sim, r);
+}
+
+/** One encoder layer, inference on one IPU, with the sizes given. */
+json oneLayer(uint64_t hidden, uint64_t sequence)
+{
+    return json{{"system", {{"base", "hardware/mk2.json"}}},
+                {"workload",
+                 {{"kind", "bert"}, {"mode", "infer"}, {"task", "squad"}, {"recompute", "none"}, {"offload_optimizer", false},
+                  {"model", {{"layers", 1}, {"hidden", hidden}, {"heads", hidden / 64}, {"ffn", 4 * hidden}}},
+                  {"sequence_length", sequence}, {"micro_batch", 4}}},
+                {"run", {{"gradient_accumulation", 1}}}};
+}
+
+/** Cycles of the encoder layer's compute sets (their busiest tiles), one micro-batch. */
+uint64_t layerComputeCycles(const json& summary)
+{
+    uint64_t n = 0;
+    for (const auto& b : summary.at("tile_balance"))
+        if (b.at("compute_set").get<std::string>().rfind("layer0.", 0) == 0)
+            n += b.at("phase_cycles").get<uint64_t>();
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("BERT: a layer's cycles grow with the hidden size and the sequence length", "[bert][sim]")
+{
+    const uint64_t h256 = layerComputeCycles(simulate(oneLayer(256, 128)));
+    const uint64_t h512 = layerComputeCycles(simulate(oneLayer(512, 128)));
+    const uint64_t h1024 = layerComputeCycles(simulate(oneLayer(1024, 128)));
+    CHECK(h256 < h512);
+    CHECK(h512 < h1024);
+    // Matmul work grows as H^2: doubling H from 512 costs more than 1.5x, at most 4x.
+    CHECK(double(h1024) > 1.5 * double(h512));
+    CHECK(double(h1024) < 4.0 * double(h512));
+    const uint64_t s128 = h1024;
+    const uint64_t s256 = layerComputeCycles(simulate(oneLayer(1024, 256)));
+    const uint64_t s512 = layerComputeCycles(simulate(oneLayer(1024, 512)));
+    CHECK(s128 < s256);
+    CHECK(s256 < s512);
+    // Tokens double (and attention grows as S^2): more than 1.5x, at most 4x.
+    CHECK(double(s512) > 1.5 * double(s256));
+    CHECK(double(s512) < 4.0 * double(s256));
+}
+
+TEST_CASE("BERT: replicas change the all-reduce, not the per-replica work", "[bert][sim]")
+{
+    auto run = [](uint32_t replicas) {
+        json d{{"system", {{"base", "hardware/pod16.json"}}},
+               {"workload",
+                {{"kind", "bert"}, {"model", {{"layers", 2}, {"hidden", 256}, {"heads", 4}, {"ffn", 1024}}}, {"micro_batch", 4},
+                 {"strategy", {{"kind", "pipelined"}, {"layers_per_ipu", {1, 1}}, {"replicas", replicas}}}}},
+               {"run", {{"gradient_accumulation", 6}}}};
+        return simulate(d);
+    };
+    const json one = run(1), two = run(2), eight = run(8);
+    for (const json* s : {&two, &eight})
+        for (std::size_t i = 0; i < 2; ++i) {
+            const auto& a = one.at("ipus").at(i).at("breakdown");
+            const auto& b = s->at("ipus").at(i).at("breakdown");
+            for (const char* k : {"compute", "exchange", "host", "ipu_copy", "streaming_memory"})
+                CHECK(a.at(k) == b.at(k));
+        }
+    CHECK(one.at("breakdown").at("collective") == 0);
+    CHECK(two.at("breakdown").at("collective").get<uint64_t>() > 0);
+    // A ring all-reduce moves 2(R-1)/R of the gradients through every member.
+    CHECK(eight.at("breakdown").at("collective").get<uint64_t>() > two.at("breakdown").at("collective").get<uint64_t>());
+    CHECK(eight.at("samples").get<uint64_t>() == 8 * one.at("samples").get<uint64_t>());
+}
