@@ -5,6 +5,8 @@
 
 #include <systemc>
 
+#include <vector>
+
 namespace ipusim {
 
 /** Cycles one tile needs to send and receive `b` (send at send_bytes_per_cycle; receive at
@@ -31,6 +33,7 @@ public:
 
     [[nodiscard]] uint64_t bytesSent() const { return m_bytesSent; }
     [[nodiscard]] uint64_t phases() const { return m_phases; }
+    void counters(std::vector<uint64_t*>& out) { out.insert(out.end(), {&m_bytesSent, &m_phases}); }
 
 private:
     const IpuParams& m_hw;

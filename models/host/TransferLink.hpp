@@ -5,6 +5,8 @@
 
 #include <systemc>
 
+#include <vector>
+
 namespace ipusim {
 
 /** A link that moves bytes to and from one IPU: a transfer costs the link's latency plus the
@@ -31,6 +33,7 @@ public:
     void account(Direction direction, uint64_t bytes) { (direction == Direction::ToIpu ? m_toIpu : m_fromIpu) += bytes; }
     [[nodiscard]] uint64_t bytesToIpu() const { return m_toIpu; }
     [[nodiscard]] uint64_t bytesFromIpu() const { return m_fromIpu; }
+    void counters(std::vector<uint64_t*>& out) { out.insert(out.end(), {&m_toIpu, &m_fromIpu}); }
 
 private:
     double m_bytesPerSecond, m_efficiency;

@@ -123,8 +123,26 @@ uint64_t Ipu::execute(const Step& step)
     }
     if (auto* sy = std::get_if<SyncStep>(&step.op); sy && sy->kind == SyncKind::External && m_ports.sync) {
         m_waiting = true;
-        m_ports.sync->arrive(m_index, tiles.lastReady(),
-                             [this](uint64_t at, uint64_t now) { release(at, now); });
+        // The last barrier of a loop iteration: offer to skip the loop's remaining iterations
+        // (but its last) if this iteration has so far grown exactly as the previous one.
+        ExternalSync::SkipOffer offer;
+        bool offering = false;
+        Frame& f = m_stack.back();
+        if (f.loop && f.pc == f.steps->size() && bodyInfo(*f.steps).endsExternal && !bodyInfo(*f.steps).periodic) {
+            LoopState& loop = *f.loop;
+            std::vector<uint64_t> partial = snapshot();
+            for (std::size_t i = 0; i < partial.size() && i < loop.start.size(); ++i)
+                partial[i] -= loop.start[i];
+            const uint64_t arrival = tiles.lastReady() - loop.startCycle;
+            offering = loop.haveLast && loop.havePartial && f.remaining > 2 && partial == loop.lastPartial &&
+                       arrival == loop.lastArrival && partial.size() == loop.start.size();
+            offer = {f.remaining - 2, loop.lastDuration, loop.startCycle, bodyInfo(*f.steps).externalSyncs};
+            loop.lastPartial = std::move(partial);
+            loop.lastArrival = arrival;
+            loop.havePartial = true;
+        }
+        m_ports.sync->arrive(m_index, tiles.lastReady(), [this](uint64_t at, uint64_t now, uint64_t grant) { release(at, now, grant); },
+                             offering ? &offer : nullptr);
         return kWait;
     }
     if (std::get_if<SyncStep>(&step.op)) {
@@ -165,6 +183,7 @@ uint64_t Ipu::execute(const Step& step)
             const uint64_t cycles = m_ports.links->transferCycles(m_index, t.peer, t.bytes);
             longest = std::max(longest, cycles);
             m_ports.links->account(m_index, t.peer, t.bytes);
+            m_linkSent[{m_index, t.peer}] += t.bytes;
             if (m_observer && cycles)
                 m_observer->linkSpan("IPU " + std::to_string(m_index) + " -> IPU " + std::to_string(t.peer), c->name, start,
                                      start + cycles, t.bytes);
@@ -182,7 +201,8 @@ uint64_t Ipu::execute(const Step& step)
         // Replicas run in lockstep, so every ring member starts when this IPU does.
         const uint64_t end = start + m_ports.links->ringCycles(c->ring, c->bytes, c->kind);
         if (m_index == c->ring.front()) // count the ring's traffic once
-            m_ports.links->accountRing(c->ring, c->bytes, c->kind);
+            for (const auto& [edge, bytes] : m_ports.links->accountRing(c->ring, c->bytes, c->kind))
+                m_linkSent[edge] += bytes;
         if (m_observer && end > start) {
             std::string ring;
             for (uint32_t i : c->ring)
@@ -200,18 +220,159 @@ uint64_t Ipu::execute(const Step& step)
         const uint64_t loop = m_stack.empty() ? 0 : m_stack.back().iteration;
         const int64_t microBatch = call->microBatch < 0 ? -1 : call->microBatch + (call->perIteration ? int64_t(loop) : 0);
         if (!body.empty())
-            m_stack.push_back({&body, 0, 1, loop, int(call->fragment), m_cycle, microBatch});
+            m_stack.push_back({&body, 0, 1, loop, int(call->fragment), m_cycle, microBatch, nullptr});
         return m_cycle;
     }
     if (auto* r = std::get_if<RepeatStep>(&step.op)) {
-        if (r->count > 0 && !r->body.empty())
-            m_stack.push_back({&r->body, 0, r->count, 0, -1, 0, -1});
+        if (r->count > 0 && !r->body.empty()) {
+            m_stack.push_back({&r->body, 0, r->count, 0, -1, 0, -1, nullptr});
+            if (m_fastForward && !m_observer && !m_traced && r->count > 2 && !bodyInfo(r->body).periodic) {
+                m_stack.back().loop = std::make_unique<LoopState>();
+                m_stack.back().loop->start = snapshot();
+                m_stack.back().loop->startCycle = m_cycle;
+            }
+        }
     }
     return m_cycle;
 }
 
-void Ipu::release(uint64_t releaseCycle, uint64_t nowCycle)
+const Ipu::BodyInfo& Ipu::bodyInfo(const std::vector<Step>& body)
 {
+    auto it = m_bodies.find(&body);
+    if (it != m_bodies.end())
+        return it->second;
+    BodyInfo info;
+    for (const auto& s : body) {
+        if (auto* sy = std::get_if<SyncStep>(&s.op); sy && sy->kind == SyncKind::External) {
+            info.externalSync = true;
+            ++info.externalSyncs;
+        } else if (auto* r = std::get_if<RepeatStep>(&s.op)) {
+            const BodyInfo& in = bodyInfo(r->body);
+            info.externalSync |= in.externalSync;
+            info.periodic |= in.periodic;
+            info.externalSyncs += r->count * in.externalSyncs;
+        } else if (auto* c = std::get_if<CallStep>(&s.op)) {
+            const BodyInfo& in = bodyInfo(m_program.fragments.at(c->fragment));
+            info.externalSync |= in.externalSync;
+            info.periodic |= in.periodic || c->period > 1;
+            info.externalSyncs += in.externalSyncs;
+        }
+    }
+    if (!body.empty())
+        if (auto* sy = std::get_if<SyncStep>(&body.back().op); sy && sy->kind == SyncKind::External)
+            info.endsExternal = true;
+    return m_bodies[&body] = info;
+}
+
+std::vector<uint64_t*> Ipu::counterRefs()
+{
+    std::vector<uint64_t*> c{&m_breakdown.compute, &m_breakdown.sync, &m_breakdown.exchange, &m_breakdown.host,
+                             &m_breakdown.ipuCopy, &m_breakdown.collective, &m_breakdown.streamingMemory,
+                             &m_computeSetsRun, &m_stepsRun};
+    for (auto& f : m_fragmentStats) {
+        c.push_back(&f.calls);
+        c.push_back(&f.cycles);
+    }
+    tiles.counters(c);
+    exchange.counters(c);
+    sync.counters(c);
+    host.counters(c);
+    streamingMemory.counters(c);
+    for (auto& [edge, bytes] : m_linkSent)
+        c.push_back(&bytes);
+    return c;
+}
+
+std::vector<uint64_t> Ipu::snapshot()
+{
+    std::vector<uint64_t> v;
+    for (const uint64_t* p : counterRefs())
+        v.push_back(*p);
+    return v;
+}
+
+std::vector<int64_t> Ipu::shape() const
+{
+    std::vector<int64_t> s;
+    tiles.shape(m_cycle, s);
+    // How long until the host link is free and each prefetch is in (past times are all alike).
+    auto ahead = [&](uint64_t t) { return int64_t(t > m_cycle ? t - m_cycle : 0); };
+    s.push_back(ahead(m_hostLinkFree));
+    for (const auto& [step, ready] : m_prefetched)
+        s.push_back(ahead(ready));
+    s.push_back(int64_t(m_linkSent.size()));
+    return s;
+}
+
+void Ipu::skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uint64_t duration)
+{
+    // Links are shared: add this IPU's share of their bytes there too.
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> before(m_linkSent);
+    auto refs = counterRefs();
+    for (std::size_t i = 0; i < refs.size(); ++i)
+        *refs[i] += times * delta[i];
+    if (m_ports.links)
+        for (const auto& [edge, bytes] : m_linkSent)
+            m_ports.links->account(edge.first, edge.second, bytes - before[edge]);
+    const uint64_t shift = times * duration;
+    m_cycle += shift;
+    tiles.shift(shift);
+    // Times still ahead move with the skip; past ones stay past.
+    if (m_hostLinkFree > m_cycle - shift)
+        m_hostLinkFree += shift;
+    for (auto& [step, ready] : m_prefetched)
+        if (ready > m_cycle - shift)
+            ready += shift;
+    m_skipped += times;
+}
+
+bool Ipu::fastForward(Frame& f)
+{
+    // An iteration just ended and another follows. Skip all but the last remaining ones when
+    // ExternalSync granted it (a loop ending at an external barrier), or, in a loop without
+    // external syncs, when this iteration repeated the previous one exactly.
+    LoopState& loop = *f.loop;
+    if (loop.resuming) { // woken after a skip, at the same iteration end
+        loop.resuming = false;
+        return false;
+    }
+    std::vector<uint64_t> now = snapshot();
+    const std::vector<int64_t> state = shape();
+    const uint64_t duration = m_cycle - loop.startCycle;
+    std::vector<uint64_t> delta(now);
+    for (std::size_t i = 0; i < delta.size() && i < loop.start.size(); ++i)
+        delta[i] -= loop.start[i];
+    const bool sameSize = now.size() == loop.start.size();
+    uint64_t skip = 0;
+    if (m_grant > 0)
+        skip = m_grant;
+    else if (!bodyInfo(*f.steps).externalSync && loop.haveLast && sameSize && delta == loop.lastDelta &&
+             duration == loop.lastDuration && state == loop.lastShape)
+        skip = f.remaining - 2;
+    m_grant = 0;
+    loop.lastDelta = delta;
+    loop.lastDuration = duration;
+    loop.lastShape = state;
+    loop.haveLast = sameSize;
+    if (skip == 0 || !sameSize) {
+        loop.start = std::move(now);
+        loop.startCycle = m_cycle;
+        return false;
+    }
+    const uint64_t from = m_cycle;
+    skipIterations(delta, skip, duration);
+    f.remaining -= skip;
+    f.iteration += skip;
+    loop.start = snapshot();
+    loop.startCycle = m_cycle;
+    loop.resuming = true;
+    m_wake.notify(m_period * double(m_cycle - from));
+    return true;
+}
+
+void Ipu::release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant)
+{
+    m_grant = grant;
     // Waiting for the other IPUs counts as sync: from this IPU's arrival to the release.
     phase(PhaseKind::Sync, "external sync", releaseCycle);
     tiles.align(releaseCycle);
@@ -230,10 +391,12 @@ void Ipu::sequence()
                 m_linkBytes = 0;
                 return;
             }
-            m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++, -1, 0, -1});
+            m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++, -1, 0, -1, nullptr});
         }
         Frame& f = m_stack.back();
         if (f.pc == f.steps->size()) {
+            if (f.loop && f.remaining > 1 && fastForward(f))
+                return; // the sequencer wakes when the skipped iterations have passed
             if (--f.remaining > 0) {
                 f.pc = 0;
                 ++f.iteration;

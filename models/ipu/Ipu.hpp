@@ -13,6 +13,7 @@
 #include <systemc>
 
 #include <map>
+#include <memory>
 
 namespace ipusim {
 
@@ -66,6 +67,10 @@ public:
     /** Cycle at which each host call's program finished, and the compute cycles by then. */
     [[nodiscard]] const std::vector<uint64_t>& hostCallEnds() const { return m_callEnds; }
     [[nodiscard]] const std::vector<uint64_t>& computeAtCallEnds() const { return m_computeAtCallEnds; }
+    /** Simulate every loop iteration (the default skips identical ones when not tracing). */
+    void disableFastForward() { m_fastForward = false; }
+    /** Loop iterations skipped as identical to the one before. */
+    [[nodiscard]] uint64_t iterationsSkipped() const { return m_skipped; }
 
 private:
     void sequence();
@@ -73,10 +78,42 @@ private:
     /** Executes one step from m_cycle; returns the cycle at which it ends, or kWait when the
      *  IPU sleeps until an external barrier releases it. */
     uint64_t execute(const Step& step);
-    void release(uint64_t releaseCycle, uint64_t nowCycle);
+    void release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant);
     /** A phase every tile waits out (sync, exchange, transfers): all are ready at `end`. */
     uint64_t endPhaseOnAllTiles(PhaseKind kind, const std::string& name, uint64_t end);
     void phase(PhaseKind kind, const std::string& name, uint64_t end);
+
+    /** Fast-forward of a loop: once an iteration repeats the previous one exactly (every
+     *  counter's growth, its length, and the state it leaves behind), the rest but the last are
+     *  added at once instead of simulated. Loops ending at an external sync skip only when every
+     *  IPU offers the same at that barrier (ExternalSync grants it). Off while tracing. */
+    struct LoopState
+    {
+        std::vector<uint64_t> start;      // counters when the iteration began
+        uint64_t startCycle = 0;
+        std::vector<uint64_t> lastDelta;  // the previous iteration's growth
+        std::vector<int64_t> lastShape;   // state after the previous iteration
+        uint64_t lastDuration = 0;
+        bool haveLast = false;
+        std::vector<uint64_t> lastPartial; // growth up to the final barrier's arrival
+        uint64_t lastArrival = 0;
+        bool havePartial = false;
+        bool resuming = false; // the sequencer sleeps through skipped iterations
+    };
+    /** What a loop body does, for fast-forward (cached per body). */
+    struct BodyInfo
+    {
+        bool externalSync = false;   // any external sync inside (called fragments included)
+        bool endsExternal = false;   // the last step is an external sync
+        bool periodic = false;       // a call every N-th time: iterations differ
+        uint64_t externalSyncs = 0;  // per iteration
+    };
+    const BodyInfo& bodyInfo(const std::vector<Step>& body);
+    std::vector<uint64_t*> counterRefs();
+    std::vector<uint64_t> snapshot();
+    std::vector<int64_t> shape() const;
+    /** Adds `times` more iterations of growth `delta` lasting `duration` each. */
+    void skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uint64_t duration);
 
     struct Frame
     {
@@ -87,7 +124,11 @@ private:
         int fragment = -1;     // set when the frame is a called fragment
         uint64_t entered = 0;  // cycle the fragment was entered
         int64_t microBatch = -1;
+        std::unique_ptr<LoopState> loop; // repeat loops, when fast-forward is on
     };
+    /** At the end of a loop iteration: skips identical iterations; true when it did (the
+     *  sequencer then sleeps until they have passed). */
+    bool fastForward(Frame& f);
 
     uint32_t m_index;
     const IpuParams& m_hw;
@@ -115,6 +156,11 @@ private:
     std::map<uint32_t, uint64_t> m_periodicCalls; // per fragment: times a periodic call reached it
     IpuBreakdown m_breakdown;
     sc_core::sc_event m_wake;
+    bool m_fastForward = true;
+    uint64_t m_grant = 0;
+    uint64_t m_skipped = 0; // iterations ExternalSync granted at the barrier ending this iteration
+    std::map<const std::vector<Step>*, BodyInfo> m_bodies;
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> m_linkSent; // link bytes this IPU accounted
 };
 
 } // namespace ipusim

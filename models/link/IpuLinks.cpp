@@ -67,13 +67,18 @@ uint64_t IpuLinks::ringCycles(const std::vector<uint32_t>& ring, uint64_t bytes,
     return ringSteps(R, kind) * step;
 }
 
-void IpuLinks::accountRing(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind)
+std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> IpuLinks::accountRing(const std::vector<uint32_t>& ring, uint64_t bytes,
+                                                                                      CollectiveKind kind)
 {
+    std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> out;
     const std::size_t R = ring.size();
     if (R < 2)
-        return;
+        return out;
     const uint64_t share = (bytes + R - 1) / R;
-    for (std::size_t i = 0; i < R; ++i)
+    for (std::size_t i = 0; i < R; ++i) {
+        out.push_back({{ring[i], ring[(i + 1) % R]}, ringSteps(R, kind) * share});
         account(ring[i], ring[(i + 1) % R], ringSteps(R, kind) * share);
+    }
+    return out;
 }
 } // namespace ipusim

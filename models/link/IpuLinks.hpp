@@ -28,8 +28,9 @@ public:
      *  each moving a 1/R share of `bytes` between every pair of ring neighbours at once; a step
      *  lasts as long as its slowest neighbour transfer. */
     [[nodiscard]] uint64_t ringCycles(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind) const;
-    /** Counts a ring collective's bytes on every ring edge (statistics). */
-    void accountRing(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind);
+    /** Counts a ring collective's bytes on every ring edge (statistics); returns them. */
+    std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> accountRing(const std::vector<uint32_t>& ring, uint64_t bytes,
+                                                                                CollectiveKind kind);
     /** Counts bytes sent from `from` to `to` (statistics). */
     void account(uint32_t from, uint32_t to, uint64_t bytes) { m_bytes[{from, to}] += bytes; }
     [[nodiscard]] const std::map<std::pair<uint32_t, uint32_t>, uint64_t>& bytes() const { return m_bytes; }

@@ -10,7 +10,7 @@ namespace ipusim {
 ExternalSync::ExternalSync(sc_core::sc_module_name name, uint32_t participants, uint32_t extent, double hopSeconds,
                            double clockHz)
     : sc_module(name), m_participants(participants), m_latency(latencyCycles(extent, hopSeconds, clockHz)),
-      m_waiting(participants)
+      m_waiting(participants), m_offers(participants)
 {
 }
 
@@ -20,21 +20,30 @@ uint64_t ExternalSync::latencyCycles(uint32_t ipus, double hopSeconds, double cl
     return uint64_t(std::ceil(2.0L * hopSeconds * clockHz * hops - 1e-9L));
 }
 
-void ExternalSync::arrive(uint32_t participant, uint64_t cycle, Release release)
+void ExternalSync::arrive(uint32_t participant, uint64_t cycle, Release release, const SkipOffer* offer)
 {
     if (m_waiting.at(participant))
         throw std::logic_error("participant arrived twice at one barrier");
     m_waiting[participant] = std::move(release);
+    m_offers[participant] = offer ? std::optional<SkipOffer>(*offer) : std::nullopt;
     m_lastArrival = std::max(m_lastArrival, cycle);
     if (std::any_of(m_waiting.begin(), m_waiting.end(), [](const Release& r) { return !r; }))
         return;
     ++m_barriers;
     const uint64_t at = m_lastArrival + m_latency;
+    uint64_t grant = 0;
+    const auto& first = m_offers.front();
+    if (first && first->iterations > 0 && at == first->iterationStart + first->period &&
+        std::all_of(m_offers.begin(), m_offers.end(), [&](const auto& o) { return o && *o == *first; })) {
+        grant = first->iterations;
+        m_barriers += grant * first->barriers;
+    }
     std::vector<Release> go;
     go.swap(m_waiting);
     m_waiting.resize(m_participants);
+    m_offers.assign(m_participants, std::nullopt);
     for (auto& r : go)
-        r(at, m_lastArrival);
+        r(at, m_lastArrival, grant);
 }
 
 std::vector<uint32_t> ExternalSync::waiting() const

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace ipusim {
@@ -14,7 +15,20 @@ namespace ipusim {
 class ExternalSync : public sc_core::sc_module
 {
 public:
-    using Release = std::function<void(uint64_t releaseCycle, uint64_t nowCycle)>;
+    /** `grant` iterations of the loop every participant offered to skip (0: none). */
+    using Release = std::function<void(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant)>;
+
+    /** A participant at the last barrier of a loop iteration whose last iterations were
+     *  identical offers to skip `iterations` more of them, each `period` cycles long with
+     *  `barriers` external syncs, the current one having begun at `iterationStart`. */
+    struct SkipOffer
+    {
+        uint64_t iterations = 0, period = 0, iterationStart = 0, barriers = 0;
+        bool operator==(const SkipOffer& o) const
+        {
+            return iterations == o.iterations && period == o.period && iterationStart == o.iterationStart && barriers == o.barriers;
+        }
+    };
 
     /** `participants` IPUs are simulated; the barrier spans `extent` IPUs (more when identical
      *  replicas are simulated once), which sets its latency. */
@@ -24,8 +38,10 @@ public:
     [[nodiscard]] uint64_t latency() const { return m_latency; }
 
     /** A participant arrives at `cycle`; `release` is called for every participant when the
-     *  last one arrives. */
-    void arrive(uint32_t participant, uint64_t cycle, Release release);
+     *  last one arrives. When every participant made the same offer and this barrier ends the
+     *  iteration exactly one period after it began, the iterations are granted to all: the
+     *  system is periodic, so skipping them changes no figure but the wall time. */
+    void arrive(uint32_t participant, uint64_t cycle, Release release, const SkipOffer* offer = nullptr);
     [[nodiscard]] uint64_t barriers() const { return m_barriers; }
     /** Participants waiting now (for deadlock reports). */
     [[nodiscard]] std::vector<uint32_t> waiting() const;
@@ -36,6 +52,7 @@ private:
     uint64_t m_barriers = 0;
     uint64_t m_lastArrival = 0;
     std::vector<Release> m_waiting; // indexed by participant; empty when not waiting
+    std::vector<std::optional<SkipOffer>> m_offers;
 };
 
 } // namespace ipusim

@@ -4,6 +4,8 @@
 
 #include <systemc>
 
+#include <vector>
+
 namespace ipusim {
 
 /** The IPU's hardware barrier: it releases `internal_cycles` after the last tile arrives. */
@@ -19,6 +21,7 @@ public:
         return lastArrival + m_latency;
     }
     [[nodiscard]] uint64_t barriers() const { return m_barriers; }
+    void counters(std::vector<uint64_t*>& out) { out.push_back(&m_barriers); }
 
 private:
     uint64_t m_latency;

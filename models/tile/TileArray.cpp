@@ -92,6 +92,24 @@ void TileArray::align(uint64_t cycle)
     m_extraMax = 0;
 }
 
+void TileArray::counters(std::vector<uint64_t*>& out)
+{
+    for (auto& st : m_stats) {
+        out.push_back(&st.executions);
+        out.push_back(&st.phaseCycles);
+    }
+}
+
+void TileArray::shape(uint64_t cycle, std::vector<int64_t>& out) const
+{
+    out.push_back(int64_t(m_base) - int64_t(cycle));
+    for (const auto& r : m_extra.runs()) {
+        out.push_back(r.first);
+        out.push_back(r.count);
+        out.push_back(int64_t(r.value));
+    }
+}
+
 std::vector<uint64_t> TileArray::busyCycles() const
 {
     std::vector<uint64_t> busy(m_hw.tiles, 0);

@@ -41,6 +41,12 @@ public:
     /** Cycles each tile spent computing over the whole run. */
     [[nodiscard]] std::vector<uint64_t> busyCycles() const;
 
+    /** Loop fast-forward: the counters that grow with every iteration, the tiles' readiness
+     *  relative to `cycle` (equal after identical iterations), and a shift of every ready time. */
+    void counters(std::vector<uint64_t*>& out);
+    void shape(uint64_t cycle, std::vector<int64_t>& out) const;
+    void shift(uint64_t cycles) { m_base += cycles; }
+
 private:
     const IpuParams& m_hw;
     const Program& m_program;

@@ -32,6 +32,12 @@ public:
     [[nodiscard]] const IpuLinks& links() const { return *m_links; }
     [[nodiscard]] const ExternalSync& externalSync() const { return *m_sync; }
     SimResult run();
+    /** Simulates every loop iteration, never skipping identical ones (tests compare the two). */
+    void simulateEveryIteration()
+    {
+        for (auto& ipu : m_ipus)
+            ipu->disableFastForward();
+    }
 
 private:
     const Experiment& m_experiment;

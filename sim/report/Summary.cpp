@@ -272,6 +272,9 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             start = end;
         }
     }
+    uint64_t skipped = 0;
+    for (const auto& ipu : sim.ipus())
+        skipped += ipu->iterationsSkipped();
     // Achieved model FLOPs (matmuls, without recomputation) per IPU running the model.
     json flops = nullptr;
     if (e.schedule.modelFlopsPerSample > 0) {
@@ -316,6 +319,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"simulator", {{"wall_seconds", r.wallSeconds},
                            {"simulated_cycles_per_wall_second", r.wallSeconds > 0 ? r.totalCycles / r.wallSeconds : 0.0},
                            {"tile_supersteps", r.tileSupersteps},
+                           {"loop_iterations_skipped", skipped},
                            {"tile_supersteps_per_wall_second", r.wallSeconds > 0 ? r.tileSupersteps / r.wallSeconds : 0.0}}}};
 }
 

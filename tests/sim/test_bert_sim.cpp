@@ -88,3 +88,16 @@ TEST_CASE("BERT: replicas change the all-reduce, not the per-replica work", "[be
     CHECK(eight.at("breakdown").at("collective").get<uint64_t>() > two.at("breakdown").at("collective").get<uint64_t>());
     CHECK(eight.at("samples").get<uint64_t>() == 8 * one.at("samples").get<uint64_t>());
 }
+
+TEST_CASE("BERT: a lower available memory proportion means smaller matmul passes and more cycles", "[bert][sim]")
+{
+    auto cycles = [](double proportion) {
+        json d = oneLayer(1024, 512);
+        d["workload"]["available_memory_proportion"] = proportion;
+        return layerComputeCycles(simulate(d));
+    };
+    const uint64_t roomy = cycles(0.6), tight = cycles(0.1), tighter = cycles(0.03);
+    CHECK(roomy <= tight);
+    CHECK(tight <= tighter);
+    CHECK(roomy < tighter);
+}

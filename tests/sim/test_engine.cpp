@@ -389,3 +389,34 @@ TEST_CASE("Phased execution streams each phase's weights; parallel phases overla
     CHECK_THROWS_WITH(buildExperiment(kRoot + "/configs/mnist/phased_parallel.json", {"/system/num_ipus=1"}),
                       Catch::Contains("/workload/strategy/phased: expected \"serial\": parallel phases need 2 IPUs"));
 }
+
+TEST_CASE("Skipping identical loop iterations changes no figure", "[sim][fast-forward]")
+{
+    // Every figure but the simulator's own must match simulating each iteration.
+    auto run = [](const std::string& file, const std::vector<std::string>& sets, bool everyIteration) {
+        Experiment e = buildExperiment(config::loadConfig(kRoot + "/" + file, sets));
+        Simulation sim(e);
+        if (everyIteration)
+            sim.simulateEveryIteration();
+        json s = report::summary(e, sim, sim.run());
+        const uint64_t skipped = s["simulator"]["loop_iterations_skipped"];
+        s.erase("simulator");
+        return std::make_pair(s, skipped);
+    };
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+        {"configs/mnist/train.json", {}},
+        {"configs/mnist/pipelined.json", {}},
+        {"configs/mnist/pipelined_pod16.json", {"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=2"}},
+        {"configs/mnist/phased_parallel.json", {}},
+        {"configs/mnist/offload_optimiser.json", {"/workload/io_tiles=64"}},
+        {"configs/bert/base_phase1_pod16.json", {"/run/gradient_accumulation=40", "/run/device_iterations=3"}},
+        {"configs/bert/large_squad_infer_m2000.json", {}},
+    };
+    for (const auto& [file, sets] : cases) {
+        INFO(file);
+        const auto fast = run(file, sets, false), slow = run(file, sets, true);
+        CHECK(fast.second > 0);
+        CHECK(slow.second == 0);
+        CHECK(fast.first == slow.first);
+    }
+}
