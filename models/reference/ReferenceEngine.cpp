@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: MIT
+#include "models/reference/ReferenceEngine.hpp"
+
+#include <systemc>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+
+namespace ipusim {
+
+std::vector<PhaseRecord> PhaseRecorder::byIpu() const
+{
+    std::vector<PhaseRecord> out(phases);
+    std::stable_sort(out.begin(), out.end(), [](const PhaseRecord& a, const PhaseRecord& b) { return a.ipu < b.ipu; });
+    return out;
+}
+
+namespace {
+
+/** Bytes a link moves in n cycles, at `bytesPerCycle`; done once it has moved them all. */
+struct Stream
+{
+    long double bytesPerCycle = 1;
+    uint64_t bytes = 0, cycles = 0;
+    /** Another cycle of streaming; true when every byte has gone. */
+    bool tick()
+    {
+        ++cycles;
+        return done();
+    }
+    [[nodiscard]] bool done() const
+    {
+        return bytes == 0 || (long double)cycles * bytesPerCycle >= (long double)bytes - 1e-9L * bytesPerCycle;
+    }
+};
+
+/** A transfer over a link: `latency` cycles (per hop, or the link's own), then the stream. */
+struct Transfer
+{
+    uint64_t latency = 0;
+    Stream stream;
+    [[nodiscard]] bool done() const { return stream.bytes == 0 || (latency == 0 && stream.done()); }
+    void tick()
+    {
+        if (stream.bytes == 0)
+            return;
+        if (latency > 0)
+            --latency;
+        else
+            stream.tick();
+    }
+};
+
+/** A step as one IPU executes it: the program flattened (loops unrolled, calls inlined). */
+struct FlatStep
+{
+    const Step* step;
+};
+
+void flatten(const Program& program, const std::vector<Step>& steps, std::vector<FlatStep>& out, std::map<uint32_t, uint64_t>& periodic)
+{
+    for (const auto& s : steps) {
+        if (auto* r = std::get_if<RepeatStep>(&s.op)) {
+            for (uint64_t i = 0; i < r->count; ++i)
+                flatten(program, r->body, out, periodic);
+        } else if (auto* c = std::get_if<CallStep>(&s.op)) {
+            if (c->period > 1 && ++periodic[c->fragment] % c->period != 0)
+                continue;
+            flatten(program, program.fragments.at(c->fragment), out, periodic);
+        } else {
+            out.push_back({&s});
+        }
+    }
+}
+
+/** One IPU ticked cycle by cycle: tiles as workers, and the activity of the collective step
+ *  (exchange, sync, transfer) all its tiles have reached. */
+class RefIpu
+{
+public:
+    RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls, uint32_t syncExtent)
+        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_extent(syncExtent)
+    {
+        std::map<uint32_t, uint64_t> periodic;
+        for (uint64_t c = 0; c < hostCalls; ++c)
+            flatten(program, program.steps, m_flat, periodic);
+        for (const auto& f : m_flat)
+            if (auto* h = std::get_if<HostTransferStep>(&f.step->op); h && h->prefetch)
+                throw ReferenceUnsupported("the reference engine does not model prefetching host transfers (io_tiles)");
+        m_pc.assign(m_tiles, 0);
+        m_busy.assign(m_tiles, 0);
+        m_done.assign(m_flat.size(), 0);
+        m_startOf.assign(m_flat.size(), 0);
+        m_endOf.assign(m_flat.size(), 0);
+    }
+
+    [[nodiscard]] bool finished() const { return m_released == m_flat.size() && allTilesAtEnd(); }
+    [[nodiscard]] bool atExternalBarrier() const { return m_active && m_activeKind == Activity::Barrier; }
+    [[nodiscard]] uint32_t ipu() const { return m_program.ipu; }
+
+    /** One cycle of work: busy tiles work, the activity counts down. */
+    void tick(uint64_t cycle)
+    {
+        for (uint32_t t = 0; t < m_tiles; ++t)
+            if (m_busy[t] > 0 && --m_busy[t] == 0) {
+                const std::size_t k = m_pc[t]++; // the compute set it worked on
+                m_done[k] = std::max(m_done[k], cycle);
+                m_tileMoved = true;
+            }
+        if (m_active)
+            tickActivity();
+    }
+
+    /** Everything that takes no time at `cycle`: tiles move through compute sets they have
+     *  nothing to do in, start the next one, or reach a collective step; a collective step
+     *  starts once all tiles are there, ends when its activity has run out. Returns whether
+     *  anything changed. */
+    bool settle(uint64_t cycle)
+    {
+        bool changed = false;
+        // Tiles move only when one finished its work or a collective step let them go.
+        for (uint32_t t = 0; t < m_tiles && m_tileMoved; ++t)
+            while (m_busy[t] == 0 && m_pc[t] < m_flat.size()) {
+                const std::size_t k = m_pc[t];
+                auto* c = std::get_if<ComputeStep>(&m_flat[k].step->op);
+                if (!c)
+                    break; // waits at a collective step
+                const uint64_t work = cyclesOf(*c, t);
+                changed = true;
+                if (work == 0) {
+                    m_done[k] = std::max(m_done[k], cycle);
+                    ++m_pc[t];
+                } else {
+                    m_busy[t] = work;
+                    break;
+                }
+            }
+        const bool moved = m_tileMoved;
+        m_tileMoved = false;
+        if (moved && !m_active && m_released < m_flat.size()) {
+            // The next collective step, once every tile has reached it.
+            std::size_t k = m_released;
+            while (k < m_flat.size() && std::holds_alternative<ComputeStep>(m_flat[k].step->op))
+                ++k;
+            if (k < m_flat.size() && std::all_of(m_pc.begin(), m_pc.end(), [&](std::size_t pc) { return pc == k; }) &&
+                std::all_of(m_busy.begin(), m_busy.end(), [](uint64_t b) { return b == 0; })) {
+                m_released = k;
+                m_startOf[k] = cycle;
+                start(*m_flat[k].step);
+                changed = true;
+            } else if (k == m_flat.size() && allTilesAtEnd()) {
+                m_released = k;
+            }
+        }
+        if (m_active && activityDone()) {
+            m_active = false;
+            m_endOf[m_released] = cycle;
+            for (auto& pc : m_pc)
+                ++pc;
+            ++m_released;
+            m_tileMoved = changed = true;
+        }
+        if (changed)
+            m_tileMoved = true; // look again: a zero-time move may enable another
+        return changed;
+    }
+
+    /** The external barrier this IPU waits at has released (at the current cycle). */
+    void releaseBarrier() { m_barrierDone = true; }
+
+    /** Phases in program order, as the fast engine reports them: a compute set from the end
+     *  of the previous phase to when its last tile is done; any other step from when the last
+     *  tile reached it to when its activity ran out. Zero-length phases are not reported. */
+    void report(std::vector<PhaseRecord>& out) const
+    {
+        uint64_t now = 0;
+        for (std::size_t k = 0; k < m_flat.size(); ++k) {
+            const Step& s = *m_flat[k].step;
+            PhaseRecord r;
+            r.ipu = m_program.ipu;
+            r.start = now;
+            if (auto* c = std::get_if<ComputeStep>(&s.op)) {
+                r.kind = PhaseKind::Compute;
+                r.name = c->name;
+                r.end = std::max(now, m_done[k]);
+            } else {
+                r.start = m_startOf[k];
+                r.end = m_endOf[k];
+                std::visit([&](const auto& op) {
+                    using T = std::decay_t<decltype(op)>;
+                    if constexpr (std::is_same_v<T, SyncStep>) {
+                        r.kind = PhaseKind::Sync;
+                        r.name = op.kind == SyncKind::External ? "external sync" : "sync";
+                    } else if constexpr (std::is_same_v<T, ExchangeStep>) {
+                        r.kind = PhaseKind::Exchange;
+                        r.name = op.name;
+                    } else if constexpr (std::is_same_v<T, HostTransferStep>) {
+                        r.kind = PhaseKind::Host;
+                        r.name = op.name;
+                    } else if constexpr (std::is_same_v<T, IpuCopyStep>) {
+                        r.kind = PhaseKind::IpuCopy;
+                        r.name = op.name;
+                    } else if constexpr (std::is_same_v<T, StreamingMemoryStep>) {
+                        r.kind = PhaseKind::StreamingMemory;
+                        r.name = op.name;
+                    } else if constexpr (std::is_same_v<T, CollectiveStep>) {
+                        r.kind = PhaseKind::Collective;
+                        r.name = op.name;
+                    }
+                }, s.op);
+            }
+            if (r.end > r.start)
+                out.push_back(r);
+            now = std::max(now, r.end);
+        }
+    }
+    [[nodiscard]] uint64_t lastCycle() const
+    {
+        uint64_t last = 0;
+        for (std::size_t k = 0; k < m_flat.size(); ++k)
+            last = std::max({last, m_done[k], m_endOf[k]});
+        return last;
+    }
+
+private:
+    enum class Activity { Countdown, Exchange, Transfers, Ring, Barrier };
+
+    [[nodiscard]] bool allTilesAtEnd() const
+    {
+        return std::all_of(m_pc.begin(), m_pc.end(), [&](std::size_t pc) { return pc == m_flat.size(); }) &&
+               std::all_of(m_busy.begin(), m_busy.end(), [](uint64_t b) { return b == 0; });
+    }
+
+    uint64_t cyclesOf(const ComputeStep& c, uint32_t tile)
+    {
+        auto it = m_dense.find(&c);
+        if (it == m_dense.end()) {
+            std::vector<uint64_t> v(m_tiles, 0);
+            for (const auto& r : c.cycles.runs())
+                for (uint32_t t = r.first; t < r.end() && t < m_tiles; ++t)
+                    v[t] = r.value;
+            it = m_dense.emplace(&c, std::move(v)).first;
+        }
+        return it->second[tile];
+    }
+
+    Transfer linkTransfer(uint32_t from, uint32_t to, uint64_t bytes) const
+    {
+        Transfer x;
+        if (bytes == 0 || from == to)
+            return x;
+        const Topology::Route route = m_sys.topology.route(from, to);
+        x.latency = uint64_t(route.hops) * m_sys.ipuLink.latencyCycles;
+        x.stream = {(long double)(route.links * m_sys.ipuLink.bandwidthBytesPerSecond) * m_sys.ipuLink.efficiency / m_sys.ipu.clockHz, bytes, 0};
+        return x;
+    }
+
+    Transfer linkOf(double bytesPerSecond, double efficiency, uint64_t latency, uint64_t bytes) const
+    {
+        Transfer x;
+        if (bytes == 0)
+            return x;
+        x.latency = latency;
+        x.stream = {(long double)bytesPerSecond * efficiency / m_sys.ipu.clockHz, bytes, 0};
+        return x;
+    }
+
+    void start(const Step& s)
+    {
+        m_active = true;
+        m_countdown = 0;
+        m_transfers.clear();
+        m_barrierDone = false;
+        if (auto* sy = std::get_if<SyncStep>(&s.op)) {
+            if (sy->kind == SyncKind::External) {
+                m_activeKind = Activity::Barrier;
+            } else {
+                m_activeKind = Activity::Countdown;
+                m_countdown = m_sys.ipu.internalSyncCycles;
+            }
+        } else if (auto* x = std::get_if<ExchangeStep>(&s.op)) {
+            // Per tile: bytes still to send, and receive-bus units still to arrive (a tile's own
+            // data takes the bus for itself; data every tile on the bus wants arrives once).
+            m_activeKind = Activity::Exchange;
+            m_send.assign(m_tiles, 0);
+            m_recv.assign(m_tiles, 0);
+            const uint64_t k = m_sys.ipu.tilesPerReceiveBus;
+            bool any = false;
+            for (const auto& r : x->bytes.runs())
+                for (uint32_t t = r.first; t < r.end() && t < m_tiles; ++t) {
+                    m_send[t] = r.value.send;
+                    m_recv[t] = r.value.recv * k + r.value.recvShared;
+                    any |= m_send[t] || m_recv[t];
+                }
+            // After the last byte leaves its tile, the path's latency: the fixed part, then a
+            // hop per row of tiles.
+            m_countdown = any ? m_sys.ipu.exchangeLatencyBase + uint64_t(m_sys.ipu.exchangeLatencyPerRow) *
+                                                                     ((m_tiles + m_sys.ipu.columns - 1) / m_sys.ipu.columns - 1)
+                              : 0;
+            m_bytesLeft = any;
+        } else if (auto* h = std::get_if<HostTransferStep>(&s.op)) {
+            m_activeKind = Activity::Transfers;
+            m_transfers.push_back(linkOf(m_sys.hostLink.bandwidthBytesPerSecond, m_sys.hostLink.efficiency, m_sys.hostLink.latencyCycles, h->bytes));
+        } else if (auto* m = std::get_if<StreamingMemoryStep>(&s.op)) {
+            m_activeKind = Activity::Transfers;
+            const auto& p = m_sys.streamingMemory;
+            m_transfers.push_back(linkOf(p.bandwidthBytesPerSecond, p.efficiency, p.latencyCycles, m->bytes));
+        } else if (auto* c = std::get_if<IpuCopyStep>(&s.op)) {
+            // Each side times its own transfers (what it sends and what it receives).
+            m_activeKind = Activity::Transfers;
+            for (const auto& t : c->send)
+                m_transfers.push_back(linkTransfer(m_program.ipu, t.peer, t.bytes));
+            for (const auto& t : c->recv)
+                m_transfers.push_back(linkTransfer(t.peer, m_program.ipu, t.bytes));
+        } else if (auto* c = std::get_if<CollectiveStep>(&s.op)) {
+            m_activeKind = Activity::Ring;
+            m_ring = c;
+            const std::size_t R = c->ring.size();
+            m_ringSteps = R < 2 || c->bytes == 0 ? 0 : (c->kind == CollectiveKind::AllReduce ? 2 * (R - 1) : R - 1);
+            startRingStep();
+        }
+    }
+
+    void startRingStep()
+    {
+        // Every ring member sends its share to the next one at once.
+        m_transfers.clear();
+        if (m_ringSteps == 0)
+            return;
+        const std::size_t R = m_ring->ring.size();
+        const uint64_t share = (m_ring->bytes + R - 1) / R;
+        for (std::size_t i = 0; i < R; ++i)
+            m_transfers.push_back(linkTransfer(m_ring->ring[i], m_ring->ring[(i + 1) % R], share));
+    }
+
+    void tickActivity()
+    {
+        switch (m_activeKind) {
+        case Activity::Countdown:
+        case Activity::Barrier:
+            if (m_countdown > 0)
+                --m_countdown;
+            break;
+        case Activity::Exchange:
+            if (m_bytesLeft) {
+                const uint64_t k = m_sys.ipu.tilesPerReceiveBus;
+                bool left = false;
+                for (uint32_t t = 0; t < m_tiles; ++t) {
+                    m_send[t] -= std::min<uint64_t>(m_send[t], m_sys.ipu.sendBytesPerCycle);
+                    m_recv[t] -= std::min<uint64_t>(m_recv[t], k * m_sys.ipu.recvBytesPerCycle);
+                    left |= m_send[t] || m_recv[t];
+                }
+                m_bytesLeft = left;
+            } else if (m_countdown > 0) {
+                --m_countdown;
+            }
+            break;
+        case Activity::Transfers:
+            for (auto& x : m_transfers)
+                x.tick();
+            break;
+        case Activity::Ring:
+            for (auto& x : m_transfers)
+                x.tick();
+            if (m_ringSteps > 0 && std::all_of(m_transfers.begin(), m_transfers.end(), [](const Transfer& x) { return x.done(); })) {
+                --m_ringSteps;
+                startRingStep();
+            }
+            break;
+        }
+    }
+
+    [[nodiscard]] bool activityDone() const
+    {
+        switch (m_activeKind) {
+        case Activity::Countdown: return m_countdown == 0;
+        case Activity::Barrier: return m_barrierDone;
+        case Activity::Exchange: return !m_bytesLeft && m_countdown == 0;
+        case Activity::Transfers:
+            return std::all_of(m_transfers.begin(), m_transfers.end(), [](const Transfer& x) { return x.done(); });
+        case Activity::Ring: return m_ringSteps == 0;
+        }
+        return true;
+    }
+
+    const Program& m_program;
+    const SystemParams& m_sys;
+    uint32_t m_tiles;
+    uint32_t m_extent;
+    std::vector<FlatStep> m_flat;
+    std::vector<std::size_t> m_pc;   // per tile: the step it is at
+    std::vector<uint64_t> m_busy;    // per tile: cycles of work left
+    std::vector<uint64_t> m_done;    // per step: when its last tile was done (compute)
+    std::vector<uint64_t> m_startOf, m_endOf; // per step: collective start and end
+    std::size_t m_released = 0;      // collective steps before this one are over
+    std::map<const ComputeStep*, std::vector<uint64_t>> m_dense;
+    bool m_active = false;
+    Activity m_activeKind = Activity::Countdown;
+    uint64_t m_countdown = 0;
+    bool m_bytesLeft = false, m_barrierDone = false;
+    std::vector<uint64_t> m_send, m_recv;
+    std::vector<Transfer> m_transfers;
+    const CollectiveStep* m_ring = nullptr;
+    uint64_t m_ringSteps = 0;
+    bool m_tileMoved = true; // something may move at the next settle
+};
+
+/** The clocked system: every rising edge is one tile cycle for every IPU. */
+class RefSystem : public sc_core::sc_module
+{
+public:
+    SC_HAS_PROCESS(RefSystem);
+    RefSystem(sc_core::sc_module_name name, const Schedule& schedule, const SystemParams& sys, uint64_t hostCalls)
+        : sc_module(name), clock("clock", sc_core::sc_time(1, sc_core::SC_NS)), m_sys(sys)
+    {
+        const uint32_t replicas = schedule.strategy ? schedule.strategy->replicas : 1;
+        const uint32_t extent = uint32_t(schedule.programs.size()) * replicas;
+        for (const auto& p : schedule.programs)
+            m_ipus.push_back(std::make_unique<RefIpu>(p, sys, hostCalls, extent));
+        // The barrier's signal crosses the sync network and back: 1 + (IPUs / 2) / 2 hops.
+        m_barrierSeconds = 2.0L * sys.syncHopSeconds * (1 + (extent / 2) / 2);
+        SC_METHOD(edge);
+        sensitive << clock.posedge_event();
+        dont_initialize();
+    }
+
+    sc_core::sc_clock clock;
+    [[nodiscard]] const std::vector<std::unique_ptr<RefIpu>>& ipus() const { return m_ipus; }
+    [[nodiscard]] uint64_t cycles() const { return m_cycle; }
+    [[nodiscard]] bool stuck() const { return m_stuck; }
+
+private:
+    void edge()
+    {
+        if (m_started)
+            ++m_cycle;
+        m_started = true;
+        for (auto& ipu : m_ipus)
+            ipu->tick(m_cycle);
+        if (m_barrierCounting) {
+            ++m_barrierElapsed;
+            // Released on the first cycle by which the round trip has passed.
+            if ((long double)m_barrierElapsed / m_sys.ipu.clockHz >= m_barrierSeconds - 1e-18L)
+                releaseBarrier();
+        }
+        bool changed = true;
+        while (changed) {
+            changed = false;
+            for (auto& ipu : m_ipus)
+                changed |= ipu->settle(m_cycle);
+            if (!m_barrierCounting && std::all_of(m_ipus.begin(), m_ipus.end(), [](const auto& i) { return i->atExternalBarrier(); })) {
+                m_barrierCounting = true; // every IPU is at the barrier: the signal goes out now
+                m_barrierElapsed = 0;
+                if (m_barrierSeconds <= 0) {
+                    releaseBarrier();
+                    changed = true;
+                }
+            }
+        }
+        const bool allDone = std::all_of(m_ipus.begin(), m_ipus.end(), [](const auto& i) { return i->finished(); });
+        // Nothing can move when every IPU is done or waits at a barrier some IPU never reaches.
+        const bool blocked = !m_barrierCounting && std::all_of(m_ipus.begin(), m_ipus.end(), [](const auto& i) {
+            return i->finished() || i->atExternalBarrier();
+        });
+        if (allDone || blocked) {
+            m_stuck = !allDone;
+            sc_core::sc_stop();
+        }
+    }
+
+    void releaseBarrier()
+    {
+        m_barrierCounting = false;
+        for (auto& ipu : m_ipus)
+            ipu->releaseBarrier();
+    }
+
+    const SystemParams& m_sys;
+    std::vector<std::unique_ptr<RefIpu>> m_ipus;
+    uint64_t m_cycle = 0;
+    bool m_started = false;
+    long double m_barrierSeconds = 0;
+    bool m_barrierCounting = false;
+    uint64_t m_barrierElapsed = 0;
+    bool m_stuck = false;
+};
+
+} // namespace
+
+ReferenceResult runReference(const Schedule& schedule, const SystemParams& system, uint64_t hostCalls)
+{
+    static int elaborations = 0;
+    if (elaborations++ > 0 || sc_core::sc_get_curr_simcontext()->elaboration_done()) {
+        // A fresh kernel for every run in one process (tests run both engines).
+        sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
+        sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+    }
+    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING); // "stopped by user"
+    const auto t0 = std::chrono::steady_clock::now();
+    RefSystem sys("reference", schedule, system, hostCalls);
+    sc_core::sc_start();
+    if (sys.stuck())
+        throw std::runtime_error("reference engine: IPUs wait at an external sync that not every IPU reaches");
+    ReferenceResult r;
+    r.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.cyclesTicked = sys.cycles();
+    for (const auto& ipu : sys.ipus()) {
+        ipu->report(r.phases);
+        r.totalCycles = std::max(r.totalCycles, ipu->lastCycle());
+    }
+    return r;
+}
+
+} // namespace ipusim

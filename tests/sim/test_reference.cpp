@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+// The fast engine against the per-cycle reference engine: every phase's start and end cycle,
+// on shipped configs shrunk to small chips and on random schedules generated from seeds.
+// Replay one seed with IPUSIM_SEED=<seed> (the failing seed is printed).
+#include "models/reference/ReferenceEngine.hpp"
+#include "sim/engine/Simulation.hpp"
+#include "workloads/lowering/ProgramBuilder.hpp"
+#include "workloads/strategies/Pipeline.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+using namespace ipusim;
+
+namespace {
+
+const std::string kRoot = IPUSIM_SOURCE_DIR;
+
+std::string describe(const PhaseRecord& p)
+{
+    std::ostringstream s;
+    s << "IPU " << p.ipu << " " << nameOf(p.kind) << " \"" << p.name << "\" [" << p.start << ", " << p.end << ")";
+    return s.str();
+}
+
+/** Runs both engines; returns "" when every phase agrees, else the first difference. */
+std::string compareEngines(const Experiment& e)
+{
+    PhaseRecorder fast;
+    {
+        Simulation sim(e, &fast);
+        sim.run();
+    }
+    const ReferenceResult ref = runReference(e.schedule, e.system, e.run.hostCalls);
+    const std::vector<PhaseRecord> a = fast.byIpu();
+    const std::vector<PhaseRecord>& b = ref.phases;
+    for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+        if (i >= a.size())
+            return "reference has more phases, first extra: " + describe(b[i]);
+        if (i >= b.size())
+            return "fast engine has more phases, first extra: " + describe(a[i]);
+        if (!(a[i] == b[i]))
+            return "phase " + std::to_string(i) + ": fast " + describe(a[i]) + ", reference " + describe(b[i]);
+    }
+    return a.empty() ? "no phases" : "";
+}
+
+/** A random schedule: segments of local steps on every IPU, separated by external syncs, some
+ *  wrapped in loops or called as fragments, optionally a pipeline. */
+Experiment randomSchedule(uint64_t seed)
+{
+    std::mt19937_64 rng(seed);
+    auto pick = [&](uint64_t lo, uint64_t hi) { return std::uniform_int_distribution<uint64_t>(lo, hi)(rng); };
+    const uint32_t ipus = uint32_t(pick(1, 4));
+    const uint32_t tiles = uint32_t(pick(4, 64));
+    Experiment e = buildExperiment(kRoot + "/configs/schedules/two_ipu_copy.json",
+                                   {"/system/num_ipus=" + std::to_string(std::max(ipus, 2u)), "/system/ipu/tiles=" + std::to_string(tiles),
+                                    "/system/ipu/columns=" + std::to_string(pick(1, 16))});
+    e.system.numIpus = std::max(ipus, 2u);
+    e.run.hostCalls = pick(1, 2);
+    std::vector<std::unique_ptr<ProgramBuilder>> b;
+    for (uint32_t i = 0; i < ipus; ++i)
+        b.push_back(std::make_unique<ProgramBuilder>(e.system.ipu));
+
+    auto tileValues = [&](uint64_t max) {
+        TileVector v(tiles, 0);
+        uint32_t t = 0;
+        while (t < tiles) { // runs of equal tiles, some idle
+            const uint32_t n = uint32_t(pick(1, tiles - t));
+            const uint64_t value = pick(0, 3) == 0 ? 0 : pick(1, max);
+            for (uint32_t j = 0; j < n; ++j)
+                v[t + j] = value;
+            t += n;
+        }
+        return v;
+    };
+    auto localStep = [&](ProgramBuilder& pb, uint32_t ipu) {
+        switch (pick(0, 7)) {
+        case 0:
+        case 1:
+        case 2: pb.compute("compute", tileValues(400), {"Random"}); break;
+        case 3: {
+            std::vector<ExchangeBytes> x(tiles);
+            const TileVector s = tileValues(300), r = tileValues(300), sh = tileValues(100);
+            for (uint32_t t = 0; t < tiles; ++t)
+                x[t] = {s[t], r[t], sh[t]};
+            pb.exchange("exchange", x);
+            break;
+        }
+        case 4: pb.sync(); break;
+        case 5: pb.host("host", pick(0, 1) ? Direction::ToIpu : Direction::FromIpu, pick(0, 40000)); break;
+        case 6: pb.streamingMemory("streaming", Direction::ToIpu, pick(0, 40000)); break;
+        case 7:
+            if (ipus > 1) {
+                const uint32_t peer = uint32_t((ipu + pick(1, ipus - 1)) % ipus);
+                pb.ipuCopy("copy", {{peer, pick(0, 100000)}}, {{peer, pick(0, 100000)}});
+            }
+            break;
+        }
+    };
+    auto segment = [&](bool withCollective) {
+        for (uint32_t i = 0; i < ipus; ++i) {
+            const uint64_t n = pick(1, 6);
+            for (uint64_t s = 0; s < n; ++s)
+                localStep(*b[i], i);
+        }
+        if (withCollective && ipus > 1) {
+            std::vector<uint32_t> ring;
+            for (uint32_t i = 0; i < ipus; ++i)
+                ring.push_back(i);
+            const auto kind = CollectiveKind(pick(0, 2));
+            const uint64_t bytes = pick(0, 200000);
+            for (auto& pb : b)
+                pb->collective("ring", kind, bytes, ring);
+        }
+        for (auto& pb : b)
+            pb->externalSync();
+    };
+
+    // A fragment per IPU, called from loops below.
+    std::vector<uint32_t> frag;
+    for (uint32_t i = 0; i < ipus; ++i) {
+        frag.push_back(b[i]->beginFragment("fragment"));
+        for (uint64_t s = 0, n = pick(1, 4); s < n; ++s)
+            localStep(*b[i], i);
+        b[i]->endFragment();
+    }
+    const bool pipeline = ipus > 1 && pick(0, 2) == 0;
+    std::vector<StageFragments> stages(ipus);
+    if (pipeline)
+        for (uint32_t i = 0; i < ipus; ++i) {
+            stages[i].ipu = stages[i].builder = i;
+            stages[i].fwd = int(b[i]->beginFragment("forward"));
+            b[i]->compute("forward", tileValues(500), {"Random"});
+            b[i]->endFragment();
+            stages[i].bwd = int(b[i]->beginFragment("backward"));
+            b[i]->compute("backward", tileValues(900), {"Random"});
+            b[i]->endFragment();
+            stages[i].update = int(b[i]->beginFragment("update"));
+            b[i]->compute("update", tileValues(200), {"Random"});
+            b[i]->endFragment();
+            stages[i].fwdBytesToNext = pick(0, 100000);
+            stages[i].bwdBytesToPrevious = pick(0, 100000);
+        }
+
+    for (uint64_t s = 0, segments = pick(1, 5); s < segments; ++s) {
+        switch (pick(0, 2)) {
+        case 0: segment(pick(0, 1) == 0); break;
+        case 1: { // a loop on every IPU around calls and a segment
+            const uint64_t count = pick(1, 4);
+            for (auto& pb : b)
+                pb->beginRepeat("loop", count);
+            for (uint32_t i = 0; i < ipus; ++i)
+                b[i]->call(frag[i], 0, true);
+            segment(false);
+            for (auto& pb : b)
+                pb->endRepeat();
+            break;
+        }
+        default:
+            for (uint32_t i = 0; i < ipus; ++i)
+                b[i]->call(frag[i]);
+            segment(pick(0, 1) == 0);
+            break;
+        }
+    }
+    if (pipeline) {
+        std::vector<ProgramBuilder*> raw;
+        for (auto& pb : b)
+            raw.push_back(pb.get());
+        const auto kind = pick(0, 1) ? StrategyKind::Pipelined : StrategyKind::Sharded;
+        const auto schedule = PipelineSchedule(pick(0, 2));
+        composePipeline(raw, stages, pipelineActivity(kind, schedule, ipus, pick(2 * ipus - 1, 2 * ipus + 3), true), true, pick(1, 2));
+    }
+    e.schedule.programs.clear();
+    e.schedule.strategy.reset();
+    for (uint32_t i = 0; i < ipus; ++i)
+        e.schedule.programs.push_back(b[i]->finish(i));
+    return e;
+}
+
+} // namespace
+
+TEST_CASE("Reference engine: shipped schedules and a shrunk MNIST step agree phase by phase", "[reference]")
+{
+    for (const auto& [file, sets] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"configs/schedules/two_ipu_copy.json", {}},
+             {"configs/schedules/all_to_all.json", {}},
+             {"configs/schedules/amp_matmul.json", {}},
+             {"configs/default.json", {"/system/ipu/tiles=64"}},
+             {"configs/mnist/pipelined.json", {"/system/ipu/tiles=32", "/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1",
+                                               "/run/gradient_accumulation=7", "/run/device_iterations=1", "/workload/micro_batch=4"}},
+             {"configs/mnist/sharded.json", {"/system/ipu/tiles=32", "/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1",
+                                             "/run/gradient_accumulation=2", "/run/device_iterations=1", "/workload/micro_batch=4"}},
+             {"configs/mnist/pipelined_pod16.json", {"/system/ipu/tiles=16", "/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1",
+                                                     "/run/gradient_accumulation=7", "/run/device_iterations=1", "/workload/micro_batch=2"}},
+             {"configs/mnist/phased_parallel.json", {"/system/ipu/tiles=32", "/run/dataset_samples=0", "/run/epochs=1",
+                                                     "/run/host_calls=1", "/run/gradient_accumulation=2", "/run/device_iterations=1",
+                                                     "/workload/micro_batch=4"}},
+         }) {
+        INFO(file);
+        const Experiment e = buildExperiment(config::loadConfig(kRoot + "/" + file, sets));
+        CHECK(compareEngines(e) == "");
+    }
+}
+
+namespace {
+/** Seeds [first, last] (or only IPUSIM_SEED when set) against both engines. */
+void differential(uint64_t first, uint64_t last)
+{
+    std::vector<uint64_t> seeds;
+    if (const char* one = std::getenv("IPUSIM_SEED"))
+        seeds.push_back(std::strtoull(one, nullptr, 10));
+    else
+        for (uint64_t s = first; s <= last; ++s)
+            seeds.push_back(s);
+    for (uint64_t seed : seeds) {
+        INFO("seed " << seed << " (replay: IPUSIM_SEED=" << seed << " ipusim_sim_tests \"Reference engine: random*\")");
+        CHECK(compareEngines(randomSchedule(seed)) == "");
+    }
+}
+} // namespace
+
+// Four cases so that ctest spreads the seeds over the cores.
+TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 1-50", "[reference][differential]") { differential(1, 50); }
+TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 51-100", "[reference][differential]") { differential(51, 100); }
+TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 101-150", "[reference][differential]") { differential(101, 150); }
+TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 151-200", "[reference][differential]") { differential(151, 200); }
+
+TEST_CASE("Reference engine: prefetching host transfers are reported, not mis-simulated", "[reference]")
+{
+    const Experiment e = buildExperiment(kRoot + "/configs/mnist/train.json", {"/workload/io_tiles=64"});
+    CHECK_THROWS_AS(runReference(e.schedule, e.system, e.run.hostCalls), ReferenceUnsupported);
+}
