@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "models/reference/ReferenceEngine.hpp"
 
+#include "models/system/Kernel.hpp"
+
 #include <systemc>
 
 #include <algorithm>
@@ -491,12 +493,7 @@ private:
 
 ReferenceResult runReference(const Schedule& schedule, const SystemParams& system, uint64_t hostCalls)
 {
-    static int elaborations = 0;
-    if (elaborations++ > 0 || sc_core::sc_get_curr_simcontext()->elaboration_done()) {
-        // A fresh kernel for every run in one process (tests run both engines).
-        sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
-        sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
-    }
+    freshKernelIfUsed();
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING); // "stopped by user"
     const auto t0 = std::chrono::steady_clock::now();
     RefSystem sys("reference", schedule, system, hostCalls);

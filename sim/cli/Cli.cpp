@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/cli/Cli.hpp"
 
+#include "models/reference/ReferenceEngine.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/Schema.hpp"
@@ -16,6 +17,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <iostream>
@@ -32,6 +34,43 @@ struct RunOptions
     std::vector<std::string> sets;
     bool trace = false;
     bool vcd = false;
+    std::string engine = "fast";
+};
+
+/** Sends every phase to two observers (the trace and the reference check). */
+class TeeObserver : public IPhaseObserver
+{
+public:
+    TeeObserver(IPhaseObserver* a, IPhaseObserver* b) : m_a(a), m_b(b) {}
+    void phase(uint32_t ipu, PhaseKind kind, const std::string& name, uint64_t start, uint64_t end, uint64_t it) override
+    {
+        for (auto* o : {m_a, m_b})
+            if (o)
+                o->phase(ipu, kind, name, start, end, it);
+    }
+    [[nodiscard]] bool tileWindow(uint32_t ipu, uint32_t& first, uint32_t& last, uint64_t& from, uint64_t& to) const override
+    {
+        return m_a && m_a->tileWindow(ipu, first, last, from, to);
+    }
+    void tileSpan(uint32_t ipu, uint32_t tile, const std::string& name, uint64_t start, uint64_t end) override
+    {
+        if (m_a)
+            m_a->tileSpan(ipu, tile, name, start, end);
+    }
+    void fragmentSpan(uint32_t ipu, const std::string& fragment, uint64_t start, uint64_t end, int64_t mb) override
+    {
+        if (m_a)
+            m_a->fragmentSpan(ipu, fragment, start, end, mb);
+    }
+    void linkSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end, uint64_t bytes) override
+    {
+        if (m_a)
+            m_a->linkSpan(track, name, start, end, bytes);
+    }
+
+private:
+    IPhaseObserver* m_a;
+    IPhaseObserver* m_b;
 };
 
 // Maps every failure to its exit code with a one-line message.
@@ -63,7 +102,7 @@ struct PhaseResult
 };
 
 // Simulates one experiment; on success the summary is returned, not yet written.
-PhaseResult runPhase(const Experiment& e, const fs::path& dir, bool withTrace, bool withVcd)
+PhaseResult runPhase(const Experiment& e, const fs::path& dir, bool withTrace, bool withVcd, const std::string& engine = "fast")
 {
     fs::create_directories(dir);
     // The folder describes this run only: outputs of an earlier run go first.
@@ -73,7 +112,19 @@ PhaseResult runPhase(const Experiment& e, const fs::path& dir, bool withTrace, b
     if (withTrace)
         r.trace = std::make_unique<ChromeTrace>((dir / "trace.json").string(), e.run.trace, e.system.ipu.clockHz,
                                                 uint32_t(e.schedule.programs.size()));
-    Simulation sim(e, r.trace.get(), withVcd ? (dir / "waves.vcd").string() : std::string());
+    // The reference engine counts every cycle first; the event-driven bookkeeping then runs
+    // under an observer that must see the very same phases, and reports them.
+    std::optional<ReferenceResult> reference;
+    PhaseRecorder recorder;
+    if (engine == "reference") {
+        try {
+            reference = runReference(e.schedule, e.system, e.run.hostCalls);
+        } catch (const ReferenceUnsupported& x) {
+            throw config::ConfigError(e.config.file, "/workload", std::string(x.what()) + "; run it with --engine fast");
+        }
+    }
+    TeeObserver tee(r.trace.get(), reference ? &recorder : nullptr);
+    Simulation sim(e, reference || r.trace ? &tee : nullptr, withVcd ? (dir / "waves.vcd").string() : std::string());
     if (!sim.fits()) {
         const auto report = report::oomReport(e, sim);
         report::writeFileAtomically((dir / "oom_report.json").string(), report.dump(1) + "\n");
@@ -84,6 +135,22 @@ PhaseResult runPhase(const Experiment& e, const fs::path& dir, bool withTrace, b
     }
     const SimResult result = sim.run();
     r.summary = report::summary(e, sim, result);
+    r.summary["simulator"]["engine"] = engine;
+    if (reference) {
+        const auto fast = recorder.byIpu();
+        for (std::size_t i = 0; i < std::max(fast.size(), reference->phases.size()); ++i)
+            if (i >= fast.size() || i >= reference->phases.size() || !(fast[i] == reference->phases[i]))
+                throw std::logic_error(fmt::format("the engines disagree at phase {} (\"{}\")", i,
+                                                   i < fast.size() ? fast[i].name : reference->phases[i].name));
+        r.summary["simulator"]["reference_wall_seconds"] = reference->wallSeconds;
+        r.summary["simulator"]["reference_cycles_ticked"] = reference->cyclesTicked;
+        // The run's speed is both engines' time together.
+        auto& s = r.summary["simulator"];
+        const double wall = s["wall_seconds"].get<double>() + reference->wallSeconds;
+        s["wall_seconds"] = wall;
+        s["simulated_cycles_per_wall_second"] = wall > 0 ? double(result.totalCycles) / wall : 0.0;
+        s["tile_supersteps_per_wall_second"] = wall > 0 ? double(result.tileSupersteps) / wall : 0.0;
+    }
     if (r.trace && !r.summary.at("pipeline").is_null() && r.summary.at("pipeline").contains("ipu_work"))
         for (const auto& w : r.summary.at("pipeline").at("ipu_work")) {
             // Stage balance beside each IPU's name, where the pipeline track shows it.
@@ -116,7 +183,7 @@ int runCommand(const RunOptions& o)
         child = fork();
         if (child == 0) {
             const int code = guarded([&] {
-                PhaseResult r = runPhase(ie, infDir, o.trace, o.vcd);
+                PhaseResult r = runPhase(ie, infDir, o.trace, o.vcd, o.engine);
                 if (r.code != kOk)
                     return r.code;
                 report::writeFileAtomically((infDir / "summary.json").string(), r.summary.dump(1) + "\n");
@@ -130,7 +197,7 @@ int runCommand(const RunOptions& o)
         if (child < 0)
             throw std::runtime_error("fork failed for the inference phase");
     }
-    PhaseResult r = runPhase(e, dir, o.trace, o.vcd);
+    PhaseResult r = runPhase(e, dir, o.trace, o.vcd, o.engine);
     nlohmann::json inferenceSummary;
     if (child > 0) {
         int status = 0;
@@ -194,6 +261,10 @@ int main(int argc, char** argv)
     runCmd->add_option("--set", run.sets, "override a value: /json/pointer=value (repeatable)");
     runCmd->add_flag("--trace", run.trace, "also write DIR/trace.json (Chrome/Perfetto trace)");
     runCmd->add_flag("--vcd", run.vcd, "also write DIR/waves.vcd: each IPU's activity and IPU-Link bytes (waveform viewers)");
+    runCmd->add_option("--engine", run.engine,
+                       "fast (event-driven, default) or reference (every cycle ticked; small systems and short schedules: "
+                       "the same outputs, checked phase by phase)")
+        ->check(CLI::IsMember({"fast", "reference"}));
     auto* paramsCmd = app.add_subcommand("params", "list every parameter with default, unit and description");
     std::string sweepFile;
     SweepOptions sweepOptions;

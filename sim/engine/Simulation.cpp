@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/Simulation.hpp"
 
+#include "models/system/Kernel.hpp"
+
 #include "sim/config/ConfigError.hpp"
 #include "sim/engine/Progress.hpp"
 
@@ -12,18 +14,10 @@
 #include <stdexcept>
 
 namespace ipusim {
-namespace {
-int g_elaborations = 0;
-}
-
 Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, std::string vcdPath)
     : m_experiment(experiment), m_vcdPath(std::move(vcdPath))
 {
-    if (g_elaborations++ > 0) {
-        // Test convenience: a fresh kernel context for a second simulation in one process.
-        sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
-        sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
-    }
+    freshKernelIfUsed();
     // Integer cycles inside; SystemC time only orders events, at femtosecond resolution.
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     const double periodFs = std::round(1e15 / experiment.system.ipu.clockHz);
