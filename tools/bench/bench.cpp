@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Simulator speed benchmark (not a test): runs each case in a child process (SystemC elaborates
 // once per process), several times, and prints median wall time and rates.
+#include "models/reference/ReferenceEngine.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/engine/Simulation.hpp"
 
@@ -12,23 +13,28 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
 namespace {
 
+enum class Engine { Fast, EveryIteration, Reference };
+
 struct Case
 {
     std::string name, config;
     std::vector<std::string> sets;
     bool inferencePhase = false; // simulate the config's inference phase instead
+    Engine engine = Engine::Fast;
 };
 
 struct Figures
 {
-    double buildSeconds = 0, simSeconds = 0;
+    double buildSeconds = 0, simSeconds = 0, simulatedSeconds = 0;
     uint64_t cycles = 0, tileSupersteps = 0;
+    long maxRssKb = 0;
 };
 
 Figures runOnce(const Case& c)
@@ -36,6 +42,7 @@ Figures runOnce(const Case& c)
     int fds[2];
     if (pipe(fds) != 0)
         throw std::runtime_error("pipe failed");
+    std::fflush(nullptr); // the child must not print the parent's buffered output again
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
@@ -45,13 +52,23 @@ Figures runOnce(const Case& c)
         if (c.inferencePhase)
             cfg = *ipusim::inferencePhase(cfg);
         ipusim::Experiment e = ipusim::buildExperiment(cfg);
-        ipusim::Simulation sim(e);
-        auto t1 = std::chrono::steady_clock::now();
-        ipusim::SimResult r = sim.run();
-        f.buildSeconds = std::chrono::duration<double>(t1 - t0).count();
-        f.simSeconds = r.wallSeconds;
-        f.cycles = r.totalCycles;
-        f.tileSupersteps = r.tileSupersteps;
+        if (c.engine == Engine::Reference) {
+            f.buildSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            const ipusim::ReferenceResult r = ipusim::runReference(e.schedule, e.system, e.run.hostCalls);
+            f.simSeconds = r.wallSeconds;
+            f.cycles = r.totalCycles;
+        } else {
+            ipusim::Simulation sim(e);
+            if (c.engine == Engine::EveryIteration)
+                sim.simulateEveryIteration();
+            auto t1 = std::chrono::steady_clock::now();
+            ipusim::SimResult r = sim.run();
+            f.buildSeconds = std::chrono::duration<double>(t1 - t0).count();
+            f.simSeconds = r.wallSeconds;
+            f.cycles = r.totalCycles;
+            f.tileSupersteps = r.tileSupersteps;
+        }
+        f.simulatedSeconds = double(f.cycles) / e.system.ipu.clockHz;
         if (write(fds[1], &f, sizeof f) != ssize_t(sizeof f))
             _exit(1);
         _exit(0);
@@ -61,9 +78,11 @@ Figures runOnce(const Case& c)
     const bool ok = read(fds[0], &f, sizeof f) == ssize_t(sizeof f);
     close(fds[0]);
     int status = 0;
-    waitpid(pid, &status, 0);
+    struct rusage usage = {};
+    wait4(pid, &status, 0, &usage);
     if (!ok || status != 0)
         throw std::runtime_error("case " + c.name + " failed");
+    f.maxRssKb = usage.ru_maxrss;
     return f;
 }
 
@@ -79,13 +98,14 @@ int sc_main(int argc, char* argv[])
 {
     const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
     const std::vector<std::string> oneCall{"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1"};
-    auto pod64 = [&](int replicas) {
+    auto mnistPod64 = [&](int replicas) {
         std::vector<std::string> sets(oneCall);
         for (const char* s : {"/system/num_ipus=64", "/system/topology/wrap=true"})
             sets.push_back(s);
         sets.push_back("/workload/strategy/replicas=" + std::to_string(replicas));
         return sets;
     };
+    const std::string pod16 = "configs/bert/large_phase1_pod16.json", pod64 = "configs/bert/large_phase1_pod64.json";
     std::vector<Case> cases = {
         {"superstep_loop (10,000 supersteps x 1,472 tiles)", "configs/schedules/superstep_loop.json", {}},
         {"mnist training step (batch 40, fp32)", "configs/default.json", {}},
@@ -93,27 +113,67 @@ int sc_main(int argc, char* argv[])
         {"mnist inference host call (8 x DI 100)", "configs/mnist/infer.json", {}},
         {"tutorial: pipelined training, 3 epochs, 4 IPUs", "configs/mnist/pipelined.json", {}},
         {"tutorial: pipelined inference, 10,000 images", "configs/mnist/pipelined.json", {}, true},
+        {"BERT-Large phase 1 step, POD16 (GA 2048)", pod16, {}},
+        {"BERT-Large phase 1 step, POD64 (GA 512)", pod64, {}},
+        {"BERT-Large phase 2 step, POD16 (GA 2048)", "configs/bert/large_phase2_pod16.json", {}},
+        {"BERT-Large SQuAD inference, M2000 (DI 64)", "configs/bert/large_squad_infer_m2000.json", {}},
     };
     for (int r : {1, 4, 16})
-        cases.push_back({"pipelined host call, POD64, " + std::to_string(r) + " replica(s)", "configs/mnist/pipelined_pod16.json", pod64(r)});
-    fmt::print("{:<52} {:>10} {:>10} {:>14} {:>16} {:>16}\n", "case (median of " + std::to_string(repeats) + ")",
-               "build s", "sim s", "cycles", "cycles/s", "tile-steps/s");
-    for (const auto& c : cases) {
-        std::vector<Figures> runs;
-        for (int i = 0; i < repeats; ++i)
-            runs.push_back(runOnce(c));
-        auto median = [&](auto key) {
-            std::vector<double> v;
-            for (const auto& f : runs)
-                v.push_back(key(f));
-            std::sort(v.begin(), v.end());
-            return v[v.size() / 2];
-        };
-        const double build = median([](const Figures& f) { return f.buildSeconds; });
-        const double sim = median([](const Figures& f) { return f.simSeconds; });
-        fmt::print("{:<52} {:>10.4f} {:>10.4f} {:>14} {:>16.3e} {:>16.3e}\n", c.name, build, sim, runs[0].cycles,
-                   runs[0].cycles / sim, runs[0].tileSupersteps / sim);
-    }
+        cases.push_back({"pipelined host call, POD64, " + std::to_string(r) + " replica(s)", "configs/mnist/pipelined_pod16.json", mnistPod64(r)});
+    auto table = [&](const std::string& title, const std::vector<Case>& list, int times) {
+        fmt::print("\n{}\n{:<52} {:>8} {:>9} {:>9} {:>15} {:>10} {:>10} {:>12} {:>8}\n", title,
+                   "case (median of " + std::to_string(times) + ")", "build s", "sim s", "total s", "cycles", "sim'd s", "RT factor",
+                   "tile-steps/s", "RSS MB");
+        std::vector<Figures> out;
+        for (const auto& c : list) {
+            std::vector<Figures> runs;
+            for (int i = 0; i < times; ++i)
+                runs.push_back(runOnce(c));
+            auto median = [&](auto key) {
+                std::vector<double> v;
+                for (const auto& f : runs)
+                    v.push_back(key(f));
+                std::sort(v.begin(), v.end());
+                return v[v.size() / 2];
+            };
+            Figures m = runs[0];
+            m.buildSeconds = median([](const Figures& f) { return f.buildSeconds; });
+            m.simSeconds = median([](const Figures& f) { return f.simSeconds; });
+            m.maxRssKb = long(median([](const Figures& f) { return double(f.maxRssKb); }));
+            const double total = m.buildSeconds + m.simSeconds;
+            fmt::print("{:<52} {:>8.4f} {:>9.4f} {:>9.3f} {:>15} {:>10.4f} {:>10.3g} {:>12.3e} {:>8.1f}\n", c.name, m.buildSeconds,
+                       m.simSeconds, total, m.cycles, m.simulatedSeconds, m.simulatedSeconds / total,
+                       m.simSeconds > 0 ? m.tileSupersteps / m.simSeconds : 0.0, m.maxRssKb / 1024.0);
+            out.push_back(m);
+        }
+        return out;
+    };
+    table("Speed (total = build + sim; RT factor = simulated seconds / total wall seconds)", cases, repeats);
+
+    // The same schedule on both engines: MNIST training on 64-tile IPUs.
+    const std::vector<std::string> small{"/system/ipu/tiles=64"};
+    const std::vector<std::string> smallCall{"/system/ipu/tiles=64", "/run/gradient_accumulation=4", "/run/device_iterations=2"};
+    auto engines = table("Engines on one schedule (64 tiles per IPU)",
+                         {{"mnist step: fast engine", "configs/default.json", small},
+                          {"mnist step: reference engine (every cycle)", "configs/default.json", small, false, Engine::Reference},
+                          {"mnist host call (GA 4 x DI 2): fast engine", "configs/mnist/train.json", smallCall},
+                          {"mnist host call: fast, every iteration", "configs/mnist/train.json", smallCall, false, Engine::EveryIteration},
+                          {"mnist host call: reference engine", "configs/mnist/train.json", smallCall, false, Engine::Reference}},
+                         std::max(1, repeats / 2));
+    fmt::print("fast / reference speed: one step {:.0f}x; a host call {:.0f}x ({:.0f}x simulating every iteration)\n",
+               engines[1].simSeconds / engines[0].simSeconds, engines[4].simSeconds / engines[2].simSeconds,
+               engines[4].simSeconds / engines[3].simSeconds);
+
+    // How wall time grows: replicas and gradient accumulation (flat), layers (linear).
+    table("BERT-Large phase 1, POD64, by replicas", {{"1 replica", pod64, {"/workload/strategy/replicas=1", "/workload/strategy/replicated_tensor_sharding=false"}},
+                                                     {"4 replicas", pod64, {"/workload/strategy/replicas=4"}},
+                                                     {"16 replicas", pod64, {"/workload/strategy/replicas=16"}}}, 1);
+    table("BERT-Large phase 1, POD16, by gradient accumulation", {{"GA 128", pod16, {"/run/gradient_accumulation=128"}},
+                                                                  {"GA 512", pod16, {"/run/gradient_accumulation=512"}},
+                                                                  {"GA 2048", pod16, {"/run/gradient_accumulation=2048"}}}, 1);
+    table("BERT-Large-sized encoder, POD16, by layers", {{"6 layers", pod16, {R"(/workload/model={"layers":6})", "/workload/strategy/layers_per_ipu=[0,2,2,2]"}},
+                                                         {"12 layers", pod16, {R"(/workload/model={"layers":12})", "/workload/strategy/layers_per_ipu=[0,4,4,4]"}},
+                                                         {"24 layers", pod16, {}}}, 1);
 
     // Sweeps run points in parallel processes: 16 points of the tutorial at -j 1 and -j 2.
     const std::string cli = (std::filesystem::path(argv[0]).parent_path() / "ipusim").string();
