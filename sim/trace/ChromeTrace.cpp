@@ -65,6 +65,8 @@ void ChromeTrace::flush()
 void ChromeTrace::phase(uint32_t ipu, PhaseKind kind, const std::string& name, uint64_t start, uint64_t end,
                         uint64_t iteration)
 {
+    if (!inWindow(start))
+        return;
     event(fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":0,\"cat\":\"{}\",\"name\":{},\"ts\":{},\"dur\":{},"
                       "\"args\":{{\"start_cycle\":{},\"cycles\":{},\"iteration\":{}}}}}",
                       ipu, nameOf(kind), quoted(name.empty() ? nameOf(kind) : name), micros(start), micros(end - start),
@@ -98,6 +100,8 @@ void ChromeTrace::tileSpan(uint32_t ipu, uint32_t tile, const std::string& name,
 
 void ChromeTrace::fragmentSpan(uint32_t ipu, const std::string& fragment, uint64_t start, uint64_t end, int64_t microBatch)
 {
+    if (!inWindow(start))
+        return;
     event(fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":1,\"cat\":\"pipeline\",\"name\":{},\"ts\":{},\"dur\":{},"
                       "\"args\":{{\"start_cycle\":{},\"cycles\":{},\"micro_batch\":{}}}}}",
                       ipu, quoted(microBatch >= 0 ? fragment + " " + std::to_string(microBatch) : fragment), micros(start),
@@ -106,6 +110,8 @@ void ChromeTrace::fragmentSpan(uint32_t ipu, const std::string& fragment, uint64
 
 void ChromeTrace::linkSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end, uint64_t bytes)
 {
+    if (!inWindow(start))
+        return;
     // IPU-Links are one process after the IPUs, one track per link direction or ring.
     const uint32_t pid = m_numIpus;
     auto it = m_linkTracks.find(track);

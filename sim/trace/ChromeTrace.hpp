@@ -45,6 +45,8 @@ public:
 
 private:
     void event(const std::string& text);
+    /** Spans starting inside /run/trace/cycles are written (all by default). */
+    [[nodiscard]] bool inWindow(uint64_t start) const { return start >= m_window.fromCycle && start <= m_window.toCycle; }
     void flush();
 
     std::string m_path, m_tmpPath;
