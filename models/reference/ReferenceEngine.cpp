@@ -55,6 +55,24 @@ struct Transfer
     }
 };
 
+/** The kind of phase a collective step is reported as. */
+PhaseKind kindOf(const Step& s)
+{
+    if (std::holds_alternative<SyncStep>(s.op))
+        return PhaseKind::Sync;
+    if (std::holds_alternative<ExchangeStep>(s.op))
+        return PhaseKind::Exchange;
+    if (std::holds_alternative<HostTransferStep>(s.op))
+        return PhaseKind::Host;
+    if (std::holds_alternative<IpuCopyStep>(s.op))
+        return PhaseKind::IpuCopy;
+    if (std::holds_alternative<StreamingMemoryStep>(s.op))
+        return PhaseKind::StreamingMemory;
+    if (std::holds_alternative<CollectiveStep>(s.op))
+        return PhaseKind::Collective;
+    return PhaseKind::Compute;
+}
+
 /** A step as one IPU executes it: the program flattened (loops unrolled, calls inlined). */
 struct FlatStep
 {
@@ -190,27 +208,15 @@ public:
             } else {
                 r.start = m_startOf[k];
                 r.end = m_endOf[k];
-                std::visit([&](const auto& op) {
+                r.kind = kindOf(s);
+                r.name = std::visit([](const auto& op) -> std::string {
                     using T = std::decay_t<decltype(op)>;
-                    if constexpr (std::is_same_v<T, SyncStep>) {
-                        r.kind = PhaseKind::Sync;
-                        r.name = op.kind == SyncKind::External ? "external sync" : "sync";
-                    } else if constexpr (std::is_same_v<T, ExchangeStep>) {
-                        r.kind = PhaseKind::Exchange;
-                        r.name = op.name;
-                    } else if constexpr (std::is_same_v<T, HostTransferStep>) {
-                        r.kind = PhaseKind::Host;
-                        r.name = op.name;
-                    } else if constexpr (std::is_same_v<T, IpuCopyStep>) {
-                        r.kind = PhaseKind::IpuCopy;
-                        r.name = op.name;
-                    } else if constexpr (std::is_same_v<T, StreamingMemoryStep>) {
-                        r.kind = PhaseKind::StreamingMemory;
-                        r.name = op.name;
-                    } else if constexpr (std::is_same_v<T, CollectiveStep>) {
-                        r.kind = PhaseKind::Collective;
-                        r.name = op.name;
-                    }
+                    if constexpr (std::is_same_v<T, SyncStep>)
+                        return op.kind == SyncKind::External ? "external sync" : "sync";
+                    else if constexpr (std::is_same_v<T, RepeatStep> || std::is_same_v<T, CallStep> || std::is_same_v<T, ComputeStep>)
+                        return "";
+                    else
+                        return op.name;
                 }, s.op);
             }
             if (r.end > r.start)
