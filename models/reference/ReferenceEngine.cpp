@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 
@@ -106,9 +107,6 @@ public:
         std::map<uint32_t, uint64_t> periodic;
         for (uint64_t c = 0; c < hostCalls; ++c)
             flatten(program, program.steps, m_flat, periodic);
-        for (const auto& f : m_flat)
-            if (auto* h = std::get_if<HostTransferStep>(&f.step->op); h && h->prefetch)
-                throw ReferenceUnsupported("the reference engine does not model prefetching host transfers (io_tiles)");
         m_pc.assign(m_tiles, 0);
         m_busy.assign(m_tiles, 0);
         m_done.assign(m_flat.size(), 0);
@@ -123,6 +121,7 @@ public:
     /** One cycle of work: busy tiles work, the activity counts down. */
     void tick(uint64_t cycle)
     {
+        tickPrefetch(cycle);
         for (uint32_t t = 0; t < m_tiles; ++t)
             if (m_busy[t] > 0 && --m_busy[t] == 0) {
                 const std::size_t k = m_pc[t]++; // the compute set it worked on
@@ -176,6 +175,10 @@ public:
         }
         if (m_active && activityDone()) {
             m_active = false;
+            if ((m_activeKind == Activity::Transfers || m_activeKind == Activity::Prefetched) && m_prefetchStep) {
+                fetchNext(*m_prefetchStep); // consumed: the next micro-batch's data starts coming
+                m_prefetchStep = nullptr;
+            }
             m_endOf[m_released] = cycle;
             for (auto& pc : m_pc)
                 ++pc;
@@ -233,7 +236,37 @@ public:
     }
 
 private:
-    enum class Activity { Countdown, Exchange, Transfers, Ring, Barrier };
+    enum class Activity { Countdown, Exchange, Transfers, Ring, Barrier, Prefetched };
+
+    /** Prefetching host transfers (IO tiles): the first time a step runs its data comes now;
+     *  once it is consumed, the next micro-batch's data is fetched in the background, one
+     *  fetch after another on the host link. A later run of the step waits for that fetch. */
+    struct Fetch
+    {
+        const HostTransferStep* step;
+        Transfer transfer;
+    };
+    void tickPrefetch(uint64_t cycle)
+    {
+        if (m_fetches.empty())
+            return;
+        m_fetches.front().transfer.tick();
+        while (!m_fetches.empty() && m_fetches.front().transfer.done()) {
+            m_fetched[m_fetches.front().step] = true;
+            m_fetches.pop_front();
+            (void)cycle; // the next fetch starts now and moves its first bytes next cycle
+        }
+    }
+    void fetchNext(const HostTransferStep& h)
+    {
+        m_fetched[&h] = false;
+        m_fetches.push_back({&h, linkOf(m_sys.hostLink.bandwidthBytesPerSecond, m_sys.hostLink.efficiency,
+                                        m_sys.hostLink.latencyCycles, h.bytes)});
+        if (m_fetches.back().transfer.done()) { // nothing to fetch
+            m_fetched[&h] = true;
+            m_fetches.pop_back();
+        }
+    }
 
     [[nodiscard]] bool allTilesAtEnd() const
     {
@@ -308,8 +341,12 @@ private:
                                                                      ((m_tiles + m_sys.ipu.columns - 1) / m_sys.ipu.columns - 1)
                               : 0;
             m_bytesLeft = any;
+        } else if (auto* h = std::get_if<HostTransferStep>(&s.op); h && h->prefetch && m_fetched.count(h)) {
+            m_activeKind = Activity::Prefetched; // wait for the background fetch
+            m_prefetchStep = h;
         } else if (auto* h = std::get_if<HostTransferStep>(&s.op)) {
             m_activeKind = Activity::Transfers;
+            m_prefetchStep = h->prefetch ? h : nullptr; // the first time: fetched in the foreground
             m_transfers.push_back(linkOf(m_sys.hostLink.bandwidthBytesPerSecond, m_sys.hostLink.efficiency, m_sys.hostLink.latencyCycles, h->bytes));
         } else if (auto* m = std::get_if<StreamingMemoryStep>(&s.op)) {
             m_activeKind = Activity::Transfers;
@@ -351,6 +388,7 @@ private:
             if (m_countdown > 0)
                 --m_countdown;
             break;
+        case Activity::Prefetched: break; // the background fetch ticks on its own
         case Activity::Exchange:
             if (m_bytesLeft) {
                 const uint64_t k = m_sys.ipu.tilesPerReceiveBus;
@@ -389,6 +427,7 @@ private:
         case Activity::Transfers:
             return std::all_of(m_transfers.begin(), m_transfers.end(), [](const Transfer& x) { return x.done(); });
         case Activity::Ring: return m_ringSteps == 0;
+        case Activity::Prefetched: return m_fetched.at(m_prefetchStep);
         }
         return true;
     }
@@ -413,6 +452,9 @@ private:
     const CollectiveStep* m_ring = nullptr;
     uint64_t m_ringSteps = 0;
     bool m_tileMoved = true; // something may move at the next settle
+    std::deque<Fetch> m_fetches;                    // background fetches, in order
+    std::map<const HostTransferStep*, bool> m_fetched; // per prefetching step: its next data is in
+    const HostTransferStep* m_prefetchStep = nullptr;
 };
 
 /** The clocked system: every rising edge is one tile cycle for every IPU. */

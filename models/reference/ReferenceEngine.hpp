@@ -32,13 +32,6 @@ struct ReferenceResult
     double wallSeconds = 0;
 };
 
-/** A schedule the per-cycle engine does not model (prefetching host transfers). */
-class ReferenceUnsupported : public std::runtime_error
-{
-public:
-    using std::runtime_error::runtime_error;
-};
-
 /** The per-cycle reference engine: a SystemC clock ticks every tile, exchange, sync, IPU-Link,
  *  host link and Streaming Memory transfer one cycle at a time over the same Schedule the fast
  *  engine runs. Tiles are workers with their own position in the program: a tile stays busy
