@@ -101,6 +101,10 @@ rows() { tail -n +2 "$1" | cut -d, -f1-5,7- | sort -n; }
 [ "$(wc -l < "$out/m/results.csv")" = 10 ] && [ "$(rows "$out/m/results.csv")" = "$(rows "$out/s/results.csv")" ] \
   && ok || fail "the MPI sweep's rows differ from the local sweep's"
 
+# ... and the same rows whatever -j.
+expect 0 "9 points, 0 failed" -- "$ipusim" sweep configs/sweeps/exchange_tiles.json -j 1 --out "$out/s1"
+[ "$(rows "$out/s1/results.csv")" = "$(rows "$out/s/results.csv")" ] && ok || fail "sweep rows differ between -j 1 and -j 2"
+
 # Validation: the shipped hand-derived cases pass; a wrong expectation exits 6.
 expect 0 "all within tolerance" -- "$ipusim" validate configs/validation/timing_rules.json -j 2
 cat > "$out/wrong.json" <<JSON
