@@ -129,8 +129,11 @@ void ChromeTrace::linkSpan(const std::string& track, const std::string& name, ui
 
 void ChromeTrace::label(uint32_t ipu, const std::string& text)
 {
+    // Both as a label (chrome://tracing) and in the process name, which every viewer shows.
     event(fmt::format("{{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":{},\"args\":{{\"labels\":{}}}}}", ipu,
                       nlohmann::json(text).dump()));
+    event(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":{}}}}}", ipu,
+                      nlohmann::json(fmt::format("IPU {} ({})", ipu, text)).dump()));
 }
 
 void ChromeTrace::commit()

@@ -131,6 +131,11 @@ cmp -s "$out/eng_fast/trace.json" "$out/eng_reference/trace.json" && ok || fail 
 grep -q '"engine": "reference"' "$out/eng_reference/summary.json" && ok || fail "summary does not name the reference engine"
 expect 2 "slow not in {fast,reference}" -- "$ipusim" run configs/default.json --engine slow
 
+# Pipelines: each IPU's stage work against the slowest, in the summary and beside its name in the trace.
+expect 0 "work per micro-batch against the slowest IPU" -- "$ipusim" run configs/mnist/pipelined_2stage.json --out "$out/lbl" --trace
+grep -q 'IPU 1 (stage 1: [0-9]* cycles per micro-batch, [0-9]* % of the slowest IPU)' "$out/lbl/trace.json" \
+  && grep -q '"imbalance"' "$out/lbl/summary.json" && ok || fail "stage balance missing from the trace or summary"
+
 # BERT: sequences/s and model FLOPs; BERT-Large on one IPU, or micro-batch 64 at SL512, does not fit.
 expect 0 "sequences/s" -- "$ipusim" run configs/bert/large_squad_infer_m2000.json --out "$out/f"
 expect 0 "TFLOPS per IPU" -- "$ipusim" run configs/bert/large_squad_infer_m2000.json --out "$out/f"
