@@ -117,6 +117,8 @@ TEST_CASE("Placement errors name the JSON path", "[pipeline][errors]")
     CHECK_THAT(errorOf({"/system/num_ipus=2"}), Catch::Contains("/workload/strategy/stages/2/ipu: expected an IPU of the system (0 to 1), found 2"));
     CHECK_THAT(errorOf({R"(/workload/strategy={"kind":"pipelined","block_ipus":{"B1":0,"B2":1,"B3":2}})"}),
                Catch::Contains("/workload/strategy/block_ipus: block \"B4\" has no IPU"));
+    CHECK_THAT(errorOf({"/workload/strategy/layers_per_ipu=[1,1,1,1]"}),
+               Catch::Contains("/workload/strategy/layers_per_ipu: expected only for BERT"));
 }
 
 TEST_CASE("Auto-staging from block IPUs merges consecutive blocks on one IPU", "[pipeline]")
@@ -128,4 +130,23 @@ TEST_CASE("Auto-staging from block IPUs merges consecutive blocks on one IPU", "
     CHECK(e.schedule.strategy->stages[0].blocks == std::vector<std::string>{"B1", "B2"});
     CHECK(e.schedule.strategy->stages[1].ipu == 1);
     CHECK(e.schedule.programs.size() == 2);
+}
+
+TEST_CASE("An IPU may come back later in the pipeline: its stages share its program", "[pipeline]")
+{
+    Experiment e = buildExperiment(std::string(IPUSIM_SOURCE_DIR) + "/configs/mnist/pipelined.json",
+                                   {R"(/workload/strategy/stages=[{"blocks":["B1"],"ipu":0},{"blocks":["B2"],"ipu":1},{"blocks":["B3","B4"],"ipu":0}])"});
+    REQUIRE(e.schedule.strategy);
+    const auto& st = e.schedule.strategy->stages;
+    REQUIRE(st.size() == 3);
+    CHECK(st[0].ipu == 0);
+    CHECK(st[2].ipu == 0);
+    // Three stages on two IPUs: 2 x 3 - 1 pipeline stages, stash depths by stage.
+    CHECK(st[0].stashDepth == 5);
+    CHECK(st[1].stashDepth == 3);
+    CHECK(st[2].stashDepth == 0);
+    CHECK(e.schedule.programs.size() == 2);
+    // Both of IPU 0's stages have their own forward fragment in its one program.
+    CHECK(st[0].forwardFragment != st[2].forwardFragment);
+    CHECK(e.schedule.programs[0].fragmentNames.at(std::size_t(st[2].forwardFragment)) == "forward (stage 2)");
 }

@@ -76,6 +76,10 @@ Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams&
     m.forwardOps = m.graph.ops.size();
     opt.out.tensors = opt.train ? std::vector<int>{t.loss, t.logits} : std::vector<int>{t.logits};
     opt.out.block = "B4";
+    for (const char* key : {"layers_per_ipu", "heads_ipu"})
+        if (w.at("strategy").contains(key))
+            cfg.fail(std::string("/workload/strategy/") + key,
+                     "expected only for BERT: MNIST's blocks are placed with \"stages\" or \"block_ipus\"");
     const Placement placement = resolvePlacement(cfg, m.graph.blocks, system);
     if (opt.train)
         m.training = addTraining(m.graph, t.loss, G > 1 || placement.stages.size() > 1, partials);
