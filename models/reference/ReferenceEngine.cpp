@@ -101,8 +101,8 @@ void flatten(const Program& program, const std::vector<Step>& steps, std::vector
 class RefIpu
 {
 public:
-    RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls, uint32_t syncExtent)
-        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_extent(syncExtent)
+    RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls)
+        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles)
     {
         std::map<uint32_t, uint64_t> periodic;
         for (uint64_t c = 0; c < hostCalls; ++c)
@@ -121,7 +121,7 @@ public:
     /** One cycle of work: busy tiles work, the activity counts down. */
     void tick(uint64_t cycle)
     {
-        tickPrefetch(cycle);
+        tickPrefetch();
         for (uint32_t t = 0; t < m_tiles; ++t)
             if (m_busy[t] > 0 && --m_busy[t] == 0) {
                 const std::size_t k = m_pc[t]++; // the compute set it worked on
@@ -246,15 +246,15 @@ private:
         const HostTransferStep* step;
         Transfer transfer;
     };
-    void tickPrefetch(uint64_t cycle)
+    void tickPrefetch()
     {
         if (m_fetches.empty())
             return;
         m_fetches.front().transfer.tick();
+        // A finished fetch hands the link to the next, which moves its first bytes next cycle.
         while (!m_fetches.empty() && m_fetches.front().transfer.done()) {
             m_fetched[m_fetches.front().step] = true;
             m_fetches.pop_front();
-            (void)cycle; // the next fetch starts now and moves its first bytes next cycle
         }
     }
     void fetchNext(const HostTransferStep& h)
@@ -435,7 +435,6 @@ private:
     const Program& m_program;
     const SystemParams& m_sys;
     uint32_t m_tiles;
-    uint32_t m_extent;
     std::vector<FlatStep> m_flat;
     std::vector<std::size_t> m_pc;   // per tile: the step it is at
     std::vector<uint64_t> m_busy;    // per tile: cycles of work left
@@ -468,7 +467,7 @@ public:
         const uint32_t replicas = schedule.strategy ? schedule.strategy->replicas : 1;
         const uint32_t extent = uint32_t(schedule.programs.size()) * replicas;
         for (const auto& p : schedule.programs)
-            m_ipus.push_back(std::make_unique<RefIpu>(p, sys, hostCalls, extent));
+            m_ipus.push_back(std::make_unique<RefIpu>(p, sys, hostCalls));
         // The barrier's signal crosses the sync network and back: 1 + (IPUs / 2) / 2 hops.
         m_barrierSeconds = 2.0L * sys.syncHopSeconds * (1 + (extent / 2) / 2);
         SC_METHOD(edge);
