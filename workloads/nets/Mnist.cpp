@@ -3,7 +3,6 @@
 
 #include "workloads/strategies/CompileGraph.hpp"
 
-#include <fmt/format.h>
 
 
 namespace ipusim {

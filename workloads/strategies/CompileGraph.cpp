@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <set>
@@ -80,19 +79,40 @@ IpuParams computeTilesOf(const SystemParams& system, const CompileOptions& opt, 
     return p;
 }
 
+/** One IPU's program builder and lowering, set up alike by every strategy. */
+struct IpuLowering
+{
+    IpuLowering(const Graph& g, const SystemParams& system, const Placement& placement, const CompileOptions& opt, uint32_t ipu)
+        : params(computeTilesOf(system, opt, ipu)), builder(params), lowering(g, builder)
+    {
+        builder.setOutlineRule(opt.outline);
+        lowering.setIoTiles(params.tiles, opt.ioTiles);
+        lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);
+        lowering.setOffloadOptimizer(opt.offloadOptimizer);
+    }
+    IpuParams params; // the builder keeps a reference
+    ProgramBuilder builder;
+    GraphLowering lowering;
+};
+
+/** The stage (or phase) whose op first produces each tensor; -1 for weights, state and inputs. */
+std::vector<int> producerStages(const Graph& g, const Placement& placement)
+{
+    std::vector<int> stage;
+    for (const auto& block : producerBlocks(g))
+        stage.push_back(block.empty() ? -1 : int(placement.stageOfBlock.at(block)));
+    return stage;
+}
+
 Schedule singleIpu(const ModelGraph& m, const SystemParams& system, const Placement& placement, const CompileOptions& opt)
 {
     // Fragments first (a micro-batch, the weight update, the outputs), then the loops that call them.
     const Graph& g = m.graph;
     const bool train = opt.train;
     const uint64_t G = opt.gradientAccumulation, D = opt.deviceIterations;
-    const IpuParams computeTiles = computeTilesOf(system, opt, 0);
-    ProgramBuilder pb(computeTiles);
-    pb.setOutlineRule(opt.outline);
-    GraphLowering lowering(g, pb);
-    lowering.setIoTiles(computeTiles.tiles, opt.ioTiles);
-    lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);
-    lowering.setOffloadOptimizer(opt.offloadOptimizer);
+    IpuLowering one(g, system, placement, opt, 0);
+    ProgramBuilder& pb = one.builder;
+    GraphLowering& lowering = one.lowering;
     lowering.placePersistent();
     const uint32_t microBatch = pb.beginFragment("micro-batch");
     for (std::size_t i = 0; i < m.forwardOps; ++i)
@@ -151,33 +171,21 @@ Schedule pipelined(const config::LoadedConfig& cfg, const ModelGraph& m, const S
         return uint32_t(std::find(ipus.begin(), ipus.end(), placement.stages[stage].ipu) - ipus.begin());
     };
     auto stageOf = [&](const Op& op) { return placement.stageOfBlock.at(op.block); };
-    // Which stage produces each tensor (weights and their state live with their block).
-    std::vector<int> producer(g.tensors.size(), -1);
-    for (const auto& op : g.ops)
-        for (int o : op.outputs)
-            if (producer[std::size_t(o)] < 0)
-                producer[std::size_t(o)] = int(stageOf(op));
+    const std::vector<int> producer = producerStages(g, placement);
 
     // One builder and lowering per IPU; an IPU's stages share its memory.
-    std::deque<IpuParams> params;
-    std::vector<std::unique_ptr<ProgramBuilder>> builders;
-    std::vector<std::unique_ptr<GraphLowering>> lowerings;
-    std::vector<ProgramBuilder*> raw;
+    std::vector<std::unique_ptr<IpuLowering>> owned;
+    std::vector<ProgramBuilder*> builders;
+    std::vector<GraphLowering*> lowerings;
     for (uint32_t ipu : ipus) {
-        params.push_back(computeTilesOf(system, opt, ipu));
-        builders.push_back(std::make_unique<ProgramBuilder>(params.back()));
-        builders.back()->setOutlineRule(opt.outline);
-        lowerings.push_back(std::make_unique<GraphLowering>(g, *builders.back()));
-        GraphLowering& l = *lowerings.back();
-        l.setIoTiles(params.back().tiles, opt.ioTiles);
-        l.setReplication(placement.replicas, placement.replicatedTensorSharding);
-        l.setOffloadOptimizer(opt.offloadOptimizer);
+        owned.push_back(std::make_unique<IpuLowering>(g, system, placement, opt, ipu));
+        builders.push_back(&owned.back()->builder);
+        lowerings.push_back(&owned.back()->lowering);
         std::vector<std::string> blocks;
         for (const auto& st : placement.stages)
             if (st.ipu == ipu)
                 blocks.insert(blocks.end(), st.blocks.begin(), st.blocks.end());
-        l.placePersistent(blocks);
-        raw.push_back(builders.back().get());
+        lowerings.back()->placePersistent(blocks);
     }
     std::vector<StageFragments> frags(K);
     std::vector<uint32_t> stagesOnIpu(ipus.size(), 0);
@@ -316,7 +324,7 @@ Schedule pipelined(const config::LoadedConfig& cfg, const ModelGraph& m, const S
             cfg.fail("/workload/offload_optimizer", fmt::format("IPU {} needs {} bytes of Streaming Memory, it has {}", ipus[slot],
                                                                 lowerings[slot]->offloadedBytes(), system.streamingMemory.bytesPerIpu));
     const PipelineActivity activity = pipelineActivity(placement.kind, placement.schedule, K, train ? G : D, train);
-    composePipeline(raw, frags, activity, train, D);
+    composePipeline(builders, frags, activity, train, D);
 
     Schedule s;
     for (std::size_t slot = 0; slot < ipus.size(); ++slot)
@@ -342,7 +350,6 @@ Schedule phasedRun(const ModelGraph& model, const SystemParams& system, const Pl
     const TrainingOps& training = model.training;
     const std::size_t forwardOps = model.forwardOps;
     const bool train = opt.train;
-    const uint32_t ioTiles = opt.ioTiles;
     const OutputPlan& out = opt.out;
     const uint64_t G = opt.gradientAccumulation, D = opt.deviceIterations;
     // Phases take turns; nothing of a phase stays on chip between its turns: its weights (and,
@@ -350,24 +357,17 @@ Schedule phasedRun(const ModelGraph& model, const SystemParams& system, const Pl
     // activations its backward pass needs go out after its forward pass and come back for it.
     const uint32_t P = uint32_t(placement.stages.size());
     const uint32_t groups = placement.parallelPhases ? 2 : 1;
-    IpuParams computeTiles = system.ipu;
-    computeTiles.tiles -= ioTiles;
-    std::vector<std::unique_ptr<ProgramBuilder>> builders;
-    std::vector<std::unique_ptr<GraphLowering>> lowerings;
+    std::vector<std::unique_ptr<IpuLowering>> owned;
+    std::vector<ProgramBuilder*> builders;
+    std::vector<GraphLowering*> lowerings;
     for (uint32_t i = 0; i < groups; ++i) {
-        builders.push_back(std::make_unique<ProgramBuilder>(computeTiles));
-        builders.back()->setOutlineRule(opt.outline);
-        lowerings.push_back(std::make_unique<GraphLowering>(g, *builders[i]));
-        lowerings[i]->setIoTiles(computeTiles.tiles, ioTiles);
-        lowerings[i]->setReplication(placement.replicas, placement.replicatedTensorSharding);
+        owned.push_back(std::make_unique<IpuLowering>(g, system, placement, opt, i));
+        builders.push_back(&owned.back()->builder);
+        lowerings.push_back(&owned.back()->lowering);
     }
     auto phaseOf = [&](const Op& op) { return placement.stageOfBlock.at(op.block); };
     auto ipuOf = [&](uint32_t p) { return placement.stages[p].ipu; };
-    std::vector<int> producer(g.tensors.size(), -1);
-    for (const auto& op : g.ops)
-        for (int o : op.outputs)
-            if (producer[std::size_t(o)] < 0)
-                producer[std::size_t(o)] = int(phaseOf(op));
+    const std::vector<int> producer = producerStages(g, placement);
     auto tensorsOf = [&](uint32_t p, std::initializer_list<TensorRole> roles) {
         std::vector<int> out;
         for (std::size_t i = 0; i < g.tensors.size(); ++i)
