@@ -74,22 +74,10 @@ uint64_t Ipu::endPhaseOnAllTiles(PhaseKind kind, const std::string& name, uint64
 uint64_t Ipu::execute(const Step& step)
 {
     // Traced state changes when a step starts: the sequencer runs at that simulated time.
+    if (const auto kind = phaseKindOf(step))
+        m_activity = 1 + int(*kind);
     std::visit([&](const auto& op) {
         using T = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<T, ComputeStep>)
-            m_activity = 1 + int(PhaseKind::Compute);
-        else if constexpr (std::is_same_v<T, SyncStep>)
-            m_activity = 1 + int(PhaseKind::Sync);
-        else if constexpr (std::is_same_v<T, ExchangeStep>)
-            m_activity = 1 + int(PhaseKind::Exchange);
-        else if constexpr (std::is_same_v<T, HostTransferStep>)
-            m_activity = 1 + int(PhaseKind::Host);
-        else if constexpr (std::is_same_v<T, IpuCopyStep>)
-            m_activity = 1 + int(PhaseKind::IpuCopy);
-        else if constexpr (std::is_same_v<T, CollectiveStep>)
-            m_activity = 1 + int(PhaseKind::Collective);
-        else if constexpr (std::is_same_v<T, StreamingMemoryStep>)
-            m_activity = 1 + int(PhaseKind::StreamingMemory);
         if constexpr (!std::is_same_v<T, RepeatStep> && !std::is_same_v<T, CallStep>)
             if (m_traced && m_ports.links)
                 m_ports.links->clearFrom(m_index);

@@ -3,6 +3,7 @@
 
 #include "models/system/Kernel.hpp"
 
+#include <fmt/format.h>
 #include <systemc>
 
 #include <algorithm>
@@ -18,6 +19,22 @@ std::vector<PhaseRecord> PhaseRecorder::byIpu() const
     std::vector<PhaseRecord> out(phases);
     std::stable_sort(out.begin(), out.end(), [](const PhaseRecord& a, const PhaseRecord& b) { return a.ipu < b.ipu; });
     return out;
+}
+
+std::string firstDifference(const std::vector<PhaseRecord>& a, const std::vector<PhaseRecord>& b)
+{
+    auto describe = [](const PhaseRecord& p) {
+        return fmt::format("IPU {} {} \"{}\" [{}, {})", p.ipu, nameOf(p.kind), p.name, p.start, p.end);
+    };
+    for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+        if (i >= a.size())
+            return "the reference engine has more phases, first extra: " + describe(b[i]);
+        if (i >= b.size())
+            return "the fast engine has more phases, first extra: " + describe(a[i]);
+        if (!(a[i] == b[i]))
+            return fmt::format("phase {}: fast {}, reference {}", i, describe(a[i]), describe(b[i]));
+    }
+    return "";
 }
 
 namespace {
@@ -55,24 +72,6 @@ struct Transfer
             stream.tick();
     }
 };
-
-/** The kind of phase a collective step is reported as. */
-PhaseKind kindOf(const Step& s)
-{
-    if (std::holds_alternative<SyncStep>(s.op))
-        return PhaseKind::Sync;
-    if (std::holds_alternative<ExchangeStep>(s.op))
-        return PhaseKind::Exchange;
-    if (std::holds_alternative<HostTransferStep>(s.op))
-        return PhaseKind::Host;
-    if (std::holds_alternative<IpuCopyStep>(s.op))
-        return PhaseKind::IpuCopy;
-    if (std::holds_alternative<StreamingMemoryStep>(s.op))
-        return PhaseKind::StreamingMemory;
-    if (std::holds_alternative<CollectiveStep>(s.op))
-        return PhaseKind::Collective;
-    return PhaseKind::Compute;
-}
 
 /** A step as one IPU executes it: the program flattened (loops unrolled, calls inlined). */
 struct FlatStep
@@ -211,7 +210,7 @@ public:
             } else {
                 r.start = m_startOf[k];
                 r.end = m_endOf[k];
-                r.kind = kindOf(s);
+                r.kind = phaseKindOf(s).value_or(PhaseKind::Compute);
                 r.name = std::visit([](const auto& op) -> std::string {
                     using T = std::decay_t<decltype(op)>;
                     if constexpr (std::is_same_v<T, SyncStep>)
@@ -545,9 +544,8 @@ ReferenceResult runReference(const Schedule& schedule, const SystemParams& syste
     const auto t0 = std::chrono::steady_clock::now();
     RefSystem sys("reference", schedule, system, hostCalls);
     sc_core::sc_start();
-    if (sys.stuck())
-        throw std::runtime_error("reference engine: IPUs wait at an external sync that not every IPU reaches");
     ReferenceResult r;
+    r.deadlocked = sys.stuck();
     r.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.cyclesTicked = sys.cycles();
     for (const auto& ipu : sys.ipus()) {

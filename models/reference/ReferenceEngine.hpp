@@ -26,6 +26,7 @@ struct PhaseRecord
 
 struct ReferenceResult
 {
+    bool deadlocked = false;            // IPUs wait at an external sync not all reach
     uint64_t totalCycles = 0;
     uint64_t cyclesTicked = 0;          // clock edges the per-cycle model ran
     std::vector<PhaseRecord> phases;    // per IPU in program order, IPUs one after the other
@@ -42,6 +43,9 @@ struct ReferenceResult
  *  formulas; it is the oracle the fast engine is tested against. Meant for small systems and
  *  short schedules: its cost grows with cycles x tiles. */
 ReferenceResult runReference(const Schedule& schedule, const SystemParams& system, uint64_t hostCalls);
+
+/** "" when both engines report the same phases, else the first difference, described. */
+std::string firstDifference(const std::vector<PhaseRecord>& fast, const std::vector<PhaseRecord>& reference);
 
 /** Records the fast engine's phases (an observer) for comparison with the reference. */
 class PhaseRecorder : public IPhaseObserver

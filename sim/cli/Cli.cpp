@@ -132,11 +132,10 @@ PhaseResult runPhase(const Experiment& e, const fs::path& dir, bool withTrace, b
     r.summary = report::summary(e, sim, result);
     r.summary["simulator"]["engine"] = engine;
     if (reference) {
-        const auto fast = recorder.byIpu();
-        for (std::size_t i = 0; i < std::max(fast.size(), reference->phases.size()); ++i)
-            if (i >= fast.size() || i >= reference->phases.size() || !(fast[i] == reference->phases[i]))
-                throw std::logic_error(fmt::format("the engines disagree at phase {} (\"{}\")", i,
-                                                   i < fast.size() ? fast[i].name : reference->phases[i].name));
+        if (reference->deadlocked)
+            throw std::logic_error("the reference engine deadlocked where the fast engine did not");
+        if (const std::string diff = firstDifference(recorder.byIpu(), reference->phases); !diff.empty())
+            throw std::logic_error("the engines disagree: " + diff);
         r.summary["simulator"]["reference_wall_seconds"] = reference->wallSeconds;
         r.summary["simulator"]["reference_cycles_ticked"] = reference->cyclesTicked;
         // The run's speed is both engines' time together.

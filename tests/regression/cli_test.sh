@@ -129,6 +129,13 @@ done
 [ "$(strip "$out/eng_fast/summary.json")" = "$(strip "$out/eng_reference/summary.json")" ] && ok || fail "summaries differ between engines"
 cmp -s "$out/eng_fast/trace.json" "$out/eng_reference/trace.json" && ok || fail "traces differ between engines"
 grep -q '"engine": "reference"' "$out/eng_reference/summary.json" && ok || fail "summary does not name the reference engine"
+cat > "$out/deadlock.json" <<JSON
+{"system": {"base": "$PWD/configs/hardware/m2000.json"}, "workload": {"kind": "schedule", "programs": [
+  {"ipu": 0, "steps": [{"op": "sync", "kind": "external"}]},
+  {"ipu": 1, "steps": [{"op": "compute", "name": "c", "tiles": [{"tiles": "all", "cycles": 5}]}]}]}}
+JSON
+expect 1 "/workload: IPUs 0 wait at an external sync the other IPUs never reach" -- "$ipusim" run "$out/deadlock.json" \
+  --engine reference --out "$out/eng_dead"
 expect 2 "slow not in {fast,reference}" -- "$ipusim" run configs/default.json --engine slow
 
 # Pipelines: each IPU's stage work against the slowest, in the summary and beside its name in the trace.

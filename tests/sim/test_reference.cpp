@@ -11,20 +11,12 @@
 
 #include <cstdlib>
 #include <random>
-#include <sstream>
 
 using namespace ipusim;
 
 namespace {
 
 const std::string kRoot = IPUSIM_SOURCE_DIR;
-
-std::string describe(const PhaseRecord& p)
-{
-    std::ostringstream s;
-    s << "IPU " << p.ipu << " " << nameOf(p.kind) << " \"" << p.name << "\" [" << p.start << ", " << p.end << ")";
-    return s.str();
-}
 
 /** Runs both engines; returns "" when every phase agrees, else the first difference. */
 std::string compareEngines(const Experiment& e)
@@ -35,17 +27,11 @@ std::string compareEngines(const Experiment& e)
         sim.run();
     }
     const ReferenceResult ref = runReference(e.schedule, e.system, e.run.hostCalls);
-    const std::vector<PhaseRecord> a = fast.byIpu();
-    const std::vector<PhaseRecord>& b = ref.phases;
-    for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-        if (i >= a.size())
-            return "reference has more phases, first extra: " + describe(b[i]);
-        if (i >= b.size())
-            return "fast engine has more phases, first extra: " + describe(a[i]);
-        if (!(a[i] == b[i]))
-            return "phase " + std::to_string(i) + ": fast " + describe(a[i]) + ", reference " + describe(b[i]);
-    }
-    return a.empty() ? "no phases" : "";
+    if (ref.deadlocked)
+        return "the reference engine deadlocked";
+    if (fast.phases.empty())
+        return "no phases";
+    return firstDifference(fast.byIpu(), ref.phases);
 }
 
 /** A random schedule: segments of local steps on every IPU, separated by external syncs, some
