@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/ipu/IpuParams.hpp"
-#include "workloads/schedule/Schedule.hpp"
+#include "models/hw/IpuParams.hpp"
+#include "models/program/Schedule.hpp"
 
 #include <systemc>
 
@@ -9,23 +9,12 @@
 
 namespace ipusim {
 
-/** Cycles one tile needs to send and receive `b` (send at send_bytes_per_cycle; receive at
- *  recv_bytes_per_cycle, data shared by every tile on a receive bus arriving once for all). */
-uint64_t exchangeTileCycles(const IpuParams& hw, const ExchangeBytes& b);
-/** Latency a phase pays once: base + per-row x (rows - 1). */
-uint64_t exchangeLatencyCycles(const IpuParams& hw);
-
-/** The on-chip exchange fabric. Exchange is compiled ahead of time, so a phase lasts as long
- *  as its busiest tile's send or receive, plus the pipeline latency of the longest path. */
+/** The on-chip exchange fabric; its timing is models/timing/ExchangeTiming. */
 class Exchange : public sc_core::sc_module
 {
 public:
     Exchange(sc_core::sc_module_name name, const IpuParams& hw);
 
-    /** Cycles a tile needs to send and receive `b`. */
-    [[nodiscard]] uint64_t tileCycles(const ExchangeBytes& b) const;
-    /** Latency a phase pays once: base + per-row x (rows - 1). */
-    [[nodiscard]] uint64_t latencyCycles() const;
     /** Duration of a phase; 0 when no tile moves a byte. */
     [[nodiscard]] uint64_t phaseCycles(const ExchangeStep& step) const;
     /** Records one executed phase (statistics). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/host/TransferLink.hpp"
-#include "models/ipu/IpuParams.hpp"
+#include "models/hw/SystemParams.hpp"
 
 namespace ipusim {
 

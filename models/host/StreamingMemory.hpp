@@ -1,16 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/host/TransferLink.hpp"
+#include "models/hw/SystemParams.hpp"
 
 namespace ipusim {
-
-struct StreamingMemoryParams
-{
-    uint64_t bytesPerIpu = 68719476736ull;
-    double bandwidthBytesPerSecond = 15.75e9;
-    double efficiency = 0.85;
-    uint64_t latencyCycles = 2000;
-};
 
 /** An IPU's Streaming Memory behind the IPU-Gateway: remote-buffer loads (to the IPU) and
  *  stores (from it). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/link/StreamTiming.hpp"
-#include "workloads/schedule/Schedule.hpp"
+#include "models/program/Schedule.hpp"
+#include "models/timing/LinkTiming.hpp"
 
 #include <systemc>
 
@@ -21,7 +21,7 @@ public:
 
     [[nodiscard]] uint64_t transferCycles(uint64_t bytes) const
     {
-        return bytes == 0 ? 0 : m_latency + streamCycles(bytes, m_bytesPerSecond, m_efficiency, m_clockHz);
+        return linkTransferCycles(bytes, m_bytesPerSecond, m_efficiency, m_latency, m_clockHz);
     }
     /** Starts a transfer; returns its duration and counts its bytes. */
     uint64_t transfer(Direction direction, uint64_t bytes)

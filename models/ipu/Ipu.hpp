@@ -5,7 +5,7 @@
 #include "models/host/StreamingMemory.hpp"
 #include "models/link/IpuLinks.hpp"
 #include "models/sync/ExternalSync.hpp"
-#include "models/ipu/IpuParams.hpp"
+#include "models/hw/IpuParams.hpp"
 #include "models/ipu/PhaseObserver.hpp"
 #include "models/sync/Sync.hpp"
 #include "models/tile/TileArray.hpp"

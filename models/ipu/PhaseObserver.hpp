@@ -1,47 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "workloads/schedule/Schedule.hpp"
+#include "models/program/PhaseKind.hpp"
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 namespace ipusim {
-
-enum class PhaseKind { Compute, Sync, Exchange, Host, IpuCopy, Collective, StreamingMemory };
-inline const char* nameOf(PhaseKind k)
-{
-    switch (k) {
-    case PhaseKind::Compute: return "compute";
-    case PhaseKind::Sync: return "sync";
-    case PhaseKind::Exchange: return "exchange";
-    case PhaseKind::Host: return "host";
-    case PhaseKind::IpuCopy: return "ipu_copy";
-    case PhaseKind::Collective: return "collective";
-    case PhaseKind::StreamingMemory: return "streaming_memory";
-    }
-    return "?";
-}
-
-/** The kind of phase a step takes time as; none for loops and calls. */
-inline std::optional<PhaseKind> phaseKindOf(const Step& s)
-{
-    if (std::holds_alternative<ComputeStep>(s.op))
-        return PhaseKind::Compute;
-    if (std::holds_alternative<SyncStep>(s.op))
-        return PhaseKind::Sync;
-    if (std::holds_alternative<ExchangeStep>(s.op))
-        return PhaseKind::Exchange;
-    if (std::holds_alternative<HostTransferStep>(s.op))
-        return PhaseKind::Host;
-    if (std::holds_alternative<IpuCopyStep>(s.op))
-        return PhaseKind::IpuCopy;
-    if (std::holds_alternative<CollectiveStep>(s.op))
-        return PhaseKind::Collective;
-    if (std::holds_alternative<StreamingMemoryStep>(s.op))
-        return PhaseKind::StreamingMemory;
-    return std::nullopt;
-}
 
 /** Receives timestamped phases from the hardware model (tracing is an observer, off the
  *  model's logic). Contract: calls arrive in non-decreasing start order per IPU. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "models/link/IpuLinks.hpp"
 
-#include "models/link/StreamTiming.hpp"
+#include "models/timing/LinkTiming.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -37,34 +38,12 @@ void IpuLinks::clearFrom(uint32_t from)
 
 uint64_t IpuLinks::transferCycles(uint32_t from, uint32_t to, uint64_t bytes) const
 {
-    if (bytes == 0 || from == to)
-        return 0;
-    const Topology::Route r = m_topology.route(from, to);
-    if (r.hops == 0)
-        throw std::logic_error("no IPU-Link route from IPU " + std::to_string(from) + " to IPU " + std::to_string(to));
-    return r.hops * m_link.latencyCycles + streamCycles(bytes, r.links * m_link.bandwidthBytesPerSecond, m_link.efficiency, m_clockHz);
+    return ipuLinkTransferCycles(m_topology, m_link, m_clockHz, from, to, bytes);
 }
-
-} // namespace ipusim
-
-namespace ipusim {
-namespace {
-uint64_t ringSteps(std::size_t R, CollectiveKind kind)
-{
-    return kind == CollectiveKind::AllReduce ? 2 * (R - 1) : R - 1;
-}
-} // namespace
 
 uint64_t IpuLinks::ringCycles(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind) const
 {
-    const std::size_t R = ring.size();
-    if (R < 2 || bytes == 0)
-        return 0;
-    const uint64_t share = (bytes + R - 1) / R;
-    uint64_t step = 0;
-    for (std::size_t i = 0; i < R; ++i)
-        step = std::max(step, transferCycles(ring[i], ring[(i + 1) % R], share));
-    return ringSteps(R, kind) * step;
+    return ipusim::ringCycles(m_topology, m_link, m_clockHz, ring, bytes, kind);
 }
 
 std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> IpuLinks::accountRing(const std::vector<uint32_t>& ring, uint64_t bytes,

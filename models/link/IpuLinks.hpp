@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/system/Topology.hpp"
-#include "workloads/schedule/Schedule.hpp"
+#include "models/hw/SystemParams.hpp"
+#include "models/program/Schedule.hpp"
 
 #include <systemc>
 
@@ -9,24 +9,14 @@
 
 namespace ipusim {
 
-struct IpuLinkParams
-{
-    double bandwidthBytesPerSecond = 16e9; // one link, one direction
-    double efficiency = 0.85;
-    uint64_t latencyCycles = 400;          // per hop
-};
-
-/** The IPU-Links of a system. A transfer follows the shortest route: it pays the latency of
- *  every hop and streams at the bandwidth of the narrowest hop (cut-through). */
+/** The IPU-Links of a system; their timing is models/timing/LinkTiming. */
 class IpuLinks : public sc_core::sc_module
 {
 public:
     IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz);
 
     [[nodiscard]] uint64_t transferCycles(uint32_t from, uint32_t to, uint64_t bytes) const;
-    /** A ring collective: all-reduce takes 2(R - 1) steps, reduce-scatter and all-gather R - 1,
-     *  each moving a 1/R share of `bytes` between every pair of ring neighbours at once; a step
-     *  lasts as long as its slowest neighbour transfer. */
+    /** A ring collective (ringCycles). */
     [[nodiscard]] uint64_t ringCycles(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind) const;
     /** Counts a ring collective's bytes on every ring edge (statistics); returns them. */
     std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> accountRing(const std::vector<uint32_t>& ring, uint64_t bytes,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/ipu/PhaseObserver.hpp"
-#include "models/system/SystemParams.hpp"
-#include "workloads/schedule/Schedule.hpp"
+#include "models/hw/SystemParams.hpp"
+#include "models/program/Schedule.hpp"
 
 #include <cstdint>
 #include <stdexcept>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "models/sync/ExternalSync.hpp"
 
+#include "models/timing/SyncTiming.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -9,15 +11,9 @@ namespace ipusim {
 
 ExternalSync::ExternalSync(sc_core::sc_module_name name, uint32_t participants, uint32_t extent, double hopSeconds,
                            double clockHz)
-    : sc_module(name), m_participants(participants), m_latency(latencyCycles(extent, hopSeconds, clockHz)),
+    : sc_module(name), m_participants(participants), m_latency(externalSyncCycles(extent, hopSeconds, clockHz)),
       m_waiting(participants), m_offers(participants)
 {
-}
-
-uint64_t ExternalSync::latencyCycles(uint32_t ipus, double hopSeconds, double clockHz)
-{
-    const uint32_t hops = 1 + (ipus / 2) / 2;
-    return uint64_t(std::ceil(2.0L * hopSeconds * clockHz * hops - 1e-9L));
 }
 
 void ExternalSync::arrive(uint32_t participant, uint64_t cycle, Release release, const SkipOffer* offer)

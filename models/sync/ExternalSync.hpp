@@ -9,9 +9,8 @@
 
 namespace ipusim {
 
-/** Barrier across the IPUs of a system over the Sync-Links. It releases its latency after the
- *  last IPU arrives; the latency grows with the group's extent as in PopLibs' IPU model:
- *  ceil(2 x hop time x clock x hops), hops = 1 + (IPUs / 2) / 2. */
+/** Barrier across the IPUs of a system over the Sync-Links. It releases its latency
+ *  (externalSyncCycles, models/timing/SyncTiming) after the last IPU arrives. */
 class ExternalSync : public sc_core::sc_module
 {
 public:
@@ -34,7 +33,6 @@ public:
      *  replicas are simulated once), which sets its latency. */
     ExternalSync(sc_core::sc_module_name name, uint32_t participants, uint32_t extent, double hopSeconds, double clockHz);
 
-    [[nodiscard]] static uint64_t latencyCycles(uint32_t ipus, double hopSeconds, double clockHz);
     [[nodiscard]] uint64_t latency() const { return m_latency; }
 
     /** A participant arrives at `cycle`; `release` is called for every participant when the

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/ipu/IpuParams.hpp"
+#include "models/hw/IpuParams.hpp"
 #include "models/ipu/PhaseObserver.hpp"
-#include "models/tile/TileMemory.hpp"
-#include "workloads/schedule/Schedule.hpp"
+#include "models/memory/TileMemory.hpp"
+#include "models/program/Schedule.hpp"
 
 #include <systemc>
 

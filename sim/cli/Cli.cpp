@@ -6,6 +6,7 @@
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/Schema.hpp"
 #include "sim/engine/Simulation.hpp"
+#include "sim/trace/ChromeTrace.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/cli/MpiSweep.hpp"
 #include "sim/sweep/Sweep.hpp"

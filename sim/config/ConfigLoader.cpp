@@ -124,7 +124,7 @@ std::string LoadedConfig::fileOf(const std::string& pointer) const
     }
 }
 
-void LoadedConfig::fail(const std::string& pointer, const std::string& message) const
+void LoadedConfig::raise(const std::string& pointer, const std::string& message) const
 {
     throw ConfigError(fileOf(pointer), pointer, message);
 }

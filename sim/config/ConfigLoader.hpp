@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/common/Diagnostics.hpp"
+
 #include <nlohmann/json.hpp>
 #include <map>
 #include <string>
@@ -8,7 +10,7 @@
 namespace ipusim::config {
 
 /** A composed, overridden, defaulted and validated experiment document. */
-struct LoadedConfig
+struct LoadedConfig : Diagnostics
 {
     nlohmann::json doc;
     std::string file;                            // the top-level file
@@ -17,8 +19,10 @@ struct LoadedConfig
 
     /** The file a value at `pointer` came from (the longest recorded prefix). */
     [[nodiscard]] std::string fileOf(const std::string& pointer) const;
-    /** Throws ConfigError for `pointer` with the right file. */
-    [[noreturn]] void fail(const std::string& pointer, const std::string& message) const;
+
+protected:
+    /** fail(): throws ConfigError for `pointer`, naming the file the value came from. */
+    void raise(const std::string& pointer, const std::string& message) const override;
 };
 
 /** Reads one JSON file; errors name the file and the line and column of a syntax error. */

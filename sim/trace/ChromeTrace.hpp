@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/ipu/PhaseObserver.hpp"
+#include "sim/config/RunSpec.hpp"
 
 #include <cstdio>
 #include <map>
@@ -8,14 +9,6 @@
 #include <vector>
 
 namespace ipusim {
-
-/** What the trace records besides the per-IPU phase tracks. */
-struct TraceWindow
-{
-    bool tiles = false;
-    uint32_t firstTile = 0, lastTile = 0;
-    uint64_t fromCycle = 0, toCycle = UINT64_MAX;
-};
 
 /** Streams Chrome Trace Event JSON (opens in ui.perfetto.dev and chrome://tracing).
  *  Time axis: 1 tile cycle is shown as 1 ns. Written to `path`.tmp and renamed by commit(),

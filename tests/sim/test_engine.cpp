@@ -3,6 +3,7 @@
 // case that simulates twice relies on Simulation installing a fresh kernel context.
 #include "sim/engine/Simulation.hpp"
 #include "sim/report/Summary.hpp"
+#include "sim/trace/ChromeTrace.hpp"
 
 #include <catch2/catch.hpp>
 

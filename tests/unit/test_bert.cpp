@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // BERT graphs: FLOPs and parameters against closed forms, memory of a small model by hand,
 // placement from layers_per_ipu and its errors.
-#include "models/tile/TileMemory.hpp"
+#include "models/memory/TileMemory.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/engine/Experiment.hpp"
 #include "workloads/nets/Bert.hpp"

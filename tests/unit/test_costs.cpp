@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Vertex cycle formulas against hand computations (ipu-facts.md §3 restated in VertexCosts.cpp).
-#include "workloads/costs/VertexCosts.hpp"
+#include "models/timing/VertexCosts.hpp"
 
 #include <catch2/catch.hpp>
 

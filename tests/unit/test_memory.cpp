@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Tile memory accounting: always-live plus the peak of overlapping not-always-live tensors.
-#include "models/tile/TileMemory.hpp"
+#include "models/memory/TileMemory.hpp"
 
 #include <catch2/catch.hpp>
 

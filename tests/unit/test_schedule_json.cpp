@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Hand-written schedules: parsing, vertex costing and every bad input.
+#include "models/program/ScheduleJson.hpp"
+#include "models/timing/VertexCosts.hpp"
 #include "sim/config/ConfigError.hpp"
-#include "workloads/costs/VertexCosts.hpp"
-#include "workloads/schedule/ScheduleJson.hpp"
+#include "sim/config/ExperimentSpec.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -21,7 +22,7 @@ json withSteps(const json& steps, const json& tensors = json::array())
 Schedule load(const json& d)
 {
     auto cfg = config::loadConfig(d, std::string(IPUSIM_SOURCE_DIR) + "/configs/s.json");
-    return scheduleFromJson(cfg, SystemParams::fromJson(cfg.doc["system"]));
+    return std::get<ScheduleSpec>(decodeExperiment(cfg).workload).schedule;
 }
 
 std::string errorOf(const json& d)

@@ -4,6 +4,7 @@
 #include "models/host/HostLink.hpp"
 #include "models/sync/Sync.hpp"
 #include "models/tile/TileArray.hpp"
+#include "models/timing/ExchangeTiming.hpp"
 
 #include <catch2/catch.hpp>
 

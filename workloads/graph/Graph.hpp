@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/ipu/IpuParams.hpp"
+#include "models/hw/Precision.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/lowering/ConvPlanner.hpp"
 
-#include "models/exchange/Exchange.hpp"
-#include "workloads/costs/VertexCosts.hpp"
+#include "models/timing/ExchangeTiming.hpp"
+#include "models/timing/VertexCosts.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/ipu/IpuParams.hpp"
+#include "models/hw/IpuParams.hpp"
 #include "workloads/graph/Graph.hpp"
 
 #include <cstdint>

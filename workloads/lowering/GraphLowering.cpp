@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/lowering/GraphLowering.hpp"
 
-#include "workloads/costs/VertexCosts.hpp"
+#include "models/timing/VertexCosts.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/ipu/IpuParams.hpp"
-#include "workloads/schedule/Schedule.hpp"
+#include "models/hw/IpuParams.hpp"
+#include "models/program/Schedule.hpp"
 
 #include <deque>
 #include <functional>

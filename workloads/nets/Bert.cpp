@@ -183,34 +183,34 @@ namespace {
 /** `layers_per_ipu` as stages: the embedding and the first layers on IPU 0, then each IPU's
  *  layers in order, the heads on `heads_ipu` (a stage of their own unless that IPU holds the
  *  last layers). */
-nlohmann::json stagesFromLayers(const config::LoadedConfig& cfg, const BertShape& s, BertTask task, const SystemParams& system)
+std::vector<Stage> stagesFromLayers(const BertSpec& spec, const SystemParams& system, const Diagnostics& diag)
 {
-    const auto& st = cfg.doc.at("workload").at("strategy");
+    const StrategySpec& st = spec.options.strategy;
+    const std::vector<uint64_t>& perIpu = spec.layersPerIpu;
     const std::string ptr = "/workload/strategy/layers_per_ipu";
-    if (st.contains("stages") || st.contains("block_ipus"))
-        cfg.fail(ptr, "expected either layers_per_ipu or stages/block_ipus, not both");
-    if (st.at("kind") != "pipelined" && st.at("kind") != "sharded")
-        cfg.fail(ptr, fmt::format("expected strategy kind \"pipelined\" or \"sharded\" with layers_per_ipu, found \"{}\"",
-                                  st.at("kind").get<std::string>()));
-    const auto perIpu = st.at("layers_per_ipu").get<std::vector<uint64_t>>();
+    if (st.stages || st.blockIpus)
+        diag.fail(ptr, "expected either layers_per_ipu or stages/block_ipus, not both");
+    if (st.kind != StrategyKind::Pipelined && st.kind != StrategyKind::Sharded)
+        diag.fail(ptr, fmt::format("expected strategy kind \"pipelined\" or \"sharded\" with layers_per_ipu, found \"{}\"",
+                                   st.kind == StrategyKind::Single ? "single" : "phased"));
     const uint64_t total = std::accumulate(perIpu.begin(), perIpu.end(), uint64_t(0));
-    if (total != s.layers)
-        cfg.fail(ptr, fmt::format("expected layers adding up to the model's {}, found {} ({})", s.layers, total, fmt::join(perIpu, ", ")));
+    if (total != spec.shape.layers)
+        diag.fail(ptr, fmt::format("expected layers adding up to the model's {}, found {} ({})", spec.shape.layers, total,
+                                   fmt::join(perIpu, ", ")));
     if (perIpu.size() > system.numIpus)
-        cfg.fail(ptr, fmt::format("expected at most the system's {} IPUs, found {}", system.numIpus, perIpu.size()));
+        diag.fail(ptr, fmt::format("expected at most the system's {} IPUs, found {}", system.numIpus, perIpu.size()));
     uint32_t lastIpu = 0;
     for (uint32_t i = 0; i < perIpu.size(); ++i)
         if (perIpu[i] > 0)
             lastIpu = i;
-    const uint32_t headsIpu = st.contains("heads_ipu") ? st.at("heads_ipu").get<uint32_t>()
-                              : task == BertTask::Pretraining ? 0 : lastIpu;
+    const uint32_t headsIpu = spec.headsIpu ? *spec.headsIpu : spec.task == BertTask::Pretraining ? 0 : lastIpu;
     if (headsIpu >= perIpu.size())
-        cfg.fail("/workload/strategy/heads_ipu", fmt::format("expected one of the {} IPUs of layers_per_ipu, found {}", perIpu.size(), headsIpu));
-    nlohmann::json stages = nlohmann::json::array();
+        diag.fail("/workload/strategy/heads_ipu", fmt::format("expected one of the {} IPUs of layers_per_ipu, found {}", perIpu.size(), headsIpu));
+    std::vector<Stage> stages;
     uint64_t layer = 0;
     uint32_t previous = 0;
     for (uint32_t i = 0; i < perIpu.size(); ++i) {
-        nlohmann::json blocks = nlohmann::json::array();
+        std::vector<std::string> blocks;
         if (i == 0)
             blocks.push_back("Embedding");
         for (uint64_t n = 0; n < perIpu[i]; ++n)
@@ -218,101 +218,78 @@ nlohmann::json stagesFromLayers(const config::LoadedConfig& cfg, const BertShape
         if (blocks.empty())
             continue;
         if (i > 0 && system.topology.links(previous, i) == 0)
-            cfg.fail(ptr, fmt::format("IPU {} has no IPU-Link to IPU {}, which holds the layers before it", i, previous));
-        stages.push_back({{"blocks", blocks}, {"ipu", i}});
+            diag.fail(ptr, fmt::format("IPU {} has no IPU-Link to IPU {}, which holds the layers before it", i, previous));
+        stages.push_back({blocks, i});
         previous = i;
     }
     if (headsIpu != lastIpu && system.topology.links(lastIpu, headsIpu) == 0)
-        cfg.fail("/workload/strategy/heads_ipu", fmt::format("IPU {} has no IPU-Link to IPU {}, which holds the last layers", headsIpu, lastIpu));
-    stages.push_back({{"blocks", {"Heads"}}, {"ipu", headsIpu}});
+        diag.fail("/workload/strategy/heads_ipu", fmt::format("IPU {} has no IPU-Link to IPU {}, which holds the last layers", headsIpu, lastIpu));
+    stages.push_back({{"Heads"}, headsIpu});
     return stages;
+}
+
+/** PopART outlines the identical encoder layers: one compiled layer, called per layer. */
+std::string outlineKey(const std::string& step)
+{
+    if (step.rfind("layer", 0) != 0)
+        return std::string();
+    std::size_t i = 5;
+    while (i < step.size() && std::isdigit(static_cast<unsigned char>(step[i])))
+        ++i;
+    return i > 5 ? "layer*" + step.substr(i) : std::string();
+}
+
+Placement bertPlacement(const BertSpec& spec, const std::vector<std::string>& blocks, const SystemParams& system,
+                        const Diagnostics& diag)
+{
+    if (spec.layersPerIpu.empty())
+        return resolvePlacement(spec.options.strategy, blocks, system, diag);
+    StrategySpec staged = spec.options.strategy;
+    staged.stages = stagesFromLayers(spec, system, diag);
+    return resolvePlacement(staged, blocks, system, diag);
+}
+
+/** The planner's memory proportion per IPU of a replica (empty: the hardware's). */
+std::vector<double> memoryProportions(const BertSpec& spec, const Placement& placement, const Diagnostics& diag)
+{
+    const auto& amp = spec.availableMemoryProportion;
+    if (const double* all = std::get_if<double>(&amp))
+        return std::vector<double>(placement.ipusPerReplica, *all);
+    if (const auto* perIpu = std::get_if<std::vector<double>>(&amp)) {
+        if (perIpu->size() != placement.ipusPerReplica)
+            diag.fail("/workload/available_memory_proportion",
+                      fmt::format("expected one value per IPU of a replica ({}), found {}", placement.ipusPerReplica, perIpu->size()));
+        return *perIpu;
+    }
+    return {};
 }
 
 } // namespace
 
-Schedule buildBertSchedule(const config::LoadedConfig& cfg, const SystemParams& system, uint64_t G, uint64_t D)
+Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Diagnostics& diag)
 {
-    const auto& w = cfg.doc.at("workload");
-    CompileOptions opt = readCompileOptions(cfg, system, G, D);
-    const auto& model = w.at("model");
-    BertShape s;
-    s.layers = model.at("layers");
-    s.hidden = model.at("hidden");
-    s.heads = model.at("heads");
-    s.ffn = model.at("ffn");
-    s.vocab = model.at("vocab_size");
-    s.vocabPadding = model.at("vocab_padding");
-    s.maxPositions = model.at("max_positions");
-    s.typeVocab = model.at("type_vocab");
-    s.sequence = w.at("sequence_length");
-    s.maxPredictions = w.at("max_predictions");
-    s.embeddingSerialization = w.at("embedding_serialization");
-    const uint64_t B = w.at("micro_batch");
-    const BertTask task = w.at("task") == "squad" ? BertTask::Squad : BertTask::Pretraining;
-    if (s.hidden % s.heads != 0)
-        cfg.fail("/workload/model/heads", fmt::format("expected a divisor of the hidden size {}, found {}", s.hidden, s.heads));
-    if (s.sequence > s.maxPositions)
-        cfg.fail("/workload/sequence_length", fmt::format("expected at most max_positions ({}), found {}", s.maxPositions, s.sequence));
-    if (s.maxPredictions > s.sequence)
-        cfg.fail("/workload/max_predictions", fmt::format("expected at most the sequence length ({}), found {}", s.sequence, s.maxPredictions));
-    if (s.paddedVocab() % s.embeddingSerialization != 0)
-        cfg.fail("/workload/embedding_serialization",
-                 fmt::format("expected a divisor of the padded vocabulary ({} rows), found {}", s.paddedVocab(), s.embeddingSerialization));
-    if (task == BertTask::Squad && opt.train)
-        cfg.fail("/workload/task", "expected \"pretraining\" for training: the SQuAD head is modelled for inference");
-    const Precision partials = opt.partials;
-
+    const WorkloadOptions& w = spec.options;
+    CompileOptions opt = compileOptionsOf(w);
     BertTensors t;
     ModelGraph m;
-    m.graph = bertForward(s, B, opt.activations, partials, task, t);
+    m.graph = bertForward(spec.shape, w.microBatch, opt.activations, opt.partials, spec.task, t);
     m.forwardOps = m.graph.ops.size();
     opt.out.tensors = t.outputs;
     opt.out.block = "Heads";
-    // PopART outlines the identical encoder layers: one compiled layer, called per layer.
-    opt.outline = [](const std::string& step) {
-        if (step.rfind("layer", 0) != 0)
-            return std::string();
-        std::size_t i = 5;
-        while (i < step.size() && std::isdigit(static_cast<unsigned char>(step[i])))
-            ++i;
-        return i > 5 ? "layer*" + step.substr(i) : std::string();
-    };
-
-    Placement placement;
-    if (w.at("strategy").contains("layers_per_ipu")) {
-        config::LoadedConfig staged = cfg;
-        auto& st = staged.doc.at("workload").at("strategy");
-        st["stages"] = stagesFromLayers(cfg, s, task, system);
-        st.erase("layers_per_ipu");
-        st.erase("heads_ipu");
-        placement = resolvePlacement(staged, m.graph.blocks, system);
-    } else {
-        if (w.at("strategy").contains("heads_ipu"))
-            cfg.fail("/workload/strategy/heads_ipu", "expected only with layers_per_ipu");
-        placement = resolvePlacement(cfg, m.graph.blocks, system);
-    }
-
-    const auto& amp = w.contains("available_memory_proportion") ? w.at("available_memory_proportion") : nlohmann::json();
-    if (amp.is_number())
-        opt.availableMemoryProportion.assign(placement.ipusPerReplica, amp.get<double>());
-    else if (amp.is_array()) {
-        if (amp.size() != placement.ipusPerReplica)
-            cfg.fail("/workload/available_memory_proportion",
-                     fmt::format("expected one value per IPU of a replica ({}), found {}", placement.ipusPerReplica, amp.size()));
-        opt.availableMemoryProportion = amp.get<std::vector<double>>();
-    }
-
+    opt.outline = outlineKey;
+    const Placement placement = bertPlacement(spec, m.graph.blocks, system, diag);
+    opt.availableMemoryProportion = memoryProportions(spec, placement, diag);
     if (opt.train) {
         TrainingOptions to;
         to.losses = t.losses;
-        to.accumulate = G > 1 || placement.stages.size() > 1;
-        to.partials = partials;
-        to.optimizer = w.at("optimizer") == "lamb" ? Optimizer::Lamb : Optimizer::AdamW;
-        to.masterWeights = w.at("master_weights");
-        to.lossScaling = w.at("loss_scaling");
+        to.accumulate = w.gradientAccumulation > 1 || placement.stages.size() > 1;
+        to.partials = opt.partials;
+        to.optimizer = spec.optimizer;
+        to.masterWeights = spec.masterWeights;
+        to.lossScaling = spec.lossScaling;
         m.training = addTraining(m.graph, to);
     }
-    Schedule sched = compileGraph(cfg, m, system, placement, opt, B);
+    Schedule sched = compileGraph(m, system, placement, opt, w.microBatch, diag);
     sched.sampleKind = "sequences";
     return sched;
 }

@@ -1,28 +1,15 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/system/SystemParams.hpp"
-#include "sim/config/ConfigLoader.hpp"
+#include "models/common/Diagnostics.hpp"
+#include "models/hw/SystemParams.hpp"
+#include "models/program/Schedule.hpp"
 #include "workloads/graph/Graph.hpp"
-#include "workloads/schedule/Schedule.hpp"
+#include "workloads/nets/BertSpec.hpp"
 
 #include <cstdint>
 #include <vector>
 
 namespace ipusim {
-
-/** Sizes of a BERT-like encoder and its inputs (defaults: BERT-Large, phase 1). */
-struct BertShape
-{
-    uint64_t layers = 24, hidden = 1024, heads = 16, ffn = 4096;
-    uint64_t vocab = 30522, vocabPadding = 64, maxPositions = 512, typeVocab = 2;
-    uint64_t sequence = 128, maxPredictions = 20;
-    uint32_t embeddingSerialization = 1;
-    /** Rows of the word embedding: the vocabulary rounded up to the padding. */
-    [[nodiscard]] uint64_t paddedVocab() const { return (vocab + vocabPadding - 1) / vocabPadding * vocabPadding; }
-    [[nodiscard]] uint64_t headSize() const { return hidden / heads; }
-};
-
-enum class BertTask { Pretraining, Squad };
 
 /** Tensors of the BERT graph the schedule builder needs. */
 struct BertTensors
@@ -44,9 +31,8 @@ Graph bertForward(const BertShape& shape, uint64_t microBatch, Precision type, P
 /** Elements of every weight of a graph (the parameter count). */
 uint64_t parameterCount(const Graph& graph);
 
-/** Compiles `"workload": {"kind": "bert"}`: the graph, training (LAMB or AdamW, loss scaling,
- *  master weights, recomputation) and the placement (`layers_per_ipu` or stages). */
-Schedule buildBertSchedule(const config::LoadedConfig& cfg, const SystemParams& system, uint64_t gradientAccumulation,
-                           uint64_t deviceIterations);
+/** Compiles a BERT workload: the graph, training (LAMB or AdamW, loss scaling, master
+ *  weights, recomputation) and the placement (`layers_per_ipu` or stages). */
+Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Diagnostics& diag);
 
 } // namespace ipusim

@@ -3,8 +3,6 @@
 
 #include "workloads/strategies/CompileGraph.hpp"
 
-
-
 namespace ipusim {
 
 Graph mnistForward(uint64_t B, Precision type, Precision partials, bool withLoss, MnistTensors& t)
@@ -61,28 +59,22 @@ Graph mnistForward(uint64_t B, Precision type, Precision partials, bool withLoss
     return g;
 }
 
-Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams& system, uint64_t G, uint64_t D)
+Schedule compileMnist(const MnistSpec& spec, const SystemParams& system, const Diagnostics& diag)
 {
-    const auto& w = cfg.doc.at("workload");
-    CompileOptions opt = readCompileOptions(cfg, system, G, D);
-    const uint64_t B = w.at("micro_batch");
-    const Precision type = opt.activations;
-    const Precision partials = opt.partials;
+    const WorkloadOptions& w = spec.options;
+    CompileOptions opt = compileOptionsOf(w);
+    const uint64_t G = w.gradientAccumulation;
 
     MnistTensors t;
     ModelGraph m;
-    m.graph = mnistForward(B, type, partials, opt.train, t);
+    m.graph = mnistForward(w.microBatch, opt.activations, opt.partials, opt.train, t);
     m.forwardOps = m.graph.ops.size();
     opt.out.tensors = opt.train ? std::vector<int>{t.loss, t.logits} : std::vector<int>{t.logits};
     opt.out.block = "B4";
-    for (const char* key : {"layers_per_ipu", "heads_ipu"})
-        if (w.at("strategy").contains(key))
-            cfg.fail(std::string("/workload/strategy/") + key,
-                     "expected only for BERT: MNIST's blocks are placed with \"stages\" or \"block_ipus\"");
-    const Placement placement = resolvePlacement(cfg, m.graph.blocks, system);
+    const Placement placement = resolvePlacement(w.strategy, m.graph.blocks, system, diag);
     if (opt.train)
-        m.training = addTraining(m.graph, t.loss, G > 1 || placement.stages.size() > 1, partials);
-    return compileGraph(cfg, m, system, placement, opt, B);
+        m.training = addTraining(m.graph, t.loss, G > 1 || placement.stages.size() > 1, opt.partials);
+    return compileGraph(m, system, placement, opt, w.microBatch, diag);
 }
 
 } // namespace ipusim

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/system/SystemParams.hpp"
-#include "sim/config/ConfigLoader.hpp"
+#include "models/common/Diagnostics.hpp"
+#include "models/hw/SystemParams.hpp"
+#include "models/program/Schedule.hpp"
 #include "workloads/graph/Graph.hpp"
-#include "workloads/schedule/Schedule.hpp"
+#include "workloads/nets/MnistSpec.hpp"
 
 namespace ipusim {
 
@@ -18,10 +19,9 @@ struct MnistTensors
  *  B3 Linear(320->256) ReLU; B4 Linear(256->10) [+ CrossEntropy]. */
 Graph mnistForward(uint64_t batch, Precision type, Precision partials, bool withLoss, MnistTensors& tensors);
 
-/** Compiles `"workload": {"kind": "mnist"}`: training (forward, backward, AdamW, gradient
- *  accumulation) or inference, on one IPU or placed over several by `/workload/strategy`
- *  (pipelined or sharded), inside the device-iteration loop. */
-Schedule buildMnistSchedule(const config::LoadedConfig& cfg, const SystemParams& system, uint64_t gradientAccumulation,
-                            uint64_t deviceIterations);
+/** Compiles the MNIST workload: training (forward, backward, AdamW, gradient accumulation)
+ *  or inference, on one IPU or placed over several by its strategy (pipelined, sharded,
+ *  phased), inside the device-iteration loop. */
+Schedule compileMnist(const MnistSpec& spec, const SystemParams& system, const Diagnostics& diag);
 
 } // namespace ipusim

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/strategies/CompileGraph.hpp"
 
-#include "workloads/costs/VertexCosts.hpp"
+#include "models/timing/VertexCosts.hpp"
 #include "workloads/lowering/GraphLowering.hpp"
 #include "workloads/strategies/Pipeline.hpp"
 
@@ -159,7 +159,7 @@ Schedule singleIpu(const ModelGraph& m, const SystemParams& system, const Placem
     return s;
 }
 
-Schedule pipelined(const config::LoadedConfig& cfg, const ModelGraph& m, const SystemParams& system, const Placement& placement,
+Schedule pipelined(const Diagnostics& diag, const ModelGraph& m, const SystemParams& system, const Placement& placement,
                    const CompileOptions& opt)
 {
     const Graph& g = m.graph;
@@ -210,7 +210,7 @@ Schedule pipelined(const config::LoadedConfig& cfg, const ModelGraph& m, const S
                 const TensorDesc& d = g.tensor(in);
                 if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator) {
                     if (!l.placed(in))
-                        cfg.fail("/workload/strategy",
+                        diag.fail("/workload/strategy",
                                  fmt::format("block \"{}\" uses weight \"{}\" of block \"{}\", which is on another IPU: "
                                              "blocks sharing weights must be on one IPU",
                                              op.block, d.name, d.block));
@@ -220,7 +220,7 @@ Schedule pipelined(const config::LoadedConfig& cfg, const ModelGraph& m, const S
                 if (from < 0 || uint32_t(from) == k || l.placed(in))
                     continue;
                 if ((forward && uint32_t(from) + 1 != k) || (!forward && uint32_t(from) != k + 1))
-                    cfg.fail("/workload/strategy", fmt::format("tensor \"{}\" would skip a stage (stage {} to stage {}): "
+                    diag.fail("/workload/strategy", fmt::format("tensor \"{}\" would skip a stage (stage {} to stage {}): "
                                                                "only neighbouring stages exchange tensors",
                                                                d.name, from, k));
                 l.importTensor(in);
@@ -321,7 +321,7 @@ Schedule pipelined(const config::LoadedConfig& cfg, const ModelGraph& m, const S
         }
     for (std::size_t slot = 0; slot < ipus.size(); ++slot)
         if (lowerings[slot]->offloadedBytes() > system.streamingMemory.bytesPerIpu)
-            cfg.fail("/workload/offload_optimizer", fmt::format("IPU {} needs {} bytes of Streaming Memory, it has {}", ipus[slot],
+            diag.fail("/workload/offload_optimizer", fmt::format("IPU {} needs {} bytes of Streaming Memory, it has {}", ipus[slot],
                                                                 lowerings[slot]->offloadedBytes(), system.streamingMemory.bytesPerIpu));
     const PipelineActivity activity = pipelineActivity(placement.kind, placement.schedule, K, train ? G : D, train);
     composePipeline(builders, frags, activity, train, D);
@@ -542,41 +542,24 @@ Schedule phasedRun(const ModelGraph& model, const SystemParams& system, const Pl
 
 } // namespace
 
-CompileOptions readCompileOptions(const config::LoadedConfig& cfg, const SystemParams& system, uint64_t G, uint64_t D)
+CompileOptions compileOptionsOf(const WorkloadOptions& w)
 {
-    const auto& w = cfg.doc.at("workload");
     CompileOptions o;
-    o.train = w.at("mode") == "train";
-    o.gradientAccumulation = G;
-    o.deviceIterations = D;
-    o.activations = w.at("precision") == "fp16" ? Precision::FP16 : Precision::FP32;
-    o.partials = w.at("partials") == "fp16" ? Precision::FP16 : Precision::FP32;
-    if (o.activations == Precision::FP32 && o.partials == Precision::FP16)
-        cfg.fail("/workload/partials", "expected \"fp32\": fp32 activations accumulate in fp32 partials");
-    if (!o.train && G != 1)
-        cfg.fail("/run/gradient_accumulation", "expected 1: inference has no gradient accumulation");
-    o.offloadOptimizer = w.at("offload_optimizer");
-    o.ioTiles = w.at("io_tiles");
-    o.recompute = w.at("recompute") == "checkpoints";
-    if (o.recompute && !o.train)
-        cfg.fail("/workload/recompute", "expected \"none\": inference keeps no activations for a backward pass");
-    if (o.ioTiles != 0 && (o.ioTiles < 32 || o.ioTiles % 2 != 0 || o.ioTiles >= system.ipu.tiles))
-        cfg.fail("/workload/io_tiles", fmt::format("expected 0 or an even number from 32 to 192 below the {} tiles, found {}",
-                                                   system.ipu.tiles, o.ioTiles));
-    if (o.offloadOptimizer && !o.train)
-        cfg.fail("/workload/offload_optimizer", "expected false: inference has no optimizer state");
-    const std::string mode = w.at("output_mode");
-    o.out.mode = mode == "all"       ? OutputPlan::Mode::All
-                 : mode == "final"   ? OutputPlan::Mode::Final
-                 : mode == "sum"     ? OutputPlan::Mode::Sum
-                 : mode == "every_n" ? OutputPlan::Mode::EveryN
-                 : o.train           ? OutputPlan::Mode::Final : OutputPlan::Mode::All;
-    o.out.period = o.out.mode == OutputPlan::Mode::EveryN ? w.at("output_return_period").get<uint32_t>() : 1;
+    o.train = w.train;
+    o.gradientAccumulation = w.gradientAccumulation;
+    o.deviceIterations = w.deviceIterations;
+    o.activations = w.activations;
+    o.partials = w.partials;
+    o.offloadOptimizer = w.offloadOptimizer;
+    o.ioTiles = w.ioTiles;
+    o.recompute = w.recompute;
+    o.out.mode = w.outputMode;
+    o.out.period = w.outputPeriod;
     return o;
 }
 
-Schedule compileGraph(const config::LoadedConfig& cfg, const ModelGraph& model, const SystemParams& system,
-                      const Placement& placement, const CompileOptions& opt, uint64_t microBatch)
+Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const Placement& placement,
+                      const CompileOptions& opt, uint64_t microBatch, const Diagnostics& diag)
 {
     const bool train = opt.train;
     const uint64_t G = opt.gradientAccumulation, D = opt.deviceIterations;
@@ -584,7 +567,7 @@ Schedule compileGraph(const config::LoadedConfig& cfg, const ModelGraph& model, 
     Schedule s;
     if (placement.kind == StrategyKind::Phased) {
         if (opt.offloadOptimizer)
-            cfg.fail("/workload/offload_optimizer", "expected false: phased execution streams all optimizer state already");
+            diag.fail("/workload/offload_optimizer", "expected false: phased execution streams all optimizer state already");
         s = phasedRun(model, system, placement, opt);
     } else if (placement.kind == StrategyKind::Single) {
         s = singleIpu(model, system, placement, opt);
@@ -594,14 +577,13 @@ Schedule compileGraph(const config::LoadedConfig& cfg, const ModelGraph& model, 
             // fused); every stage needs a micro-batch in flight.
             const uint64_t stages = train ? 2 * K - 1 : K;
             if (train && G < stages)
-                cfg.fail("/run/gradient_accumulation",
+                diag.fail("/run/gradient_accumulation",
                          fmt::format("expected at least {} (the pipeline's stages, 2 x {} stages - 1), found {}", stages, K, G));
             if (!train && D < stages)
-                cfg.fail("/run/device_iterations", fmt::format("expected at least {} (the pipeline's stages), found {}", stages, D));
+                diag.fail("/run/device_iterations", fmt::format("expected at least {} (the pipeline's stages), found {}", stages, D));
         }
-        s = pipelined(cfg, model, system, placement, opt);
+        s = pipelined(diag, model, system, placement, opt);
     }
-    s.name = cfg.name;
     s.samplesPerHostCall = microBatch * (train ? G : 1) * D * placement.replicas;
     const Graph& g = model.graph;
     double flops = 0;

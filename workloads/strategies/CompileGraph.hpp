@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/system/SystemParams.hpp"
-#include "sim/config/ConfigLoader.hpp"
+#include "models/common/Diagnostics.hpp"
+#include "models/hw/SystemParams.hpp"
+#include "models/program/Schedule.hpp"
 #include "workloads/graph/Graph.hpp"
-#include "workloads/schedule/Schedule.hpp"
 #include "workloads/strategies/Placement.hpp"
+#include "workloads/strategies/WorkloadOptions.hpp"
 #include "workloads/training/Training.hpp"
 
 #include <functional>
@@ -16,7 +17,8 @@ namespace ipusim {
 /** Where outputs go back to the host (PopTorch OutputMode). */
 struct OutputPlan
 {
-    enum class Mode { All, Final, Sum, EveryN } mode = Mode::Final;
+    using Mode = OutputMode;
+    Mode mode = Mode::Final;
     uint32_t period = 1;
     std::vector<int> tensors;
     std::string block; // the block that produces them
@@ -31,7 +33,8 @@ struct ModelGraph
     TrainingOps training;
 };
 
-/** Workload options every model shares (`/workload` keys of the schema). */
+/** How the compiler lowers a model: the workload's options plus what the model adds (its
+ *  outputs, its outlining rule, per-IPU memory proportions). */
 struct CompileOptions
 {
     bool train = true;
@@ -49,15 +52,14 @@ struct CompileOptions
     std::function<std::string(const std::string&)> outline;
 };
 
-/** Reads and checks the shared options (mode, io_tiles, recompute, offload_optimizer,
- *  output_mode) of `/workload`. The output tensors are the model's to fill in. */
-CompileOptions readCompileOptions(const config::LoadedConfig& cfg, const SystemParams& system, uint64_t gradientAccumulation,
-                                  uint64_t deviceIterations);
+/** The compile options of a workload; the output tensors and block are the model's to fill in. */
+CompileOptions compileOptionsOf(const WorkloadOptions& workload);
 
 /** Lowers the model onto the placement: one IPU, a pipeline (stages may share an IPU), one
  *  stage at a time (sharded) or phases streamed from Streaming Memory; fills the schedule's
- *  strategy and samples per host call. */
-Schedule compileGraph(const config::LoadedConfig& cfg, const ModelGraph& model, const SystemParams& system,
-                      const Placement& placement, const CompileOptions& options, uint64_t microBatch);
+ *  strategy and samples per host call. What only compiling finds out (weights shared across
+ *  IPUs, a tensor skipping a stage, Streaming Memory too small) is reported through `diag`. */
+Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const Placement& placement,
+                      const CompileOptions& options, uint64_t microBatch, const Diagnostics& diag);
 
 } // namespace ipusim

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/system/SystemParams.hpp"
-#include "sim/config/ConfigLoader.hpp"
+#include "models/common/Diagnostics.hpp"
+#include "models/hw/SystemParams.hpp"
+#include "workloads/strategies/StrategySpec.hpp"
 
 #include <algorithm>
 #include <map>
@@ -9,16 +10,6 @@
 #include <vector>
 
 namespace ipusim {
-
-enum class StrategyKind { Single, Pipelined, Sharded, Phased };
-enum class PipelineSchedule { Grouped, Interleaved, Sequential };
-
-/** A pipeline stage: consecutive model blocks on one IPU. */
-struct Stage
-{
-    std::vector<std::string> blocks;
-    uint32_t ipu = 0;
-};
 
 /** Where each block of a model runs (poptorch.Block / Stage / ipu_id), resolved and checked. */
 struct Placement
@@ -51,9 +42,10 @@ struct Placement
     }
 };
 
-/** Reads `/workload/strategy` against the model's blocks (in model order). Errors name the JSON
- *  path: unknown or missing blocks, IPUs outside the system, stages out of model order, a stage
- *  with no IPU-Link to the next one. */
-Placement resolvePlacement(const config::LoadedConfig& cfg, const std::vector<std::string>& blocks, const SystemParams& system);
+/** Checks a strategy against the model's blocks (in model order) and the system. Errors name
+ *  the JSON path under `/workload/strategy`: unknown or missing blocks, IPUs outside the
+ *  system, stages out of model order, a stage with no IPU-Link to the next one. */
+Placement resolvePlacement(const StrategySpec& spec, const std::vector<std::string>& blocks, const SystemParams& system,
+                           const Diagnostics& diag);
 
 } // namespace ipusim

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include <nlohmann/json.hpp>
+#include "models/hw/Precision.hpp"
+
 #include <cstdint>
 
 namespace ipusim {
-
-enum class Precision { FP16, FP32 };
-inline unsigned bytesOf(Precision p) { return p == Precision::FP16 ? 2 : 4; }
-inline const char* nameOf(Precision p) { return p == Precision::FP16 ? "fp16" : "fp32"; }
 
 /** AMP geometry for one (input, partials) precision pair. */
 struct AmpParams
@@ -19,7 +16,8 @@ struct AmpParams
     [[nodiscard]] uint32_t cyclesPerPosition() const { return units * inChansPerGroup / macsPerCycle; }
 };
 
-/** One IPU's parameters (configs/hardware/mk2.json; units and sources in the schema). */
+/** One IPU's parameters (configs/hardware/mk2.json; units and sources in the schema). Plain
+ *  data: sim/config decodes them from a config. */
 struct IpuParams
 {
     uint32_t tiles = 1472;
@@ -56,17 +54,6 @@ struct IpuParams
     [[nodiscard]] uint32_t vectorWidth(Precision p) const { return vectorWidthBits / (8 * bytesOf(p)); }
     /** Rows of tiles an exchange path may cross. */
     [[nodiscard]] uint32_t rows() const { return (tiles + columns - 1) / columns; }
-
-    static IpuParams fromJson(const nlohmann::json& ipu);
 };
-
-struct HostLinkParams
-{
-    double bandwidthBytesPerSecond = 15.75e9;
-    double efficiency = 0.85;
-    uint64_t latencyCycles = 2000;
-    static HostLinkParams fromJson(const nlohmann::json& link);
-};
-
 
 } // namespace ipusim

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "workloads/schedule/ScheduleJson.hpp"
+#include "models/program/ScheduleJson.hpp"
 
-#include "sim/config/Schema.hpp"
-#include "workloads/costs/VertexCosts.hpp"
+#include "models/timing/VertexCosts.hpp"
 
 #include <fmt/format.h>
 
@@ -14,14 +13,13 @@ namespace ipusim {
 namespace {
 
 using json = nlohmann::json;
-using config::LoadedConfig;
 
 // Reads a vertex's params, naming the JSON pointer in every error and rejecting unknown keys.
 class ParamReader
 {
 public:
-    ParamReader(const LoadedConfig& cfg, std::string pointer, const json& params)
-        : m_cfg(cfg), m_ptr(std::move(pointer)), m_params(params)
+    ParamReader(const Diagnostics& diag, std::string pointer, const json& params)
+        : m_diag(diag), m_ptr(std::move(pointer)), m_params(params)
     {
     }
     uint64_t count(const std::string& key, std::optional<uint64_t> fallback = std::nullopt, uint64_t minimum = 1)
@@ -30,11 +28,11 @@ public:
         if (!m_params.contains(key)) {
             if (fallback)
                 return *fallback;
-            m_cfg.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
+            m_diag.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
         }
         const json& v = m_params.at(key);
         if (!v.is_number_integer() || v.get<int64_t>() < int64_t(minimum))
-            m_cfg.fail(m_ptr + "/" + key, fmt::format("expected integer >= {}, found {}", minimum, v.dump()));
+            m_diag.fail(m_ptr + "/" + key, fmt::format("expected integer >= {}, found {}", minimum, v.dump()));
         return v.get<uint64_t>();
     }
     Precision precision(const std::string& key, std::optional<Precision> fallback = std::nullopt)
@@ -49,22 +47,22 @@ public:
         if (!m_params.contains(key)) {
             if (fallback)
                 return *fallback;
-            m_cfg.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
+            m_diag.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
         }
         const json& v = m_params.at(key);
         if (v.is_string() && std::find(allowed.begin(), allowed.end(), v.get<std::string>()) != allowed.end())
             return v.get<std::string>();
-        m_cfg.fail(m_ptr + "/" + key, fmt::format("expected one of {}, found {}", fmt::join(allowed, ", "), v.dump()));
+        m_diag.fail(m_ptr + "/" + key, fmt::format("expected one of {}, found {}", fmt::join(allowed, ", "), v.dump()));
     }
     void finish()
     {
         for (const auto& [k, v] : m_params.items())
             if (!m_used.count(k))
-                m_cfg.fail(m_ptr + "/" + k, fmt::format("unknown key \"{}\" (allowed: {})", k, fmt::join(m_used, ", ")));
+                m_diag.fail(m_ptr + "/" + k, fmt::format("unknown key \"{}\" (allowed: {})", k, fmt::join(m_used, ", ")));
     }
 
 private:
-    const LoadedConfig& m_cfg;
+    const Diagnostics& m_diag;
     std::string m_ptr;
     const json& m_params;
     std::set<std::string> m_used;
@@ -74,9 +72,10 @@ uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 struct Parser
 {
-    const LoadedConfig& cfg;
+    const Diagnostics& diag;
     const IpuParams& hw;
     const SystemParams& system;
+    const StepCheck& check;
     uint32_t ipu = 0;
 
     std::pair<uint32_t, uint32_t> tileRange(const json& sel, const std::string& ptr)
@@ -85,7 +84,7 @@ struct Parser
             return {0, hw.tiles};
         uint64_t a = sel.at(0), b = sel.at(1);
         if (a > b || b >= hw.tiles)
-            cfg.fail(ptr, fmt::format("expected a tile range [first, last] with first <= last <= {}, found {}", hw.tiles - 1, sel.dump()));
+            diag.fail(ptr, fmt::format("expected a tile range [first, last] with first <= last <= {}, found {}", hw.tiles - 1, sel.dump()));
         return {uint32_t(a), uint32_t(b - a + 1)};
     }
 
@@ -98,7 +97,7 @@ struct Parser
             std::string p = fmt::format("{}/{}", ptr, i);
             auto [first, count] = tileRange(list[i].at("tiles"), p + "/tiles");
             if (first < next)
-                cfg.fail(p + "/tiles", "tile runs must be listed in increasing tile order without overlap");
+                diag.fail(p + "/tiles", "tile runs must be listed in increasing tile order without overlap");
             out.add(first, count, valueOf(list[i], p));
             next = first + count;
         }
@@ -116,21 +115,22 @@ struct Parser
     Step step(const json& j, const std::string& ptr)
     {
         const std::string op = j.at("op");
-        config::Schema::instance().validate(j, "/definitions/steps/" + op, ptr, [&](const std::string& p) { return cfg.fileOf(p); });
+        if (check)
+            check(j, op, ptr);
         if (op == "compute") {
             ComputeStep c;
             c.name = j.at("name");
             std::set<std::string> types;
             c.cycles = runs<uint64_t>(j.at("tiles"), ptr + "/tiles", [&](const json& run, const std::string& p) -> uint64_t {
                 if (run.contains("cycles") == run.contains("vertices"))
-                    cfg.fail(p, "expected exactly one of \"cycles\" or \"vertices\"");
+                    diag.fail(p, "expected exactly one of \"cycles\" or \"vertices\"");
                 if (run.contains("cycles"))
                     return run.at("cycles").get<uint64_t>();
                 uint64_t total = 0;
                 const json& vs = run.at("vertices");
                 for (std::size_t k = 0; k < vs.size(); ++k) {
                     std::string vp = fmt::format("{}/vertices/{}", p, k);
-                    total += vertexCyclesFromJson(cfg, vp, vs[k].at("vertex"), vs[k].at("params"), hw);
+                    total += vertexCyclesFromJson(diag, vp, vs[k].at("vertex"), vs[k].at("params"), hw);
                     types.insert(vs[k].at("vertex").get<std::string>());
                 }
                 return total;
@@ -161,7 +161,7 @@ struct Parser
                     const uint32_t peer = list[i].at("ipu");
                     const std::string p = fmt::format("{}/{}/{}/ipu", ptr, key, i);
                     if (peer >= system.numIpus || peer == ipu)
-                        cfg.fail(p, fmt::format("expected another IPU of the system (0 to {}, not {}), found {}", system.numIpus - 1, ipu, peer));
+                        diag.fail(p, fmt::format("expected another IPU of the system (0 to {}, not {}), found {}", system.numIpus - 1, ipu, peer));
                     out.push_back({peer, list[i].at("bytes").get<uint64_t>()});
                 }
             };
@@ -182,17 +182,17 @@ struct Parser
 
 } // namespace
 
-uint64_t vertexCyclesFromJson(const LoadedConfig& cfg, const std::string& ptr, const std::string& vertex,
+uint64_t vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, const std::string& vertex,
                               const json& params, const IpuParams& hw)
 {
-    ParamReader r(cfg, ptr + "/params", params);
+    ParamReader r(diag, ptr + "/params", params);
     uint64_t cycles = 0;
     if (vertex == "ConvPartial1x1Out" || vertex == "ConvPartialnx1") {
         costs::ConvShape s;
         s.input = r.precision("input");
         s.partials = r.precision("partials", Precision::FP32);
         if (s.input == Precision::FP32 && s.partials == Precision::FP16)
-            cfg.fail(ptr + "/params/partials", "fp32 inputs need fp32 partials");
+            diag.fail(ptr + "/params/partials", "fp32 inputs need fp32 partials");
         const AmpParams& amp = hw.amp(s.input, s.partials);
         s.positions = r.count("positions");
         s.inGroups = uint32_t(ceilDiv(r.count("in_chans"), amp.inChansPerGroup));
@@ -228,7 +228,7 @@ uint64_t vertexCyclesFromJson(const LoadedConfig& cfg, const std::string& ptr, c
         uint64_t outputs = r.count("outputs");
         cycles = costs::maxPool(hw, type, outputs, r.count("window"));
     } else {
-        cfg.fail(ptr + "/vertex", fmt::format("unknown vertex \"{}\" (known: ConvPartial1x1Out, ConvPartialnx1, UnaryOp, "
+        diag.fail(ptr + "/vertex", fmt::format("unknown vertex \"{}\" (known: ConvPartial1x1Out, ConvPartialnx1, UnaryOp, "
                                               "BinaryOp, ScaledAdd, Cast, Reduce, MaxPool)", vertex));
     }
     r.finish();
@@ -237,7 +237,7 @@ uint64_t vertexCyclesFromJson(const LoadedConfig& cfg, const std::string& ptr, c
 
 namespace {
 
-Program programFromJson(const LoadedConfig& cfg, Parser& parser, const json& steps, const json* tensors, const std::string& ptr)
+Program programFromJson(const Diagnostics& diag, Parser& parser, const json& steps, const json* tensors, const std::string& ptr)
 {
     Program program;
     program.ipu = parser.ipu;
@@ -269,14 +269,14 @@ Program programFromJson(const LoadedConfig& cfg, Parser& parser, const json& ste
             auto point = [&](const char* key) {
                 auto it = points.find(live.at(key).get<std::string>());
                 if (it == points.end())
-                    cfg.fail(p + "/live/" + key, fmt::format("expected the name of a compute, exchange, host or IPU-copy step, found \"{}\"",
+                    diag.fail(p + "/live/" + key, fmt::format("expected the name of a compute, exchange, host or IPU-copy step, found \"{}\"",
                                                              live.at(key).get<std::string>()));
                 return it->second;
             };
             t.from = point("from");
             t.to = point("to");
             if (t.from > t.to)
-                cfg.fail(p + "/live", "\"from\" must not come after \"to\" in program order");
+                diag.fail(p + "/live", "\"from\" must not come after \"to\" in program order");
         }
         program.tensors.push_back(std::move(t));
     }
@@ -285,30 +285,29 @@ Program programFromJson(const LoadedConfig& cfg, Parser& parser, const json& ste
 
 } // namespace
 
-Schedule scheduleFromJson(const LoadedConfig& cfg, const SystemParams& system)
+Schedule scheduleFromJson(const json& w, const std::string& pointer, const SystemParams& system, const Diagnostics& diag,
+                          const StepCheck& check)
 {
-    const json& w = cfg.doc.at("workload");
-    Parser parser{cfg, system.ipu, system, 0};
+    Parser parser{diag, system.ipu, system, check, 0};
     Schedule schedule;
-    schedule.name = cfg.name;
     schedule.samplesPerHostCall = w.at("samples");
     if (w.contains("steps") == w.contains("programs"))
-        cfg.fail("/workload", "expected exactly one of \"steps\" (one IPU) or \"programs\" (one per IPU)");
+        diag.fail(pointer, "expected exactly one of \"steps\" (one IPU) or \"programs\" (one per IPU)");
     if (w.contains("steps")) {
-        schedule.programs.push_back(programFromJson(cfg, parser, w.at("steps"), w.contains("tensors") ? &w.at("tensors") : nullptr, "/workload"));
+        schedule.programs.push_back(programFromJson(diag, parser, w.at("steps"), w.contains("tensors") ? &w.at("tensors") : nullptr, pointer));
         return schedule;
     }
     std::set<uint32_t> seen;
     const json& programs = w.at("programs");
     for (std::size_t i = 0; i < programs.size(); ++i) {
-        const std::string p = fmt::format("/workload/programs/{}", i);
+        const std::string p = fmt::format("{}/programs/{}", pointer, i);
         parser.ipu = programs[i].at("ipu");
         if (parser.ipu >= system.numIpus)
-            cfg.fail(p + "/ipu", fmt::format("expected an IPU of the system (0 to {}), found {}", system.numIpus - 1, parser.ipu));
+            diag.fail(p + "/ipu", fmt::format("expected an IPU of the system (0 to {}), found {}", system.numIpus - 1, parser.ipu));
         if (!seen.insert(parser.ipu).second)
-            cfg.fail(p + "/ipu", fmt::format("IPU {} already has a program", parser.ipu));
+            diag.fail(p + "/ipu", fmt::format("IPU {} already has a program", parser.ipu));
         const json& pj = programs[i];
-        schedule.programs.push_back(programFromJson(cfg, parser, pj.at("steps"), pj.contains("tensors") ? &pj.at("tensors") : nullptr, p));
+        schedule.programs.push_back(programFromJson(diag, parser, pj.at("steps"), pj.contains("tensors") ? &pj.at("tensors") : nullptr, p));
     }
     return schedule;
 }

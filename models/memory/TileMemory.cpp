@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "models/tile/TileMemory.hpp"
+#include "models/memory/TileMemory.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "workloads/schedule/TileRuns.hpp"
+#include "models/program/TileRuns.hpp"
 
 #include <cstdint>
 #include <optional>

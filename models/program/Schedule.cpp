@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "workloads/schedule/Schedule.hpp"
+#include "models/program/Schedule.hpp"
 
 namespace ipusim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "workloads/costs/VertexCosts.hpp"
+#include "models/timing/VertexCosts.hpp"
 
 #include <algorithm>
 #include <map>

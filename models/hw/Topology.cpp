@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "models/system/Topology.hpp"
+#include "models/hw/Topology.hpp"
 
 #include <algorithm>
 #include <deque>

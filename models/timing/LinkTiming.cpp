@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#include "models/timing/LinkTiming.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ipusim {
+
+uint64_t ipuLinkTransferCycles(const Topology& topology, const IpuLinkParams& link, double clockHz, uint32_t from,
+                               uint32_t to, uint64_t bytes)
+{
+    if (bytes == 0 || from == to)
+        return 0;
+    const Topology::Route r = topology.route(from, to);
+    if (r.hops == 0)
+        throw std::logic_error("no IPU-Link route from IPU " + std::to_string(from) + " to IPU " + std::to_string(to));
+    return r.hops * link.latencyCycles + streamCycles(bytes, r.links * link.bandwidthBytesPerSecond, link.efficiency, clockHz);
+}
+
+uint64_t ringSteps(std::size_t members, CollectiveKind kind)
+{
+    return kind == CollectiveKind::AllReduce ? 2 * (members - 1) : members - 1;
+}
+
+uint64_t ringCycles(const Topology& topology, const IpuLinkParams& link, double clockHz, const std::vector<uint32_t>& ring,
+                    uint64_t bytes, CollectiveKind kind)
+{
+    const std::size_t R = ring.size();
+    if (R < 2 || bytes == 0)
+        return 0;
+    const uint64_t share = (bytes + R - 1) / R;
+    uint64_t step = 0;
+    for (std::size_t i = 0; i < R; ++i)
+        step = std::max(step, ipuLinkTransferCycles(topology, link, clockHz, ring[i], ring[(i + 1) % R], share));
+    return ringSteps(R, kind) * step;
+}
+
+} // namespace ipusim

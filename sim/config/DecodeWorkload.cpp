@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+#include "sim/config/ExperimentSpec.hpp"
+
+#include "models/program/ScheduleJson.hpp"
+#include "sim/config/Schema.hpp"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace ipusim {
+namespace {
+
+using json = nlohmann::json;
+using config::LoadedConfig;
+
+Precision precisionOf(const json& v) { return v == "fp16" ? Precision::FP16 : Precision::FP32; }
+
+StrategySpec strategyOf(const json& s)
+{
+    StrategySpec spec;
+    const std::string kind = s.at("kind");
+    spec.kind = kind == "pipelined" ? StrategyKind::Pipelined
+                : kind == "sharded" ? StrategyKind::Sharded
+                : kind == "phased"  ? StrategyKind::Phased : StrategyKind::Single;
+    const std::string schedule = s.at("schedule");
+    spec.schedule = schedule == "interleaved" ? PipelineSchedule::Interleaved
+                    : schedule == "sequential" ? PipelineSchedule::Sequential : PipelineSchedule::Grouped;
+    spec.parallelPhases = s.at("phased") == "parallel";
+    spec.replicas = s.at("replicas");
+    spec.replicatedTensorSharding = s.at("replicated_tensor_sharding");
+    if (s.contains("stages")) {
+        spec.stages.emplace();
+        for (const auto& st : s.at("stages"))
+            spec.stages->push_back({st.at("blocks").get<std::vector<std::string>>(), st.at("ipu").get<uint32_t>()});
+    }
+    if (s.contains("block_ipus"))
+        spec.blockIpus = s.at("block_ipus").get<std::map<std::string, uint32_t>>();
+    return spec;
+}
+
+/** The `/workload` keys every model shares, with their cross-field rules. */
+WorkloadOptions optionsOf(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
+{
+    const json& w = cfg.doc.at("workload");
+    WorkloadOptions o;
+    o.train = w.at("mode") == "train";
+    o.microBatch = w.at("micro_batch");
+    o.gradientAccumulation = run.gradientAccumulation;
+    o.deviceIterations = run.deviceIterations;
+    o.activations = precisionOf(w.at("precision"));
+    o.partials = precisionOf(w.at("partials"));
+    if (o.activations == Precision::FP32 && o.partials == Precision::FP16)
+        cfg.fail("/workload/partials", "expected \"fp32\": fp32 activations accumulate in fp32 partials");
+    if (!o.train && run.gradientAccumulation != 1)
+        cfg.fail("/run/gradient_accumulation", "expected 1: inference has no gradient accumulation");
+    o.offloadOptimizer = w.at("offload_optimizer");
+    o.ioTiles = w.at("io_tiles");
+    o.recompute = w.at("recompute") == "checkpoints";
+    if (o.recompute && !o.train)
+        cfg.fail("/workload/recompute", "expected \"none\": inference keeps no activations for a backward pass");
+    if (o.ioTiles != 0 && (o.ioTiles < 32 || o.ioTiles % 2 != 0 || o.ioTiles >= system.ipu.tiles))
+        cfg.fail("/workload/io_tiles", fmt::format("expected 0 or an even number from 32 to 192 below the {} tiles, found {}",
+                                                   system.ipu.tiles, o.ioTiles));
+    if (o.offloadOptimizer && !o.train)
+        cfg.fail("/workload/offload_optimizer", "expected false: inference has no optimizer state");
+    const std::string mode = w.at("output_mode");
+    o.outputMode = mode == "all"       ? OutputMode::All
+                   : mode == "final"   ? OutputMode::Final
+                   : mode == "sum"     ? OutputMode::Sum
+                   : mode == "every_n" ? OutputMode::EveryN
+                   : o.train           ? OutputMode::Final : OutputMode::All;
+    o.outputPeriod = o.outputMode == OutputMode::EveryN ? w.at("output_return_period").get<uint32_t>() : 1;
+    o.strategy = strategyOf(w.at("strategy"));
+    return o;
+}
+
+WorkloadSpec decodeSchedule(const LoadedConfig& cfg, const SystemParams& system, const RunSpec&)
+{
+    const json& w = cfg.doc.at("workload");
+    // Steps are checked one by one against their own definition, so an error names the step's
+    // form rather than every alternative of a oneOf.
+    const StepCheck check = [&](const json& step, const std::string& op, const std::string& pointer) {
+        config::Schema::instance().validate(step, "/definitions/steps/" + op, pointer,
+                                            [&](const std::string& p) { return cfg.fileOf(p); });
+    };
+    return ScheduleSpec{scheduleFromJson(w, "/workload", system, cfg, check)};
+}
+
+WorkloadSpec decodeMnist(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
+{
+    MnistSpec spec{optionsOf(cfg, system, run)};
+    for (const char* key : {"layers_per_ipu", "heads_ipu"})
+        if (cfg.doc.at("workload").at("strategy").contains(key))
+            cfg.fail(std::string("/workload/strategy/") + key,
+                     "expected only for BERT: MNIST's blocks are placed with \"stages\" or \"block_ipus\"");
+    return spec;
+}
+
+BertShape bertShapeOf(const LoadedConfig& cfg)
+{
+    const json& w = cfg.doc.at("workload");
+    const json& model = w.at("model");
+    BertShape s;
+    s.layers = model.at("layers");
+    s.hidden = model.at("hidden");
+    s.heads = model.at("heads");
+    s.ffn = model.at("ffn");
+    s.vocab = model.at("vocab_size");
+    s.vocabPadding = model.at("vocab_padding");
+    s.maxPositions = model.at("max_positions");
+    s.typeVocab = model.at("type_vocab");
+    s.sequence = w.at("sequence_length");
+    s.maxPredictions = w.at("max_predictions");
+    s.embeddingSerialization = w.at("embedding_serialization");
+    if (s.hidden % s.heads != 0)
+        cfg.fail("/workload/model/heads", fmt::format("expected a divisor of the hidden size {}, found {}", s.hidden, s.heads));
+    if (s.sequence > s.maxPositions)
+        cfg.fail("/workload/sequence_length", fmt::format("expected at most max_positions ({}), found {}", s.maxPositions, s.sequence));
+    if (s.maxPredictions > s.sequence)
+        cfg.fail("/workload/max_predictions", fmt::format("expected at most the sequence length ({}), found {}", s.sequence, s.maxPredictions));
+    if (s.paddedVocab() % s.embeddingSerialization != 0)
+        cfg.fail("/workload/embedding_serialization",
+                 fmt::format("expected a divisor of the padded vocabulary ({} rows), found {}", s.paddedVocab(), s.embeddingSerialization));
+    return s;
+}
+
+WorkloadSpec decodeBert(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
+{
+    const json& w = cfg.doc.at("workload");
+    BertSpec spec;
+    spec.options = optionsOf(cfg, system, run);
+    spec.shape = bertShapeOf(cfg);
+    spec.task = w.at("task") == "squad" ? BertTask::Squad : BertTask::Pretraining;
+    if (spec.task == BertTask::Squad && spec.options.train)
+        cfg.fail("/workload/task", "expected \"pretraining\" for training: the SQuAD head is modelled for inference");
+    spec.optimizer = w.at("optimizer") == "lamb" ? Optimizer::Lamb : Optimizer::AdamW;
+    spec.masterWeights = w.at("master_weights");
+    spec.lossScaling = w.at("loss_scaling");
+    const json& strategy = w.at("strategy");
+    if (strategy.contains("layers_per_ipu"))
+        spec.layersPerIpu = strategy.at("layers_per_ipu").get<std::vector<uint64_t>>();
+    if (strategy.contains("heads_ipu")) {
+        if (spec.layersPerIpu.empty())
+            cfg.fail("/workload/strategy/heads_ipu", "expected only with layers_per_ipu");
+        spec.headsIpu = strategy.at("heads_ipu").get<uint32_t>();
+    }
+    if (w.contains("available_memory_proportion")) {
+        const json& amp = w.at("available_memory_proportion");
+        if (amp.is_number())
+            spec.availableMemoryProportion = amp.get<double>();
+        else
+            spec.availableMemoryProportion = amp.get<std::vector<double>>();
+    }
+    return spec;
+}
+
+/** The workload kinds: the name in `/workload/kind` and how its spec is decoded. */
+struct WorkloadKind
+{
+    std::string_view name;
+    WorkloadSpec (*decode)(const LoadedConfig&, const SystemParams&, const RunSpec&);
+};
+constexpr WorkloadKind kWorkloadKinds[] = {
+    {"schedule", decodeSchedule},
+    {"mnist", decodeMnist},
+    {"bert", decodeBert},
+};
+
+} // namespace
+
+WorkloadSpec decodeWorkload(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
+{
+    const std::string kind = cfg.doc.at("workload").at("kind");
+    for (const auto& k : kWorkloadKinds)
+        if (k.name == kind)
+            return k.decode(cfg, system, run);
+    cfg.fail("/workload/kind", fmt::format("unknown workload kind \"{}\"", kind));
+}
+
+ExperimentSpec decodeExperiment(const LoadedConfig& cfg)
+{
+    ExperimentSpec e;
+    e.name = cfg.name;
+    e.system = decodeSystem(cfg);
+    e.run = decodeRun(cfg, e.system);
+    e.workload = decodeWorkload(cfg, e.system, e.run);
+    return e;
+}
+
+} // namespace ipusim

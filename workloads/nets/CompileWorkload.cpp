@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/nets/CompileWorkload.hpp"
+
+#include "workloads/nets/Bert.hpp"
+#include "workloads/nets/Mnist.hpp"
+
+namespace ipusim {
+namespace {
+
+struct Compiler
+{
+    const SystemParams& system;
+    const Diagnostics& diag;
+    Schedule operator()(const ScheduleSpec& s) const { return s.schedule; }
+    Schedule operator()(const MnistSpec& s) const { return compileMnist(s, system, diag); }
+    Schedule operator()(const BertSpec& s) const { return compileBert(s, system, diag); }
+};
+
+} // namespace
+
+Schedule compileWorkload(const WorkloadSpec& workload, const SystemParams& system, const Diagnostics& diag)
+{
+    return std::visit(Compiler{system, diag}, workload);
+}
+
+} // namespace ipusim

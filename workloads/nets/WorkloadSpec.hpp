@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/program/Schedule.hpp"
+#include "workloads/nets/BertSpec.hpp"
+#include "workloads/nets/MnistSpec.hpp"
+
+#include <variant>
+
+namespace ipusim {
+
+/** A hand-written Schedule (`"kind": "schedule"`): read by the program's JSON reader, it needs
+ *  no compiling. */
+struct ScheduleSpec
+{
+    Schedule schedule;
+};
+
+/** What the user asked to run, one alternative per workload kind. A new kind adds its spec
+ *  here, its decoder to sim/config's table of kinds and its compile function to
+ *  compileWorkload (the build fails until all three exist). */
+using WorkloadSpec = std::variant<ScheduleSpec, MnistSpec, BertSpec>;
+
+} // namespace ipusim

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/hw/Precision.hpp"
+#include "workloads/strategies/StrategySpec.hpp"
+
+#include <cstdint>
+
+namespace ipusim {
+
+/** Which outputs go back to the host (PopTorch OutputMode). */
+enum class OutputMode { All, Final, Sum, EveryN };
+
+/** What every model's workload asks of the compiler (the shared `/workload` keys and the loop
+ *  counts of `/run`), decoded and checked by sim/config. */
+struct WorkloadOptions
+{
+    bool train = true;
+    uint64_t microBatch = 1;
+    Precision activations = Precision::FP32;
+    Precision partials = Precision::FP32;
+    bool offloadOptimizer = false;
+    bool recompute = false; // checkpoint every block: keep block inputs, recompute the rest
+    uint32_t ioTiles = 0;
+    OutputMode outputMode = OutputMode::Final;
+    uint32_t outputPeriod = 1; // EveryN: every period-th micro-batch
+    uint64_t gradientAccumulation = 1, deviceIterations = 1;
+    StrategySpec strategy;
+};
+
+} // namespace ipusim
