@@ -30,10 +30,13 @@ public:
           m_pointer(std::move(pointer))
     {
     }
+    /** An error already formatted elsewhere (a child process's), passed on as it is. */
+    static ConfigError preformatted(const std::string& what) { return ConfigError(what); }
     [[nodiscard]] const std::string& file() const { return m_file; }
     [[nodiscard]] const std::string& pointer() const { return m_pointer; }
 
 private:
+    explicit ConfigError(const std::string& what) : std::runtime_error(what) {}
     static std::string format(const std::string& file, const std::string& pointer, const std::string& message)
     {
         std::string out = file.empty() ? std::string("<config>") : file;

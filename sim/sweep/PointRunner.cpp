@@ -2,8 +2,7 @@
 #include "sim/sweep/PointRunner.hpp"
 
 #include "sim/config/ConfigError.hpp"
-#include "sim/engine/Simulation.hpp"
-#include "sim/report/Summary.hpp"
+#include "sim/run/Run.hpp"
 
 #include <fmt/format.h>
 
@@ -18,18 +17,11 @@ namespace ipusim {
 nlohmann::json simulatePoint(const config::LoadedConfig& cfg)
 {
     try {
-        Experiment e = buildExperiment(cfg);
-        Simulation sim(e);
-        if (!sim.fits()) {
-            const auto report = report::oomReport(e, sim);
-            const auto& m = report.at("ipus").at(0);
+        const RunOutcome r = run(RunRequest{cfg, {}});
+        if (r.status == RunOutcome::Status::OutOfMemory)
             return {{"status", "out_of_memory"},
-                    {"error", fmt::format("out of memory on IPU {}: {} tiles over {} bytes (peak {})", m.at("ipu").get<int>(),
-                                          m.at("tiles_over").get<uint64_t>(), m.at("tile_capacity_bytes").get<uint64_t>(),
-                                          m.at("peak").at("max").get<uint64_t>())}};
-        }
-        const SimResult r = sim.run();
-        return {{"status", "ok"}, {"summary", report::summary(e, sim, r)}};
+                    {"error", (r.oomPhase.empty() ? "" : r.oomPhase + " phase: ") + oomSummaryLine(r.oomReport)}};
+        return {{"status", "ok"}, {"summary", r.summary}};
     } catch (const config::ConfigError& e) {
         return {{"status", "invalid"}, {"error", e.what()}};
     } catch (const std::exception& e) {

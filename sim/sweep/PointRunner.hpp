@@ -12,8 +12,9 @@
 
 namespace ipusim {
 
-/** Simulates one config in the calling process: {"status": "ok", "summary": {...}}, or
- *  {"status": "invalid" | "out_of_memory" | "failed", "error": message}. Never throws. */
+/** Runs one config (and its inference phase) in the calling process: {"status": "ok",
+ *  "summary": {...}}, or {"status": "invalid" | "out_of_memory" | "failed", "error": message}.
+ *  Never throws. */
 nlohmann::json simulatePoint(const config::LoadedConfig& cfg);
 /** Loads `config` with `sets` and simulates it; a config error becomes an "invalid" result. */
 nlohmann::json simulatePoint(const std::string& config, const std::vector<std::string>& sets);

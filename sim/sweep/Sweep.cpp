@@ -111,7 +111,8 @@ const std::vector<std::pair<std::string, std::string>>& csvMetrics()
         {"samples_per_second", "/samples_per_second"}, {"compute", "/breakdown/compute"}, {"sync", "/breakdown/sync"},
         {"exchange", "/breakdown/exchange"}, {"host", "/breakdown/host"}, {"ipu_copy", "/breakdown/ipu_copy"},
         {"collective", "/breakdown/collective"}, {"streaming_memory", "/breakdown/streaming_memory"},
-        {"peak_tile_bytes", "/memory/0/peak/max"}, {"bubble_fraction", "/pipeline/bubble_fraction"}};
+        {"peak_tile_bytes", "/memory/0/peak/max"}, {"bubble_fraction", "/pipeline/bubble_fraction"},
+        {"inference_samples_per_second", "/inference/samples_per_second"}, {"run_total_cycles", "/run_total/cycles"}};
     return m;
 }
 

@@ -38,6 +38,10 @@ expect 0 "--set" -- "$ipusim" run --help
 # Bad input: a clear message naming the file and JSON path, a non-zero exit, no outputs.
 expect 1 "/system/ipu/tiles: expected integer, >= 1" -- "$ipusim" run configs/default.json --out "$out/d" --set /system/ipu/tiles=-3
 [ ! -e "$out/d/summary.json" ] && ok || fail "a failed run left a summary"
+# ... nor an earlier run's outputs to be taken for its own.
+expect 1 "/workload/io_tiles: expected 0 or an even number" -- "$ipusim" run configs/default.json --out "$out/a" --set /workload/io_tiles=3
+[ ! -e "$out/a/summary.json" ] && [ ! -e "$out/a/trace.json" ] && ok || fail "a failed run left an earlier run's outputs"
+expect 0 "mnist_train_step" -- "$ipusim" run configs/default.json --out "$out/a" --trace
 expect 1 "not a JSON pointer" -- "$ipusim" run configs/default.json --out "$out/d" --set tiles=3
 expect 1 "cannot read file" -- "$ipusim" run configs/nope.json --out "$out/d"
 expect 1 "unknown key \"tilez\"" -- "$ipusim" run configs/default.json --out "$out/d" --set /system/ipu/tilez=3
@@ -56,6 +60,12 @@ expect 0 "waves.vcd" -- "$ipusim" run configs/schedules/two_ipu_copy.json --vcd 
 # 4 IPU signals + both directions of the M2000's 6 linked pairs
 [ "$(grep -c '\$var' "$out/v/waves.vcd")" = 16 ] && grep -q '^#751880$' "$out/v/waves.vcd" && grep -q 'ipu0_to_ipu1' "$out/v/waves.vcd" \
   && grep -q '^b11110100001001000000 ' "$out/v/waves.vcd" && ok || fail "VCD content"
+
+# A sweep keeps a config's inference phase: its figures are in every row.
+printf '{"name": "inference_kept", "config": "%s/configs/mnist/pipelined.json", "axes": [{"pointer": "/workload/micro_batch", "values": [16, 40]}]}\n' "$PWD" > "$out/inference_sweep.json"
+expect 0 "2 points, 0 failed" -- "$ipusim" sweep "$out/inference_sweep.json" --out "$out/si"
+[ "$(grep -c '"run_total"' "$out/si/results.jsonl")" = 2 ] && head -1 "$out/si/results.csv" | grep -q ',inference_samples_per_second,run_total_cycles,' \
+  && [ "$(tail -n +2 "$out/si/results.csv" | awk -F, '$(NF-2) != "" && $(NF-1) != ""' | wc -l)" = 2 ] && ok || fail "a sweep dropped the inference phase"
 
 # Plots: PNG files from a trace, a summary and a sweep's results.
 png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }

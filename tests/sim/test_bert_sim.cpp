@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // BERT through the SystemC model: how cycles scale with the model and the system.
-#include "sim/engine/Simulation.hpp"
-#include "sim/report/Summary.hpp"
+#include "Simulate.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -10,16 +9,7 @@ using json = nlohmann::json;
 
 namespace {
 
-const std::string kRoot = IPUSIM_SOURCE_DIR;
-
-json simulate(const json& d)
-{
-    Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/test.json"));
-    Simulation sim(e);
-    REQUIRE(sim.fits());
-    SimResult r = sim.run();
-    return report::summary(e, sim, r);
-}
+json simulate(const json& d) { return test::simulateDoc(d); }
 
 /** One encoder layer, inference on one IPU, with the sizes given. */
 json oneLayer(uint64_t hidden, uint64_t sequence)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Whole simulations through the SystemC model. ctest runs each case in its own process; a
 // case that simulates twice relies on Simulation installing a fresh kernel context.
+#include "Simulate.hpp"
 #include "sim/engine/Simulation.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/trace/ChromeTrace.hpp"
@@ -17,26 +18,13 @@ using json = nlohmann::json;
 
 namespace {
 
-const std::string kRoot = IPUSIM_SOURCE_DIR;
-
-json simulate(const config::LoadedConfig& cfg)
-{
-    Experiment e = buildExperiment(cfg);
-    Simulation sim(e);
-    REQUIRE(sim.fits());
-    SimResult r = sim.run();
-    return report::summary(e, sim, r);
-}
-
-json simulateFile(const std::string& file, const std::vector<std::string>& sets = {})
-{
-    return simulate(config::loadConfig(kRoot + "/" + file, sets));
-}
+using test::kRoot;
+using test::simulate;
+using test::simulateFile;
 
 json simulateSteps(const json& steps)
 {
-    json d = {{"system", {{"base", "hardware/mk2.json"}}}, {"workload", {{"kind", "schedule"}, {"steps", steps}}}};
-    return simulate(config::loadConfig(d, kRoot + "/configs/inline.json"));
+    return test::simulateDoc({{"system", {{"base", "hardware/mk2.json"}}}, {"workload", {{"kind", "schedule"}, {"steps", steps}}}});
 }
 
 } // namespace

@@ -2,8 +2,7 @@
 // Regression goldens: the key figures of every shipped config, checked in and reviewed like
 // code. After a deliberate model change, regenerate them with IPUSIM_UPDATE_GOLDENS=1 and
 // review the diff.
-#include "sim/engine/Simulation.hpp"
-#include "sim/report/Summary.hpp"
+#include "Simulate.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,7 +14,7 @@ using json = nlohmann::json;
 
 namespace {
 
-const std::string kRoot = IPUSIM_SOURCE_DIR;
+using test::kRoot;
 
 json keyFigures(const json& s)
 {
@@ -33,10 +32,7 @@ json keyFigures(const json& s)
 
 void checkGolden(const std::string& config)
 {
-    Experiment e = buildExperiment(kRoot + "/" + config);
-    Simulation sim(e);
-    REQUIRE(sim.fits());
-    const json got = keyFigures(report::summary(e, sim, sim.run()));
+    const json got = keyFigures(test::simulateFile(config));
     std::string name = config.substr(std::string("configs/").size());
     for (auto& c : name)
         if (c == '/')

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Pipelines of synthetic uniform stages through the SystemC model, against hand formulas.
-#include "sim/engine/Simulation.hpp"
-#include "sim/report/Summary.hpp"
+#include "Simulate.hpp"
+#include "models/timing/SyncTiming.hpp"
 #include "workloads/strategies/Pipeline.hpp"
 
 #include <catch2/catch.hpp>
@@ -51,9 +51,7 @@ Run simulatePipeline(StrategyKind kind, PipelineSchedule schedule, uint32_t K, u
     }
     info.pipelineCycles = activity.cycles() * activity.repeats;
     e.schedule.strategy = info;
-    Simulation sim(e);
-    SimResult r = sim.run();
-    return {report::summary(e, sim, r), sim.externalSync().latency()};
+    return {test::simulate(e), externalSyncCycles(K, e.system.syncHopSeconds, e.system.ipu.clockHz)};
 }
 
 uint64_t fromActivity(const PipelineActivity& a, uint64_t L)

@@ -4,6 +4,7 @@
 // Replay one seed with IPUSIM_SEED=<seed> (the failing seed is printed).
 #include "models/reference/ReferenceEngine.hpp"
 #include "sim/engine/Simulation.hpp"
+#include "sim/run/Run.hpp"
 #include "workloads/lowering/ProgramBuilder.hpp"
 #include "workloads/strategies/Pipeline.hpp"
 
@@ -19,19 +20,21 @@ namespace {
 const std::string kRoot = IPUSIM_SOURCE_DIR;
 
 /** Runs both engines; returns "" when every phase agrees, else the first difference. */
+/** Runs `e` as `ipusim run --engine reference` does: "" when the fast engine saw exactly the
+ *  reference engine's phases, else what differed. */
 std::string compareEngines(const Experiment& e)
 {
-    PhaseRecorder fast;
-    {
-        Simulation sim(e, &fast);
-        sim.run();
+    RunOptions options;
+    options.engine = EngineKind::Reference;
+    options.inferencePhase = false; // the shrunk settings apply to the training phase only
+    try {
+        const RunOutcome r = run(e, options);
+        if (r.summary.at("total_cycles").get<uint64_t>() == 0)
+            return "no phases";
+    } catch (const std::exception& ex) {
+        return ex.what();
     }
-    const ReferenceResult ref = runReference(e.schedule, e.system, e.run.hostCalls);
-    if (ref.deadlocked)
-        return "the reference engine deadlocked";
-    if (fast.phases.empty())
-        return "no phases";
-    return firstDifference(fast.byIpu(), ref.phases);
+    return "";
 }
 
 /** A random schedule: segments of local steps on every IPU, separated by external syncs, some

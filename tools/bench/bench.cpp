@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Simulator speed benchmark (not a test): runs each case in a child process (SystemC elaborates
 // once per process), several times, and prints median wall time and rates.
-#include "models/reference/ReferenceEngine.hpp"
 #include "sim/config/ConfigLoader.hpp"
-#include "sim/engine/Simulation.hpp"
+#include "sim/run/ChildProcess.hpp"
+#include "sim/run/Run.hpp"
+
+#include <systemc>
 
 #include <fmt/format.h>
 
@@ -13,9 +15,6 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -37,52 +36,40 @@ struct Figures
     long maxRssKb = 0;
 };
 
+/** One case in a child process (SystemC elaborates once per process) through the run path;
+ *  each case measures one phase, so a config's inference phase runs only as its own case. */
 Figures runOnce(const Case& c)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-        throw std::runtime_error("pipe failed");
-    std::fflush(nullptr); // the child must not print the parent's buffered output again
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        Figures f;
-        auto t0 = std::chrono::steady_clock::now();
-        ipusim::config::LoadedConfig cfg = ipusim::config::loadConfig(c.config, c.sets);
+    ipusim::ChildProcess child([&c] {
+        ipusim::RunRequest request{ipusim::config::loadConfig(c.config, c.sets), {}};
         if (c.inferencePhase)
-            cfg = *ipusim::inferencePhase(cfg);
-        ipusim::Experiment e = ipusim::buildExperiment(cfg);
-        if (c.engine == Engine::Reference) {
-            f.buildSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            const ipusim::ReferenceResult r = ipusim::runReference(e.schedule, e.system, e.run.hostCalls);
-            f.simSeconds = r.wallSeconds;
-            f.cycles = r.totalCycles;
-        } else {
-            ipusim::Simulation sim(e);
-            if (c.engine == Engine::EveryIteration)
-                sim.simulateEveryIteration();
-            auto t1 = std::chrono::steady_clock::now();
-            ipusim::SimResult r = sim.run();
-            f.buildSeconds = std::chrono::duration<double>(t1 - t0).count();
-            f.simSeconds = r.wallSeconds;
-            f.cycles = r.totalCycles;
-            f.tileSupersteps = r.tileSupersteps;
-        }
-        f.simulatedSeconds = double(f.cycles) / e.system.ipu.clockHz;
-        if (write(fds[1], &f, sizeof f) != ssize_t(sizeof f))
-            _exit(1);
-        _exit(0);
-    }
-    close(fds[1]);
+            request.config = *ipusim::inferencePhase(request.config);
+        request.options.inferencePhase = false;
+        request.options.engine = c.engine == Engine::Reference ? ipusim::EngineKind::Reference : ipusim::EngineKind::Fast;
+        request.options.everyIteration = c.engine == Engine::EveryIteration;
+        const ipusim::RunOutcome r = ipusim::run(request);
+        if (r.status != ipusim::RunOutcome::Status::Ok)
+            throw std::runtime_error("out of memory");
+        const auto& sim = r.summary.at("simulator");
+        // The reference case times the per-cycle engine alone, not the fast engine checked after it.
+        const double simSeconds = c.engine == Engine::Reference ? sim.at("reference_wall_seconds").get<double>()
+                                                                : sim.at("wall_seconds").get<double>();
+        return nlohmann::json{{"build", r.buildSeconds + r.elaborateSeconds},
+                              {"sim", simSeconds},
+                              {"cycles", r.summary.at("total_cycles")},
+                              {"simulated", r.summary.at("seconds")},
+                              {"tile_supersteps", sim.at("tile_supersteps")}};
+    });
+    const nlohmann::json result = child.wait();
+    if (result.contains("status"))
+        throw std::runtime_error("case " + c.name + " failed: " + result.value("error", std::string("?")));
     Figures f;
-    const bool ok = read(fds[0], &f, sizeof f) == ssize_t(sizeof f);
-    close(fds[0]);
-    int status = 0;
-    struct rusage usage = {};
-    wait4(pid, &status, 0, &usage);
-    if (!ok || status != 0)
-        throw std::runtime_error("case " + c.name + " failed");
-    f.maxRssKb = usage.ru_maxrss;
+    f.buildSeconds = result.at("build");
+    f.simSeconds = result.at("sim");
+    f.cycles = result.at("cycles");
+    f.simulatedSeconds = result.at("simulated");
+    f.tileSupersteps = result.at("tile_supersteps");
+    f.maxRssKb = child.maxRssKb();
     return f;
 }
 

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+#include "sim/run/ChildProcess.hpp"
+
+#include "sim/config/ConfigError.hpp"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace ipusim {
+namespace {
+
+nlohmann::json guardedResult(const std::function<nlohmann::json()>& body)
+{
+    try {
+        return body();
+    } catch (const config::ConfigError& e) {
+        return {{"status", "invalid"}, {"error", e.what()}};
+    } catch (const std::exception& e) {
+        return {{"status", "failed"}, {"error", e.what()}};
+    }
+}
+
+void writeAll(int fd, const std::string& text)
+{
+    for (std::size_t done = 0; done < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n <= 0)
+            _exit(1);
+        done += std::size_t(n);
+    }
+}
+
+} // namespace
+
+ChildProcess::ChildProcess(const std::function<nlohmann::json()>& body)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        throw std::runtime_error("pipe failed");
+    std::fflush(nullptr); // the child must not print the parent's buffered output again
+    m_pid = fork();
+    if (m_pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        throw std::runtime_error("fork failed");
+    }
+    if (m_pid == 0) {
+        close(fds[0]);
+        writeAll(fds[1], guardedResult(body).dump());
+        close(fds[1]);
+        std::fflush(nullptr);
+        _exit(0);
+    }
+    close(fds[1]);
+    m_fd = fds[0];
+}
+
+ChildProcess::~ChildProcess()
+{
+    if (m_pid > 0) { // never waited for: the parent is unwinding
+        ::kill(m_pid, SIGKILL);
+        waitpid(m_pid, nullptr, 0);
+    }
+    if (m_fd >= 0)
+        close(m_fd);
+}
+
+nlohmann::json ChildProcess::wait()
+{
+    std::string text;
+    char buffer[65536];
+    for (ssize_t n; (n = ::read(m_fd, buffer, sizeof buffer)) > 0;)
+        text.append(buffer, std::size_t(n));
+    close(m_fd);
+    m_fd = -1;
+    int status = 0;
+    struct rusage usage = {};
+    wait4(m_pid, &status, 0, &usage);
+    m_pid = -1;
+    m_maxRssKb = usage.ru_maxrss;
+    nlohmann::json result = nlohmann::json::parse(text, nullptr, false);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !result.is_discarded())
+        return result;
+    return {{"status", "failed"},
+            {"error", WIFSIGNALED(status) ? fmt::format("the child process died of signal {}", WTERMSIG(status))
+                                          : std::string("the child process ended without a result")}};
+}
+
+} // namespace ipusim

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+#include "sim/run/Run.hpp"
+
+#include "models/reference/ReferenceEngine.hpp"
+#include "sim/config/ConfigError.hpp"
+#include "sim/engine/Simulation.hpp"
+#include "sim/report/Summary.hpp"
+#include "sim/run/ChildProcess.hpp"
+#include "sim/run/TeeObserver.hpp"
+#include "sim/trace/ChromeTrace.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+
+namespace ipusim {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+double secondsSince(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/** One simulated phase (a run, or the inference phase after it). */
+struct Phase
+{
+    bool outOfMemory = false;
+    json summary;
+    json oomReport;
+    std::unique_ptr<ChromeTrace> trace; // committed once the whole run has succeeded
+    double elaborateSeconds = 0;
+};
+
+constexpr const char* kOutputs[] = {"summary.json", "trace.json", "oom_report.json", "waves.vcd"};
+
+/** The folder describes this run only: outputs of an earlier run go first. */
+void clearOutputs(const fs::path& dir)
+{
+    if (dir.empty())
+        return;
+    fs::create_directories(dir);
+    for (const char* f : kOutputs)
+        fs::remove(dir / f);
+}
+
+/** Before anything can fail: a run that stops on bad input leaves no earlier run's outputs
+ *  behind to be mistaken for its own. */
+void removeStaleOutputs(const fs::path& dir)
+{
+    if (dir.empty())
+        return;
+    for (const fs::path& d : {dir, dir / "inference"})
+        for (const char* f : kOutputs)
+            fs::remove(d / f);
+}
+
+/** The fast engine must have seen exactly the reference engine's phases; the run's speed is
+ *  then both engines' time together. */
+void crossCheck(json& summary, const ReferenceResult& reference, const PhaseRecorder& fast, const SimResult& result)
+{
+    if (reference.deadlocked)
+        throw std::logic_error("the reference engine deadlocked where the fast engine did not");
+    if (const std::string diff = firstDifference(fast.byIpu(), reference.phases); !diff.empty())
+        throw std::logic_error("the engines disagree: " + diff);
+    auto& s = summary["simulator"];
+    s["reference_wall_seconds"] = reference.wallSeconds;
+    s["reference_cycles_ticked"] = reference.cyclesTicked;
+    const double wall = s["wall_seconds"].get<double>() + reference.wallSeconds;
+    s["wall_seconds"] = wall;
+    s["simulated_cycles_per_wall_second"] = wall > 0 ? double(result.totalCycles) / wall : 0.0;
+    s["tile_supersteps_per_wall_second"] = wall > 0 ? double(result.tileSupersteps) / wall : 0.0;
+}
+
+/** Stage balance beside each IPU's name, where the pipeline track shows it. */
+void labelStages(ChromeTrace& trace, const json& summary)
+{
+    const json& pipeline = summary.at("pipeline");
+    if (pipeline.is_null() || !pipeline.contains("ipu_work"))
+        return;
+    for (const auto& w : pipeline.at("ipu_work")) {
+        std::string stages;
+        for (const auto& st : pipeline.at("stages"))
+            if (st.at("ipu") == w.at("ipu"))
+                stages += fmt::format("{}{}", stages.empty() ? "" : "+", st.at("stage").get<int>());
+        trace.label(w.at("ipu").get<uint32_t>(),
+                    fmt::format("stage {}: {:.0f} cycles per micro-batch, {:.0f} % of the slowest IPU", stages,
+                                w.at("cycles_per_micro_batch").get<double>(), 100 * w.at("share_of_slowest").get<double>()));
+    }
+}
+
+Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& o)
+{
+    clearOutputs(dir);
+    Phase p;
+    if (o.trace && !dir.empty())
+        p.trace = std::make_unique<ChromeTrace>((dir / "trace.json").string(), e.run.trace, e.system.ipu.clockHz,
+                                                uint32_t(e.schedule.programs.size()));
+    // The reference engine counts every cycle first; the event-driven bookkeeping then runs
+    // under an observer that must see the very same phases.
+    std::optional<ReferenceResult> reference;
+    PhaseRecorder recorder;
+    if (o.engine == EngineKind::Reference)
+        reference = runReference(e.schedule, e.system, e.run.hostCalls);
+    TeeObserver tee(p.trace.get(), reference ? &recorder : nullptr);
+    const auto t0 = std::chrono::steady_clock::now();
+    Simulation sim(e, reference || p.trace ? &tee : nullptr, o.vcd && !dir.empty() ? (dir / "waves.vcd").string() : std::string());
+    if (o.everyIteration)
+        sim.simulateEveryIteration();
+    const bool fits = sim.fits();
+    p.elaborateSeconds = secondsSince(t0);
+    if (!fits) {
+        p.outOfMemory = true;
+        p.oomReport = report::oomReport(e, sim);
+        if (!dir.empty())
+            report::writeFileAtomically((dir / "oom_report.json").string(), p.oomReport.dump(1) + "\n");
+        return p;
+    }
+    const SimResult result = sim.run();
+    p.summary = report::summary(e, sim, result);
+    p.summary["simulator"]["engine"] = o.engine == EngineKind::Reference ? "reference" : "fast";
+    if (reference)
+        crossCheck(p.summary, *reference, recorder, result);
+    if (p.trace)
+        labelStages(*p.trace, p.summary);
+    return p;
+}
+
+/** The inference phase as the child process runs it: its own outputs, its result as JSON. */
+json inferenceInChild(const Experiment& inference, const fs::path& dir, const RunOptions& o)
+{
+    Phase p = simulatePhase(inference, dir, o);
+    if (p.outOfMemory)
+        return {{"status", "out_of_memory"}, {"oom_report", p.oomReport}};
+    if (!dir.empty())
+        report::writeFileAtomically((dir / "summary.json").string(), p.summary.dump(1) + "\n");
+    if (p.trace)
+        p.trace->commit();
+    return {{"status", "ok"}, {"summary", p.summary}};
+}
+
+/** The inference phase's figures beside the run's, and both together. */
+void mergeInference(json& summary, const json& inference, const fs::path& inferenceDir)
+{
+    json brief = {{"total_cycles", inference.at("total_cycles")},
+                  {"seconds", inference.at("seconds")},
+                  {"samples", inference.at("samples")},
+                  {"samples_per_second", inference.at("samples_per_second")}};
+    if (!inferenceDir.empty())
+        brief["summary"] = (inferenceDir / "summary.json").string();
+    summary["inference"] = brief;
+    summary["run_total"] = {{"cycles", summary.at("total_cycles").get<uint64_t>() + inference.at("total_cycles").get<uint64_t>()},
+                            {"seconds", summary.at("seconds").get<double>() + inference.at("seconds").get<double>()}};
+}
+
+/** The child's result: its summary, or an out-of-memory outcome; failures are rethrown. */
+void collectInference(const json& result, const fs::path& dir, RunOutcome& out)
+{
+    const std::string status = result.at("status");
+    if (status == "invalid")
+        throw config::ConfigError::preformatted(result.at("error").get<std::string>());
+    if (status == "failed")
+        throw std::runtime_error("the inference phase failed: " + result.at("error").get<std::string>());
+    if (status == "out_of_memory" && out.status == RunOutcome::Status::Ok) {
+        out.status = RunOutcome::Status::OutOfMemory;
+        out.oomReport = result.at("oom_report");
+        out.oomPhase = "inference";
+        if (!dir.empty())
+            out.files.push_back((dir / "oom_report.json").string());
+    }
+    if (status == "ok")
+        out.inferenceSummary = result.at("summary");
+}
+
+} // namespace
+
+RunOutcome run(const Experiment& e, const RunOptions& o)
+{
+    const fs::path& dir = o.outDir;
+    const fs::path inferenceDir = dir.empty() ? fs::path() : dir / "inference";
+    // An inference phase after training runs in a child process started before anything is
+    // elaborated (SystemC elaborates once per process); both phases use the two cores. Its bad
+    // input is reported here, before either runs.
+    std::unique_ptr<ChildProcess> child;
+    if (const auto inferenceConfig = o.inferencePhase ? inferencePhase(e.config) : std::nullopt) {
+        const Experiment inference = buildExperiment(*inferenceConfig);
+        if (!dir.empty())
+            fs::create_directories(dir);
+        child = std::make_unique<ChildProcess>([&] { return inferenceInChild(inference, inferenceDir, o); });
+    }
+    Phase main = simulatePhase(e, dir, o);
+    RunOutcome out;
+    out.elaborateSeconds = main.elaborateSeconds;
+    if (main.outOfMemory) {
+        out.status = RunOutcome::Status::OutOfMemory;
+        out.oomReport = main.oomReport;
+        if (!dir.empty())
+            out.files.push_back((dir / "oom_report.json").string());
+    }
+    if (child)
+        collectInference(child->wait(), inferenceDir, out);
+    if (out.status != RunOutcome::Status::Ok)
+        return out;
+    out.summary = std::move(main.summary);
+    if (!out.inferenceSummary.is_null())
+        mergeInference(out.summary, out.inferenceSummary, inferenceDir);
+    if (!dir.empty()) {
+        report::writeFileAtomically((dir / "summary.json").string(), out.summary.dump(1) + "\n");
+        out.files.push_back((dir / "summary.json").string());
+    }
+    if (main.trace) {
+        main.trace->commit();
+        out.files.push_back((dir / "trace.json").string());
+    }
+    if (o.vcd && !dir.empty())
+        out.files.push_back((dir / "waves.vcd").string());
+    return out;
+}
+
+RunOutcome run(const RunRequest& request)
+{
+    removeStaleOutputs(request.options.outDir);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Experiment e = buildExperiment(request.config);
+    const double build = secondsSince(t0);
+    RunOutcome out = run(e, request.options);
+    out.buildSeconds = build;
+    return out;
+}
+
+std::string oomSummaryLine(const json& report)
+{
+    const auto& m = report.at("ipus").at(0);
+    return fmt::format("out of memory on IPU {}: {} tiles over {} bytes (peak {})", m.at("ipu").get<int>(),
+                       m.at("tiles_over").get<uint64_t>(), m.at("tile_capacity_bytes").get<uint64_t>(),
+                       m.at("peak").at("max").get<uint64_t>());
+}
+
+} // namespace ipusim

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "sim/config/ConfigLoader.hpp"
+#include "sim/engine/Experiment.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ipusim {
+
+enum class EngineKind
+{
+    Fast,     // event-driven
+    Reference // every cycle ticked first, then the fast engine must see the very same phases
+};
+
+/** How to run an experiment: which engine, what to write where. */
+struct RunOptions
+{
+    EngineKind engine = EngineKind::Fast;
+    /** Where summary.json, trace.json, waves.vcd or oom_report.json go (the inference phase's
+     *  in its inference/ subfolder); empty: nothing is written (sweep points, tests). */
+    std::filesystem::path outDir;
+    bool trace = false;
+    bool vcd = false;
+    bool inferencePhase = true; // run the config's "inference" phase after training
+    bool everyIteration = false; // never skip identical loop iterations (tests, benchmark)
+};
+
+/** One experiment to run: a loaded config and how to run it. */
+struct RunRequest
+{
+    config::LoadedConfig config;
+    RunOptions options;
+};
+
+/** What a run produced. */
+struct RunOutcome
+{
+    /** Ok: `summary` is summary.json, with the inference phase's figures under "inference" and
+     *  "run_total". OutOfMemory: `oomReport` says which IPU, which tiles, what is live. */
+    enum class Status { Ok, OutOfMemory } status = Status::Ok;
+    nlohmann::json summary;
+    nlohmann::json oomReport;
+    std::string oomPhase;            // "" (the run itself) or "inference"
+    nlohmann::json inferenceSummary; // null when the config has no inference phase
+    std::vector<std::string> files;  // what was written, in order
+    double buildSeconds = 0;         // loading, decoding and compiling the config
+    double elaborateSeconds = 0;     // building the SystemC model and its memory accounting
+};
+
+/** Runs one experiment: the memory check (out of memory is an outcome, not an error), the
+ *  simulation on the chosen engine (with the reference engine, the fast engine's phases are
+ *  checked against it), the inference phase (in a child process, alongside), the summary and
+ *  the trace. Bad input throws config::ConfigError; an internal failure std::exception. The
+ *  CLI, sweeps, validation, the benchmark and the tests all run experiments through here. */
+RunOutcome run(const RunRequest& request);
+/** The same for an experiment already built (tests that make schedules in code). */
+RunOutcome run(const Experiment& experiment, const RunOptions& options);
+
+/** A one-line description of an out-of-memory outcome (sweep rows, validation). */
+std::string oomSummaryLine(const nlohmann::json& oomReport);
+
+} // namespace ipusim
