@@ -43,15 +43,7 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
 void Ipu::phase(PhaseKind kind, const std::string& name, uint64_t end)
 {
     const uint64_t cycles = end - m_cycle;
-    switch (kind) {
-    case PhaseKind::Compute: m_breakdown.compute += cycles; break;
-    case PhaseKind::Sync: m_breakdown.sync += cycles; break;
-    case PhaseKind::Exchange: m_breakdown.exchange += cycles; break;
-    case PhaseKind::Host: m_breakdown.host += cycles; break;
-    case PhaseKind::IpuCopy: m_breakdown.ipuCopy += cycles; break;
-    case PhaseKind::Collective: m_breakdown.collective += cycles; break;
-    case PhaseKind::StreamingMemory: m_breakdown.streamingMemory += cycles; break;
-    }
+    m_breakdown[kind] += cycles;
     if (m_observer && cycles)
         m_observer->phase(m_index, kind, name, m_cycle, end, m_stack.empty() ? 0 : m_stack.back().iteration);
 }
@@ -254,9 +246,9 @@ const Ipu::BodyInfo& Ipu::bodyInfo(const std::vector<Step>& body)
 
 std::vector<uint64_t*> Ipu::counterRefs()
 {
-    std::vector<uint64_t*> c{&m_breakdown.compute, &m_breakdown.sync, &m_breakdown.exchange, &m_breakdown.host,
-                             &m_breakdown.ipuCopy, &m_breakdown.collective, &m_breakdown.streamingMemory,
-                             &m_computeSetsRun, &m_stepsRun};
+    std::vector<uint64_t*> c{&m_computeSetsRun, &m_stepsRun};
+    for (uint64_t& cycles : m_breakdown.cycles)
+        c.push_back(&cycles);
     for (auto& f : m_fragmentStats) {
         c.push_back(&f.calls);
         c.push_back(&f.cycles);
@@ -398,7 +390,7 @@ void Ipu::sequence()
                 m_stack.pop_back();
                 if (m_stack.empty()) {
                     m_callEnds.push_back(m_cycle);
-                    m_computeAtCallEnds.push_back(m_breakdown.compute);
+                    m_computeAtCallEnds.push_back(m_breakdown[PhaseKind::Compute]);
                 }
             }
             continue;

@@ -17,13 +17,6 @@
 
 namespace ipusim {
 
-/** Time one IPU spent in each kind of phase. */
-struct IpuBreakdown
-{
-    uint64_t compute = 0, sync = 0, exchange = 0, host = 0, ipuCopy = 0, collective = 0, streamingMemory = 0;
-    [[nodiscard]] uint64_t total() const { return compute + sync + exchange + host + ipuCopy + collective + streamingMemory; }
-};
-
 /** What an IPU reaches outside itself (null in a one-IPU system without them). */
 struct SystemPorts
 {
@@ -53,7 +46,7 @@ public:
     [[nodiscard]] bool finished() const { return m_finished; }
     [[nodiscard]] bool waitingAtSync() const { return m_waiting; }
     [[nodiscard]] uint64_t cycle() const { return m_cycle; }
-    [[nodiscard]] const IpuBreakdown& breakdown() const { return m_breakdown; }
+    [[nodiscard]] const PhaseBreakdown& breakdown() const { return m_breakdown; }
     [[nodiscard]] uint64_t computeSetsRun() const { return m_computeSetsRun; }
     /** Steps executed so far, and in the whole run (loops unrolled), for progress. */
     [[nodiscard]] uint64_t stepsRun() const { return m_stepsRun; }
@@ -154,7 +147,7 @@ private:
     int m_activity = 0;      // traced: what the IPU is doing now
     int64_t m_linkBytes = 0; // traced: bytes the current step moves over IPU-Links // background prefetches queue on the host link
     std::map<uint32_t, uint64_t> m_periodicCalls; // per fragment: times a periodic call reached it
-    IpuBreakdown m_breakdown;
+    PhaseBreakdown m_breakdown;
     sc_core::sc_event m_wake;
     bool m_fastForward = true;
     uint64_t m_grant = 0;

@@ -43,6 +43,22 @@ json stats(const std::vector<uint64_t>& v)
     return {{"max", mx}, {"min", mn}, {"mean", v.empty() ? 0.0 : double(total) / v.size()}, {"total", total}};
 }
 
+json breakdownJson(const PhaseBreakdown& b)
+{
+    json out = json::object();
+    for (const auto& k : kPhaseKinds)
+        out[k.name] = b[k.kind];
+    return out;
+}
+
+json shareJson(const PhaseBreakdown& b, uint64_t total)
+{
+    json out = json::object();
+    for (const auto& k : kPhaseKinds)
+        out[k.name] = double(b[k.kind]) / double(total);
+    return out;
+}
+
 std::string withCommas(uint64_t v)
 {
     std::string s = std::to_string(v), out;
@@ -136,27 +152,20 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
     const double clock = e.system.ipu.clockHz;
     const double seconds = double(r.totalCycles) / clock;
     const uint64_t samples = e.schedule.samplesPerHostCall * e.run.hostCalls;
-    IpuBreakdown total;
+    PhaseBreakdown total;
     json ipus = json::array(), memory = json::array(), balance = json::array();
     for (std::size_t i = 0; i < sim.ipus().size(); ++i) {
         const Ipu& ipu = *sim.ipus()[i];
         const Program& program = e.schedule.programs[i];
         const auto& b = ipu.breakdown();
-        total.compute += b.compute;
-        total.sync += b.sync;
-        total.exchange += b.exchange;
-        total.host += b.host;
-        total.ipuCopy += b.ipuCopy;
-        total.collective += b.collective;
-        total.streamingMemory += b.streamingMemory;
+        total += b;
         std::vector<uint64_t> busy = ipu.tiles.busyCycles();
         uint64_t busySum = 0;
         for (auto x : busy)
             busySum += x;
         ipus.push_back({{"ipu", program.ipu},
                         {"cycles", ipu.cycle()},
-                        {"breakdown", {{"compute", b.compute}, {"sync", b.sync}, {"exchange", b.exchange}, {"host", b.host}, {"ipu_copy", b.ipuCopy}, {"collective", b.collective},
-                                       {"streaming_memory", b.streamingMemory}}},
+                        {"breakdown", breakdownJson(b)},
                         {"streaming_memory_bytes_loaded", ipu.streamingMemory.bytesLoaded()},
                         {"streaming_memory_bytes_stored", ipu.streamingMemory.bytesStored()},
                         {"tile_utilisation", ipu.cycle() ? double(busySum) / double(busy.size()) / double(ipu.cycle()) : 0.0},
@@ -302,13 +311,8 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                      {"device_iterations", e.run.deviceIterations},
                      {"host_calls", e.run.hostCalls},
                      {"samples_per_host_call", e.schedule.samplesPerHostCall}}},
-            {"breakdown", {{"compute", total.compute}, {"sync", total.sync}, {"exchange", total.exchange}, {"host", total.host},
-                           {"ipu_copy", total.ipuCopy}, {"collective", total.collective},
-                           {"streaming_memory", total.streamingMemory}}},
-            {"breakdown_share", {{"compute", double(total.compute) / tc}, {"sync", double(total.sync) / tc},
-                                 {"exchange", double(total.exchange) / tc}, {"host", double(total.host) / tc},
-                                 {"ipu_copy", double(total.ipuCopy) / tc}, {"collective", double(total.collective) / tc},
-                                 {"streaming_memory", double(total.streamingMemory) / tc}}},
+            {"breakdown", breakdownJson(total)},
+            {"breakdown_share", shareJson(total, tc)},
             {"num_ipus", e.system.numIpus},
             {"ipus", ipus},
             {"pipeline", pipeline},
@@ -364,10 +368,9 @@ void printSummary(std::ostream& out, const json& s)
     const bool many = s.at("ipus").size() > 1;
     if (many)
         fmt::print(out, "  summed over {} IPUs:\n", s.at("ipus").size());
-    for (const char* k : {"compute", "sync", "exchange", "host", "ipu_copy", "collective", "streaming_memory"})
-        if (std::string(k) == "compute" || std::string(k) == "sync" || std::string(k) == "exchange" || std::string(k) == "host" ||
-            b.at(k).get<uint64_t>())
-            fmt::print(out, "  {:<12} {:>16} cycles  {:5.1f} %\n", k, withCommas(b.at(k)), 100.0 * b.at(k).get<double>() / total);
+    for (const auto& k : kPhaseKinds)
+        if (k.alwaysShown || b.at(k.name).get<uint64_t>())
+            fmt::print(out, "  {:<12} {:>16} cycles  {:5.1f} %\n", k.name, withCommas(b.at(k.name)), 100.0 * b.at(k.name).get<double>() / total);
     if (many)
         for (const auto& ipu : s.at("ipus"))
             fmt::print(out, "  IPU {:<3} utilisation {:5.1f} %  compute {:>14}  sync {:>14}  copy {:>12}\n", ipu.at("ipu").get<int>(),

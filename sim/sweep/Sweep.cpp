@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/sweep/Sweep.hpp"
 
+#include "models/program/PhaseKind.hpp"
+
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/engine/Progress.hpp"
@@ -106,13 +108,17 @@ std::string csvField(const json& v)
 const std::vector<std::pair<std::string, std::string>>& csvMetrics()
 {
     // Column name, JSON pointer into the summary.
-    static const std::vector<std::pair<std::string, std::string>> m = {
-        {"total_cycles", "/total_cycles"}, {"seconds", "/seconds"}, {"samples", "/samples"},
-        {"samples_per_second", "/samples_per_second"}, {"compute", "/breakdown/compute"}, {"sync", "/breakdown/sync"},
-        {"exchange", "/breakdown/exchange"}, {"host", "/breakdown/host"}, {"ipu_copy", "/breakdown/ipu_copy"},
-        {"collective", "/breakdown/collective"}, {"streaming_memory", "/breakdown/streaming_memory"},
-        {"peak_tile_bytes", "/memory/0/peak/max"}, {"bubble_fraction", "/pipeline/bubble_fraction"},
-        {"inference_samples_per_second", "/inference/samples_per_second"}, {"run_total_cycles", "/run_total/cycles"}};
+    static const std::vector<std::pair<std::string, std::string>> m = [] {
+        std::vector<std::pair<std::string, std::string>> columns = {
+            {"total_cycles", "/total_cycles"}, {"seconds", "/seconds"}, {"samples", "/samples"}, {"samples_per_second", "/samples_per_second"}};
+        for (const auto& k : kPhaseKinds)
+            columns.emplace_back(k.name, std::string("/breakdown/") + k.name);
+        columns.insert(columns.end(), {{"peak_tile_bytes", "/memory/0/peak/max"},
+                                       {"bubble_fraction", "/pipeline/bubble_fraction"},
+                                       {"inference_samples_per_second", "/inference/samples_per_second"},
+                                       {"run_total_cycles", "/run_total/cycles"}});
+        return columns;
+    }();
     return m;
 }
 
