@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/Precision.hpp"
+#include "models/hw/SchemaDefaults.hpp" // generated from the schema at configure time
 
 #include <cstdint>
 
@@ -9,40 +10,40 @@ namespace ipusim {
 /** AMP geometry for one (input, partials) precision pair. */
 struct AmpParams
 {
-    uint32_t macsPerCycle = 64;
-    uint32_t units = 16;           // output channels per pass
-    uint32_t inChansPerGroup = 16; // input channels each unit consumes per output position
+    uint32_t macsPerCycle = schema::kIpuAmpFp16Fp16MacsPerCycle;
+    uint32_t units = schema::kIpuAmpFp16Fp16Units;                     // output channels per pass
+    uint32_t inChansPerGroup = schema::kIpuAmpFp16Fp16InChansPerGroup; // input channels each unit consumes per output position
     /** Worker cycles to push one output position through all units: the AMP core step. */
     [[nodiscard]] uint32_t cyclesPerPosition() const { return units * inChansPerGroup / macsPerCycle; }
 };
 
-/** One IPU's parameters (configs/hardware/mk2.json; units and sources in the schema). Plain
- *  data: sim/config decodes them from a config. */
+/** One IPU's parameters. Plain data: sim/config decodes them from a config. Units, sources and
+ *  defaults are the schema's (`ipusim params`); the defaults here are generated from it. */
 struct IpuParams
 {
-    uint32_t tiles = 1472;
-    uint32_t columns = 16;
-    uint64_t tileMemoryBytes = 638976;
-    uint32_t workers = 6;
-    double clockHz = 1.33e9;
-    uint32_t vectorWidthBits = 64;
-    uint32_t supervisorOverhead = 11;
-    uint32_t memcpyBytesPerCycle = 8;
-    uint32_t sendBytesPerCycle = 4;
-    uint32_t recvBytesPerCycle = 4;
-    uint32_t tilesPerReceiveBus = 2;
-    uint32_t exchangeLatencyBase = 52;
-    uint32_t exchangeLatencyPerRow = 2;
-    uint32_t internalSyncCycles = 126;
-    AmpParams ampHalfHalf{64, 16, 16};
-    AmpParams ampHalfFloat{32, 8, 16};
-    AmpParams ampFloatFloat{16, 16, 8};
-    uint32_t coeffLoadBytesPerCycle = 16;
-    uint32_t codeBytesPerVertexType = 1024;
-    uint32_t vertexStateBytes = 48;
-    uint32_t controlCodeBytesPerStep = 16;
-    uint32_t exchangeCodeBytesPerPhase = 32;
-    double availableMemoryProportion = 0.6;
+    uint32_t tiles = schema::kIpuTiles;
+    uint32_t columns = schema::kIpuColumns;
+    uint64_t tileMemoryBytes = schema::kIpuTileMemoryBytes;
+    uint32_t workers = schema::kIpuWorkerContexts;
+    double clockHz = schema::kIpuClockHz;
+    uint32_t vectorWidthBits = schema::kIpuVectorWidthBits;
+    uint32_t supervisorOverhead = schema::kIpuSupervisorOverheadCycles;
+    uint32_t memcpyBytesPerCycle = schema::kIpuMemcpyBytesPerCycle;
+    uint32_t sendBytesPerCycle = schema::kIpuExchangeSendBytesPerCycle;
+    uint32_t recvBytesPerCycle = schema::kIpuExchangeRecvBytesPerCycle;
+    uint32_t tilesPerReceiveBus = schema::kIpuExchangeTilesPerReceiveBus;
+    uint32_t exchangeLatencyBase = schema::kIpuExchangeLatencyBaseCycles;
+    uint32_t exchangeLatencyPerRow = schema::kIpuExchangeLatencyCyclesPerRow;
+    uint32_t internalSyncCycles = schema::kIpuSyncInternalCycles;
+    AmpParams ampHalfHalf{schema::kIpuAmpFp16Fp16MacsPerCycle, schema::kIpuAmpFp16Fp16Units, schema::kIpuAmpFp16Fp16InChansPerGroup};
+    AmpParams ampHalfFloat{schema::kIpuAmpFp16Fp32MacsPerCycle, schema::kIpuAmpFp16Fp32Units, schema::kIpuAmpFp16Fp32InChansPerGroup};
+    AmpParams ampFloatFloat{schema::kIpuAmpFp32Fp32MacsPerCycle, schema::kIpuAmpFp32Fp32Units, schema::kIpuAmpFp32Fp32InChansPerGroup};
+    uint32_t coeffLoadBytesPerCycle = schema::kIpuAmpCoeffLoadBytesPerCycle;
+    uint32_t codeBytesPerVertexType = schema::kIpuMemoryCodeBytesPerVertexType;
+    uint32_t vertexStateBytes = schema::kIpuMemoryVertexStateBytes;
+    uint32_t controlCodeBytesPerStep = schema::kIpuMemoryControlCodeBytesPerStep;
+    uint32_t exchangeCodeBytesPerPhase = schema::kIpuMemoryExchangeCodeBytesPerPhase;
+    double availableMemoryProportion = schema::kIpuMemoryAvailableMemoryProportion;
 
     [[nodiscard]] const AmpParams& amp(Precision in, Precision partials) const
     {

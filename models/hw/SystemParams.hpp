@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/IpuParams.hpp"
+#include "models/hw/SchemaDefaults.hpp"
 #include "models/hw/Topology.hpp"
 
 #include <cstdint>
@@ -10,39 +11,39 @@ namespace ipusim {
 /** The IPU's link to the host (PCIe Gen4 x8 through the gateway). */
 struct HostLinkParams
 {
-    double bandwidthBytesPerSecond = 15.75e9;
-    double efficiency = 0.85;
-    uint64_t latencyCycles = 2000;
+    double bandwidthBytesPerSecond = schema::kHostLinkBandwidthBytesPerSecond;
+    double efficiency = schema::kHostLinkEfficiency;
+    uint64_t latencyCycles = schema::kHostLinkLatencyCycles;
 };
 
 /** One IPU-Link, one direction; a route pays the latency per hop. */
 struct IpuLinkParams
 {
-    double bandwidthBytesPerSecond = 16e9;
-    double efficiency = 0.85;
-    uint64_t latencyCycles = 400;
+    double bandwidthBytesPerSecond = schema::kIpuLinkBandwidthBytesPerSecond;
+    double efficiency = schema::kIpuLinkEfficiency;
+    uint64_t latencyCycles = schema::kIpuLinkLatencyCycles;
 };
 
 /** An IPU's Streaming Memory behind the IPU-Gateway. */
 struct StreamingMemoryParams
 {
-    uint64_t bytesPerIpu = 68719476736ull;
-    double bandwidthBytesPerSecond = 15.75e9;
-    double efficiency = 0.85;
-    uint64_t latencyCycles = 2000;
+    uint64_t bytesPerIpu = schema::kStreamingMemoryBytesPerIpu;
+    double bandwidthBytesPerSecond = schema::kStreamingMemoryBandwidthBytesPerSecond;
+    double efficiency = schema::kStreamingMemoryEfficiency;
+    uint64_t latencyCycles = schema::kStreamingMemoryLatencyCycles;
 };
 
 /** The simulated machine: its IPUs (all alike), how they are linked, and their host links.
  *  Plain data: sim/config decodes it from the `/system` object of a config. */
 struct SystemParams
 {
-    uint32_t numIpus = 1;
+    uint32_t numIpus = schema::kNumIpus;
     IpuParams ipu;
     HostLinkParams hostLink;
     IpuLinkParams ipuLink;
-    double syncHopSeconds = 15e-9;
+    double syncHopSeconds = schema::kExternalSyncHopSeconds;
     StreamingMemoryParams streamingMemory;
-    Topology topology = Topology::ladder(1, false);
+    Topology topology = Topology::ladder(schema::kNumIpus, schema::kTopologyWrap);
 };
 
 } // namespace ipusim

@@ -8,45 +8,60 @@ namespace {
 
 using json = nlohmann::json;
 
-// The schema has validated types and filled defaults, so `at` cannot miss here.
-AmpParams ampOf(const json& j)
+/** Reads values of the validated, defaulted config by JSON pointer (so `at` cannot miss), and
+ *  notes each pointer read: a test checks that every parameter the schema declares is. */
+class Reader
 {
-    return {j.at("macs_per_cycle").get<uint32_t>(), j.at("units").get<uint32_t>(), j.at("in_chans_per_group").get<uint32_t>()};
+public:
+    Reader(const json& doc, std::set<std::string>* read) : m_doc(doc), m_read(read) {}
+    template <class T>
+    T at(const std::string& pointer) const
+    {
+        if (m_read)
+            m_read->insert(pointer);
+        return m_doc.at(json::json_pointer(pointer)).get<T>();
+    }
+
+private:
+    const json& m_doc;
+    std::set<std::string>* m_read;
+};
+
+AmpParams ampOf(const Reader& r, const std::string& p)
+{
+    return {r.at<uint32_t>(p + "/macs_per_cycle"), r.at<uint32_t>(p + "/units"), r.at<uint32_t>(p + "/in_chans_per_group")};
 }
 
-IpuParams ipuOf(const json& j)
+IpuParams ipuOf(const Reader& r)
 {
     IpuParams p;
-    p.tiles = j.at("tiles");
-    p.columns = j.at("columns");
-    p.tileMemoryBytes = j.at("tile_memory_bytes");
-    p.workers = j.at("worker_contexts");
-    p.clockHz = j.at("clock_hz");
-    p.vectorWidthBits = j.at("vector_width_bits");
-    p.supervisorOverhead = j.at("supervisor_overhead_cycles");
-    p.memcpyBytesPerCycle = j.at("memcpy_bytes_per_cycle");
-    const auto& x = j.at("exchange");
-    p.sendBytesPerCycle = x.at("send_bytes_per_cycle");
-    p.recvBytesPerCycle = x.at("recv_bytes_per_cycle");
-    p.tilesPerReceiveBus = x.at("tiles_per_receive_bus");
-    p.exchangeLatencyBase = x.at("latency_base_cycles");
-    p.exchangeLatencyPerRow = x.at("latency_cycles_per_row");
-    p.internalSyncCycles = j.at("sync").at("internal_cycles");
-    const auto& a = j.at("amp");
-    p.ampHalfHalf = ampOf(a.at("fp16_fp16"));
-    p.ampHalfFloat = ampOf(a.at("fp16_fp32"));
-    p.ampFloatFloat = ampOf(a.at("fp32_fp32"));
-    p.coeffLoadBytesPerCycle = a.at("coeff_load_bytes_per_cycle");
-    const auto& m = j.at("memory");
-    p.codeBytesPerVertexType = m.at("code_bytes_per_vertex_type");
-    p.vertexStateBytes = m.at("vertex_state_bytes");
-    p.controlCodeBytesPerStep = m.at("control_code_bytes_per_step");
-    p.exchangeCodeBytesPerPhase = m.at("exchange_code_bytes_per_phase");
-    p.availableMemoryProportion = m.at("available_memory_proportion");
+    p.tiles = r.at<uint32_t>("/system/ipu/tiles");
+    p.columns = r.at<uint32_t>("/system/ipu/columns");
+    p.tileMemoryBytes = r.at<uint64_t>("/system/ipu/tile_memory_bytes");
+    p.workers = r.at<uint32_t>("/system/ipu/worker_contexts");
+    p.clockHz = r.at<double>("/system/ipu/clock_hz");
+    p.vectorWidthBits = r.at<uint32_t>("/system/ipu/vector_width_bits");
+    p.supervisorOverhead = r.at<uint32_t>("/system/ipu/supervisor_overhead_cycles");
+    p.memcpyBytesPerCycle = r.at<uint32_t>("/system/ipu/memcpy_bytes_per_cycle");
+    p.sendBytesPerCycle = r.at<uint32_t>("/system/ipu/exchange/send_bytes_per_cycle");
+    p.recvBytesPerCycle = r.at<uint32_t>("/system/ipu/exchange/recv_bytes_per_cycle");
+    p.tilesPerReceiveBus = r.at<uint32_t>("/system/ipu/exchange/tiles_per_receive_bus");
+    p.exchangeLatencyBase = r.at<uint32_t>("/system/ipu/exchange/latency_base_cycles");
+    p.exchangeLatencyPerRow = r.at<uint32_t>("/system/ipu/exchange/latency_cycles_per_row");
+    p.internalSyncCycles = r.at<uint32_t>("/system/ipu/sync/internal_cycles");
+    p.ampHalfHalf = ampOf(r, "/system/ipu/amp/fp16_fp16");
+    p.ampHalfFloat = ampOf(r, "/system/ipu/amp/fp16_fp32");
+    p.ampFloatFloat = ampOf(r, "/system/ipu/amp/fp32_fp32");
+    p.coeffLoadBytesPerCycle = r.at<uint32_t>("/system/ipu/amp/coeff_load_bytes_per_cycle");
+    p.codeBytesPerVertexType = r.at<uint32_t>("/system/ipu/memory/code_bytes_per_vertex_type");
+    p.vertexStateBytes = r.at<uint32_t>("/system/ipu/memory/vertex_state_bytes");
+    p.controlCodeBytesPerStep = r.at<uint32_t>("/system/ipu/memory/control_code_bytes_per_step");
+    p.exchangeCodeBytesPerPhase = r.at<uint32_t>("/system/ipu/memory/exchange_code_bytes_per_phase");
+    p.availableMemoryProportion = r.at<double>("/system/ipu/memory/available_memory_proportion");
     return p;
 }
 
-Topology topologyOf(const config::LoadedConfig& cfg, uint32_t numIpus)
+Topology topologyOf(const config::LoadedConfig& cfg, const Reader& r, uint32_t numIpus)
 {
     const json& t = cfg.doc.at("system").at("topology");
     const json list = t.value("links", json::array());
@@ -55,8 +70,9 @@ Topology topologyOf(const config::LoadedConfig& cfg, uint32_t numIpus)
             if (list[i][k].get<uint32_t>() >= numIpus)
                 cfg.fail(fmt::format("/system/topology/links/{}/{}", i, k),
                          fmt::format("expected an IPU below num_ipus ({}), found {}", numIpus, list[i][k].get<uint32_t>()));
-    if (t.at("kind") != "custom")
-        return Topology::ladder(numIpus, t.at("wrap").get<bool>());
+    const bool wrap = r.at<bool>("/system/topology/wrap");
+    if (r.at<std::string>("/system/topology/kind") != "custom")
+        return Topology::ladder(numIpus, wrap);
     std::vector<std::array<uint32_t, 3>> links;
     for (const auto& e : list)
         links.push_back({e.at(0).get<uint32_t>(), e.at(1).get<uint32_t>(), e.at(2).get<uint32_t>()});
@@ -65,23 +81,21 @@ Topology topologyOf(const config::LoadedConfig& cfg, uint32_t numIpus)
 
 } // namespace
 
-SystemParams decodeSystem(const config::LoadedConfig& cfg)
+SystemParams decodeSystem(const config::LoadedConfig& cfg, std::set<std::string>* pointersRead)
 {
-    const json& j = cfg.doc.at("system");
+    const Reader r(cfg.doc, pointersRead);
     SystemParams p;
-    p.numIpus = j.at("num_ipus");
-    p.ipu = ipuOf(j.at("ipu"));
-    const auto& h = j.at("host_link");
-    p.hostLink = {h.at("bandwidth_bytes_per_second").get<double>(), h.at("efficiency").get<double>(),
-                  h.at("latency_cycles").get<uint64_t>()};
-    const auto& l = j.at("ipu_link");
-    p.ipuLink = {l.at("bandwidth_bytes_per_second").get<double>(), l.at("efficiency").get<double>(),
-                 l.at("latency_cycles").get<uint64_t>()};
-    p.syncHopSeconds = j.at("external_sync").at("hop_seconds");
-    const auto& sm = j.at("streaming_memory");
-    p.streamingMemory = {sm.at("bytes_per_ipu").get<uint64_t>(), sm.at("bandwidth_bytes_per_second").get<double>(),
-                         sm.at("efficiency").get<double>(), sm.at("latency_cycles").get<uint64_t>()};
-    p.topology = topologyOf(cfg, p.numIpus);
+    p.numIpus = r.at<uint32_t>("/system/num_ipus");
+    p.ipu = ipuOf(r);
+    p.hostLink = {r.at<double>("/system/host_link/bandwidth_bytes_per_second"), r.at<double>("/system/host_link/efficiency"),
+                  r.at<uint64_t>("/system/host_link/latency_cycles")};
+    p.ipuLink = {r.at<double>("/system/ipu_link/bandwidth_bytes_per_second"), r.at<double>("/system/ipu_link/efficiency"),
+                 r.at<uint64_t>("/system/ipu_link/latency_cycles")};
+    p.syncHopSeconds = r.at<double>("/system/external_sync/hop_seconds");
+    p.streamingMemory = {r.at<uint64_t>("/system/streaming_memory/bytes_per_ipu"),
+                         r.at<double>("/system/streaming_memory/bandwidth_bytes_per_second"),
+                         r.at<double>("/system/streaming_memory/efficiency"), r.at<uint64_t>("/system/streaming_memory/latency_cycles")};
+    p.topology = topologyOf(cfg, r, p.numIpus);
     if (auto lost = p.topology.unreachable(); !lost.empty())
         cfg.fail("/system/topology", fmt::format("IPUs {} have no IPU-Link route to IPU 0: every IPU must be connected", fmt::join(lost, ", ")));
     return p;

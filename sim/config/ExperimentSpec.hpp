@@ -5,6 +5,7 @@
 #include "sim/config/RunSpec.hpp"
 #include "workloads/nets/WorkloadSpec.hpp"
 
+#include <set>
 #include <string>
 
 namespace ipusim {
@@ -23,8 +24,8 @@ struct ExperimentSpec
 ExperimentSpec decodeExperiment(const config::LoadedConfig& cfg);
 
 /** `/system`: the machine, with its custom topology checked (links name IPUs of the system,
- *  every IPU reachable). */
-SystemParams decodeSystem(const config::LoadedConfig& cfg);
+ *  every IPU reachable). `pointersRead`, when given, collects every parameter read (tests). */
+SystemParams decodeSystem(const config::LoadedConfig& cfg, std::set<std::string>* pointersRead = nullptr);
 /** `/run`, with the trace window checked against the system. */
 RunSpec decodeRun(const config::LoadedConfig& cfg, const SystemParams& system);
 /** `/workload`, by its kind (the table of workload kinds). */

@@ -3,10 +3,13 @@
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/Schema.hpp"
+#include "sim/config/ExperimentSpec.hpp"
 #include "sim/engine/Experiment.hpp"
 #include "sim/sweep/Sweep.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <set>
 
 #include <filesystem>
 #include <fstream>
@@ -213,4 +216,33 @@ TEST_CASE("Sweep axes: values, linear and log ranges, zipped lists, grid product
     CHECK(p.points[3][1].second == 32);
     CHECK(p.points[4][0].second.get<double>() == Approx(8e9)); // the 2nd of 5 log steps from 4 to 64 GB/s: 4e9 x 16^(1/4)
     CHECK(p.setsFor(0).front() == "/run/dataset_samples=0");
+}
+
+TEST_CASE("Hardware parameters: declared once in the schema, every one decoded, C++ defaults generated from it", "[config]")
+{
+    const config::LoadedConfig cfg = config::loadConfig(json{{"system", json::object()}, {"workload", {{"kind", "mnist"}}}}, kRoot + "/configs/inline.json");
+    std::set<std::string> read;
+    const SystemParams decoded = decodeSystem(cfg, &read);
+    std::size_t declared = 0;
+    for (const auto& p : config::Schema::instance().params()) {
+        if (p.pointer.rfind("/system/", 0) != 0)
+            continue;
+        ++declared;
+        INFO(p.pointer << " is declared in the schema but never decoded");
+        CHECK(read.count(p.pointer) == 1);
+    }
+    CHECK(declared == read.size());
+    CHECK(declared > 40);
+    // The defaults of the plain structs are the schema's: a config of defaults decodes to them.
+    const SystemParams defaults;
+    CHECK(decoded.numIpus == defaults.numIpus);
+    CHECK(decoded.ipu.tiles == defaults.ipu.tiles);
+    CHECK(decoded.ipu.clockHz == defaults.ipu.clockHz);
+    CHECK(decoded.ipu.exchangeLatencyPerRow == defaults.ipu.exchangeLatencyPerRow);
+    CHECK(decoded.ipu.ampHalfFloat.units == defaults.ipu.ampHalfFloat.units);
+    CHECK(decoded.ipu.availableMemoryProportion == defaults.ipu.availableMemoryProportion);
+    CHECK(decoded.hostLink.latencyCycles == defaults.hostLink.latencyCycles);
+    CHECK(decoded.ipuLink.bandwidthBytesPerSecond == defaults.ipuLink.bandwidthBytesPerSecond);
+    CHECK(decoded.syncHopSeconds == defaults.syncHopSeconds);
+    CHECK(decoded.streamingMemory.bytesPerIpu == defaults.streamingMemory.bytesPerIpu);
 }
