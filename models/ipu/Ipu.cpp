@@ -65,153 +65,176 @@ uint64_t Ipu::endPhaseOnAllTiles(PhaseKind kind, const std::string& name, uint64
 
 uint64_t Ipu::execute(const Step& step)
 {
-    // Traced state changes when a step starts: the sequencer runs at that simulated time.
-    if (const auto kind = phaseKindOf(step))
-        m_activity = 1 + int(*kind);
-    std::visit([&](const auto& op) {
-        using T = std::decay_t<decltype(op)>;
-        if constexpr (!std::is_same_v<T, RepeatStep> && !std::is_same_v<T, CallStep>)
-            if (m_traced && m_ports.links)
-                m_ports.links->clearFrom(m_index);
-        if constexpr (std::is_same_v<T, IpuCopyStep>) {
-            for (const auto& t : op.send)
-                if (m_traced)
-                    m_ports.links->setActive(m_index, t.peer, t.bytes);
-            int64_t bytes = 0;
-            for (const auto& t : op.send)
-                bytes += int64_t(t.bytes);
-            for (const auto& t : op.recv)
-                bytes += int64_t(t.bytes);
-            m_linkBytes = bytes;
-        } else if constexpr (std::is_same_v<T, CollectiveStep>) {
-            m_linkBytes = int64_t(op.bytes);
-            // Every ring member sends a 1/R share to its successor at each step.
-            for (std::size_t i = 0; i < op.ring.size(); ++i)
-                if (m_traced && op.ring[i] == m_index)
-                    m_ports.links->setActive(m_index, op.ring[(i + 1) % op.ring.size()], op.bytes / op.ring.size());
-        }
-        else if constexpr (!std::is_same_v<T, RepeatStep> && !std::is_same_v<T, CallStep>)
-            m_linkBytes = 0;
-    }, step.op);
+    traceStepStart(step);
+    return std::visit([this](const auto& op) { return exec(op); }, step.op);
+}
 
-    if (auto* c = std::get_if<ComputeStep>(&step.op)) {
-        ++m_computeSetsRun;
-        const uint64_t end = std::max(tiles.compute(*c, m_index, m_observer), m_cycle);
-        tiles.recordPhase(*c, end - m_cycle);
-        phase(PhaseKind::Compute, c->name, end);
-        return end;
-    }
-    if (auto* sy = std::get_if<SyncStep>(&step.op); sy && sy->kind == SyncKind::External && m_ports.sync) {
-        m_waiting = true;
-        // The last barrier of a loop iteration: offer to skip the loop's remaining iterations
-        // (but its last) if this iteration has so far grown exactly as the previous one.
-        ExternalSync::SkipOffer offer;
-        bool offering = false;
-        Frame& f = m_stack.back();
-        if (f.loop && f.pc == f.steps->size() && bodyInfo(*f.steps).endsExternal && !bodyInfo(*f.steps).periodic) {
-            LoopState& loop = *f.loop;
-            std::vector<uint64_t> partial = snapshot();
-            for (std::size_t i = 0; i < partial.size() && i < loop.start.size(); ++i)
-                partial[i] -= loop.start[i];
-            const uint64_t arrival = tiles.lastReady() - loop.startCycle;
-            offering = loop.haveLast && loop.havePartial && f.remaining > 2 && partial == loop.lastPartial &&
-                       arrival == loop.lastArrival && partial.size() == loop.start.size();
-            offer = {f.remaining - 2, loop.lastDuration, loop.startCycle, bodyInfo(*f.steps).externalSyncs};
-            loop.lastPartial = std::move(partial);
-            loop.lastArrival = arrival;
-            loop.havePartial = true;
-        }
-        m_ports.sync->arrive(m_index, tiles.lastReady(), [this](uint64_t at, uint64_t now, uint64_t grant) { release(at, now, grant); },
-                             offering ? &offer : nullptr);
-        return kWait;
-    }
-    if (std::get_if<SyncStep>(&step.op)) {
-        const uint64_t end = sync.release(tiles.lastReady());
-        return endPhaseOnAllTiles(PhaseKind::Sync, "sync", end);
-    }
-    // Exchange and host transfers are statically scheduled: they start once every tile is ready.
-    const uint64_t start = tiles.lastReady(); // never later than m_cycle
-    if (auto* x = std::get_if<ExchangeStep>(&step.op)) {
-        const uint64_t end = start + exchange.phaseCycles(*x);
-        exchange.account(*x);
-        return endPhaseOnAllTiles(PhaseKind::Exchange, x->name, end);
-    }
-    if (auto* h = std::get_if<HostTransferStep>(&step.op); h && h->prefetch) {
-        // The data was fetched into the IO tiles during the previous micro-batch (the first
-        // time, nothing was: fetch it now). Wait for it, then fetch the next in the background.
-        auto it = m_prefetched.find(h);
-        uint64_t ready = 0;
-        if (it == m_prefetched.end())
-            ready = start + host.transfer(h->direction, h->bytes);
-        else {
-            ready = it->second;
-            host.account(h->direction, h->bytes);
-        }
-        const uint64_t end = std::max(start, ready);
-        const uint64_t from = std::max(end, m_hostLinkFree);
-        m_hostLinkFree = from + host.transferCycles(h->bytes);
-        m_prefetched[h] = m_hostLinkFree;
-        return endPhaseOnAllTiles(PhaseKind::Host, h->name, end);
-    }
-    if (auto* h = std::get_if<HostTransferStep>(&step.op)) {
-        const uint64_t end = start + host.transfer(h->direction, h->bytes);
-        return endPhaseOnAllTiles(PhaseKind::Host, h->name, end);
-    }
+void Ipu::traceStepStart(const Step& step)
+{
+    // Traced state changes when a step starts: the sequencer runs at that simulated time.
+    // Loops and calls take no time of their own and leave it as it is.
+    const auto kind = phaseKindOf(step);
+    if (!kind)
+        return;
+    m_activity = 1 + int(*kind);
+    if (m_traced && m_ports.links)
+        m_ports.links->clearFrom(m_index);
+    m_linkBytes = 0;
     if (auto* c = std::get_if<IpuCopyStep>(&step.op)) {
-        uint64_t longest = 0;
         for (const auto& t : c->send) {
-            const uint64_t cycles = m_ports.links->transferCycles(m_index, t.peer, t.bytes);
-            longest = std::max(longest, cycles);
-            m_ports.links->account(m_index, t.peer, t.bytes);
-            m_linkSent[{m_index, t.peer}] += t.bytes;
-            if (m_observer && cycles)
-                m_observer->linkSpan("IPU " + std::to_string(m_index) + " -> IPU " + std::to_string(t.peer), c->name, start,
-                                     start + cycles, t.bytes);
+            if (m_traced)
+                m_ports.links->setActive(m_index, t.peer, t.bytes);
+            m_linkBytes += int64_t(t.bytes);
         }
         for (const auto& t : c->recv)
-            longest = std::max(longest, m_ports.links->transferCycles(t.peer, m_index, t.bytes));
-        const uint64_t end = start + longest;
-        return endPhaseOnAllTiles(PhaseKind::IpuCopy, c->name, end);
+            m_linkBytes += int64_t(t.bytes);
+    } else if (auto* r = std::get_if<CollectiveStep>(&step.op)) {
+        m_linkBytes = int64_t(r->bytes);
+        // Every ring member sends a 1/R share to its successor at each step.
+        for (std::size_t i = 0; i < r->ring.size(); ++i)
+            if (m_traced && r->ring[i] == m_index)
+                m_ports.links->setActive(m_index, r->ring[(i + 1) % r->ring.size()], r->bytes / r->ring.size());
     }
-    if (auto* r = std::get_if<StreamingMemoryStep>(&step.op)) {
-        const uint64_t end = start + streamingMemory.transfer(r->direction, r->bytes);
-        return endPhaseOnAllTiles(PhaseKind::StreamingMemory, r->name, end);
+}
+
+uint64_t Ipu::exec(const ComputeStep& c)
+{
+    ++m_computeSetsRun;
+    const uint64_t end = std::max(tiles.compute(c, m_index, m_observer), m_cycle);
+    tiles.recordPhase(c, end - m_cycle);
+    phase(PhaseKind::Compute, c.name, end);
+    return end;
+}
+
+uint64_t Ipu::exec(const SyncStep& s)
+{
+    if (s.kind == SyncKind::External && m_ports.sync) {
+        m_waiting = true;
+        const auto offer = skipOffer();
+        m_ports.sync->arrive(m_index, tiles.lastReady(), [this](uint64_t at, uint64_t now, uint64_t grant) { release(at, now, grant); },
+                             offer ? &*offer : nullptr);
+        return kWait;
     }
-    if (auto* c = std::get_if<CollectiveStep>(&step.op)) {
-        // Replicas run in lockstep, so every ring member starts when this IPU does.
-        const uint64_t end = start + m_ports.links->ringCycles(c->ring, c->bytes, c->kind);
-        if (m_index == c->ring.front()) // count the ring's traffic once
-            for (const auto& [edge, bytes] : m_ports.links->accountRing(c->ring, c->bytes, c->kind))
-                m_linkSent[edge] += bytes;
-        if (m_observer && end > start) {
-            std::string ring;
-            for (uint32_t i : c->ring)
-                ring += (ring.empty() ? "ring " : "-") + std::to_string(i);
-            m_observer->linkSpan(ring, c->name, start, end, c->bytes);
-        }
-        return endPhaseOnAllTiles(PhaseKind::Collective, c->name, end);
+    return endPhaseOnAllTiles(PhaseKind::Sync, "sync", sync.release(tiles.lastReady()));
+}
+
+std::optional<ExternalSync::SkipOffer> Ipu::skipOffer()
+{
+    // The last barrier of a loop iteration: offer to skip the loop's remaining iterations (but
+    // its last) if this iteration has so far grown exactly as the previous one.
+    Frame& f = m_stack.back();
+    if (!f.loop || f.pc != f.steps->size() || !bodyInfo(*f.steps).endsExternal || bodyInfo(*f.steps).periodic)
+        return std::nullopt;
+    LoopState& loop = *f.loop;
+    std::vector<uint64_t> partial = snapshot();
+    for (std::size_t i = 0; i < partial.size() && i < loop.start.size(); ++i)
+        partial[i] -= loop.start[i];
+    const uint64_t arrival = tiles.lastReady() - loop.startCycle;
+    const bool offering = loop.haveLast && loop.havePartial && f.remaining > 2 && partial == loop.lastPartial &&
+                          arrival == loop.lastArrival && partial.size() == loop.start.size();
+    const ExternalSync::SkipOffer offer{f.remaining - 2, loop.lastDuration, loop.startCycle, bodyInfo(*f.steps).externalSyncs};
+    loop.lastPartial = std::move(partial);
+    loop.lastArrival = arrival;
+    loop.havePartial = true;
+    return offering ? std::optional<ExternalSync::SkipOffer>(offer) : std::nullopt;
+}
+
+// Exchanges and transfers are statically scheduled: they start once every tile is ready
+// (tiles.lastReady(), never later than m_cycle).
+
+uint64_t Ipu::exec(const ExchangeStep& x)
+{
+    const uint64_t end = tiles.lastReady() + exchange.phaseCycles(x);
+    exchange.account(x);
+    return endPhaseOnAllTiles(PhaseKind::Exchange, x.name, end);
+}
+
+uint64_t Ipu::exec(const HostTransferStep& h)
+{
+    const uint64_t start = tiles.lastReady();
+    if (!h.prefetch)
+        return endPhaseOnAllTiles(PhaseKind::Host, h.name, start + host.transfer(h.direction, h.bytes));
+    // The data was fetched into the IO tiles during the previous micro-batch (the first time,
+    // nothing was: fetch it now). Wait for it, then fetch the next in the background.
+    auto it = m_prefetched.find(&h);
+    uint64_t ready = 0;
+    if (it == m_prefetched.end())
+        ready = start + host.transfer(h.direction, h.bytes);
+    else {
+        ready = it->second;
+        host.account(h.direction, h.bytes);
     }
-    if (auto* call = std::get_if<CallStep>(&step.op)) {
-        // Counted per fragment: a pipeline reaches one fragment through several call steps.
-        if (call->period > 1 && ++m_periodicCalls[call->fragment] % call->period != 0)
-            return m_cycle;
-        const auto& body = m_program.fragments.at(call->fragment);
-        ++m_fragmentStats.at(call->fragment).calls;
-        const uint64_t loop = m_stack.empty() ? 0 : m_stack.back().iteration;
-        const int64_t microBatch = call->microBatch < 0 ? -1 : call->microBatch + (call->perIteration ? int64_t(loop) : 0);
-        if (!body.empty())
-            m_stack.push_back({&body, 0, 1, loop, int(call->fragment), m_cycle, microBatch, nullptr});
+    const uint64_t end = std::max(start, ready);
+    const uint64_t from = std::max(end, m_hostLinkFree);
+    m_hostLinkFree = from + host.transferCycles(h.bytes);
+    m_prefetched[&h] = m_hostLinkFree;
+    return endPhaseOnAllTiles(PhaseKind::Host, h.name, end);
+}
+
+uint64_t Ipu::exec(const IpuCopyStep& c)
+{
+    const uint64_t start = tiles.lastReady();
+    uint64_t longest = 0;
+    for (const auto& t : c.send) {
+        const uint64_t cycles = m_ports.links->transferCycles(m_index, t.peer, t.bytes);
+        longest = std::max(longest, cycles);
+        m_ports.links->account(m_index, t.peer, t.bytes);
+        m_linkSent[{m_index, t.peer}] += t.bytes;
+        if (m_observer && cycles)
+            m_observer->linkSpan("IPU " + std::to_string(m_index) + " -> IPU " + std::to_string(t.peer), c.name, start,
+                                 start + cycles, t.bytes);
+    }
+    for (const auto& t : c.recv)
+        longest = std::max(longest, m_ports.links->transferCycles(t.peer, m_index, t.bytes));
+    return endPhaseOnAllTiles(PhaseKind::IpuCopy, c.name, start + longest);
+}
+
+uint64_t Ipu::exec(const StreamingMemoryStep& r)
+{
+    const uint64_t end = tiles.lastReady() + streamingMemory.transfer(r.direction, r.bytes);
+    return endPhaseOnAllTiles(PhaseKind::StreamingMemory, r.name, end);
+}
+
+uint64_t Ipu::exec(const CollectiveStep& c)
+{
+    // Replicas run in lockstep, so every ring member starts when this IPU does.
+    const uint64_t start = tiles.lastReady();
+    const uint64_t end = start + m_ports.links->ringCycles(c.ring, c.bytes, c.kind);
+    if (m_index == c.ring.front()) // count the ring's traffic once
+        for (const auto& [edge, bytes] : m_ports.links->accountRing(c.ring, c.bytes, c.kind))
+            m_linkSent[edge] += bytes;
+    if (m_observer && end > start) {
+        std::string ring;
+        for (uint32_t i : c.ring)
+            ring += (ring.empty() ? "ring " : "-") + std::to_string(i);
+        m_observer->linkSpan(ring, c.name, start, end, c.bytes);
+    }
+    return endPhaseOnAllTiles(PhaseKind::Collective, c.name, end);
+}
+
+uint64_t Ipu::exec(const CallStep& call)
+{
+    // Counted per fragment: a pipeline reaches one fragment through several call steps.
+    if (call.period > 1 && ++m_periodicCalls[call.fragment] % call.period != 0)
         return m_cycle;
-    }
-    if (auto* r = std::get_if<RepeatStep>(&step.op)) {
-        if (r->count > 0 && !r->body.empty()) {
-            m_stack.push_back({&r->body, 0, r->count, 0, -1, 0, -1, nullptr});
-            if (m_fastForward && !m_observer && !m_traced && r->count > 2 && !bodyInfo(r->body).periodic) {
-                m_stack.back().loop = std::make_unique<LoopState>();
-                m_stack.back().loop->start = snapshot();
-                m_stack.back().loop->startCycle = m_cycle;
-            }
-        }
+    const auto& body = m_program.fragments.at(call.fragment);
+    ++m_fragmentStats.at(call.fragment).calls;
+    const uint64_t loop = m_stack.empty() ? 0 : m_stack.back().iteration;
+    const int64_t microBatch = call.microBatch < 0 ? -1 : call.microBatch + (call.perIteration ? int64_t(loop) : 0);
+    if (!body.empty())
+        m_stack.push_back({&body, 0, 1, loop, int(call.fragment), m_cycle, microBatch, nullptr});
+    return m_cycle;
+}
+
+uint64_t Ipu::exec(const RepeatStep& r)
+{
+    if (r.count == 0 || r.body.empty())
+        return m_cycle;
+    m_stack.push_back({&r.body, 0, r.count, 0, -1, 0, -1, nullptr});
+    if (m_fastForward && !m_observer && !m_traced && r.count > 2 && !bodyInfo(r.body).periodic) {
+        m_stack.back().loop = std::make_unique<LoopState>();
+        m_stack.back().loop->start = snapshot();
+        m_stack.back().loop->startCycle = m_cycle;
     }
     return m_cycle;
 }

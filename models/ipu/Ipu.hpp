@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace ipusim {
 
@@ -71,6 +72,18 @@ private:
     /** Executes one step from m_cycle; returns the cycle at which it ends, or kWait when the
      *  IPU sleeps until an external barrier releases it. */
     uint64_t execute(const Step& step);
+    /** The VCD's activity and link bytes for a step starting now. */
+    void traceStepStart(const Step& step);
+    /** One step of each kind, as execute() runs it. */
+    uint64_t exec(const ComputeStep& step);
+    uint64_t exec(const SyncStep& step);
+    uint64_t exec(const ExchangeStep& step);
+    uint64_t exec(const HostTransferStep& step);
+    uint64_t exec(const IpuCopyStep& step);
+    uint64_t exec(const StreamingMemoryStep& step);
+    uint64_t exec(const CollectiveStep& step);
+    uint64_t exec(const CallStep& step);
+    uint64_t exec(const RepeatStep& step);
     void release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant);
     /** A phase every tile waits out (sync, exchange, transfers): all are ready at `end`. */
     uint64_t endPhaseOnAllTiles(PhaseKind kind, const std::string& name, uint64_t end);
@@ -122,6 +135,8 @@ private:
     /** At the end of a loop iteration: skips identical iterations; true when it did (the
      *  sequencer then sleeps until they have passed). */
     bool fastForward(Frame& f);
+    /** At an external sync: the skip this IPU offers, when it ends an iteration like the last. */
+    std::optional<ExternalSync::SkipOffer> skipOffer();
 
     uint32_t m_index;
     const IpuParams& m_hw;
