@@ -147,41 +147,38 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
             {"per_tile", perTile}};
 }
 
-json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
+namespace {
+
+/** Per IPU: its cycles, breakdown, utilisation and what its modules counted. */
+json ipuFigures(const Ipu& ipu, const Program& program)
 {
-    const double clock = e.system.ipu.clockHz;
-    const double seconds = double(r.totalCycles) / clock;
-    const uint64_t samples = e.schedule.samplesPerHostCall * e.run.hostCalls;
-    PhaseBreakdown total;
-    json ipus = json::array(), memory = json::array(), balance = json::array();
-    for (std::size_t i = 0; i < sim.ipus().size(); ++i) {
-        const Ipu& ipu = *sim.ipus()[i];
-        const Program& program = e.schedule.programs[i];
-        const auto& b = ipu.breakdown();
-        total += b;
-        std::vector<uint64_t> busy = ipu.tiles.busyCycles();
-        uint64_t busySum = 0;
-        for (auto x : busy)
-            busySum += x;
-        ipus.push_back({{"ipu", program.ipu},
-                        {"cycles", ipu.cycle()},
-                        {"breakdown", breakdownJson(b)},
-                        {"streaming_memory_bytes_loaded", ipu.streamingMemory.bytesLoaded()},
-                        {"streaming_memory_bytes_stored", ipu.streamingMemory.bytesStored()},
-                        {"tile_utilisation", ipu.cycle() ? double(busySum) / double(busy.size()) / double(ipu.cycle()) : 0.0},
-                        {"compute_sets_run", ipu.computeSetsRun()},
-                        {"syncs", ipu.sync.barriers()},
-                        {"exchange_phases", ipu.exchange.phases()},
-                        {"exchange_bytes", ipu.exchange.bytesSent()},
-                        {"host_bytes_to_ipu", ipu.host.bytesToIpu()},
-                        {"host_bytes_from_ipu", ipu.host.bytesFromIpu()}});
-        json m = memoryOfIpu(ipu, program, 8);
-        m["ipu"] = program.ipu;
-        memory.push_back(m);
-        for (const auto& cs : ipu.tiles.computeSets()) {
+    const std::vector<uint64_t> busy = ipu.tiles.busyCycles();
+    uint64_t busySum = 0;
+    for (auto x : busy)
+        busySum += x;
+    return {{"ipu", program.ipu},
+            {"cycles", ipu.cycle()},
+            {"breakdown", breakdownJson(ipu.breakdown())},
+            {"streaming_memory_bytes_loaded", ipu.streamingMemory.bytesLoaded()},
+            {"streaming_memory_bytes_stored", ipu.streamingMemory.bytesStored()},
+            {"tile_utilisation", ipu.cycle() ? double(busySum) / double(busy.size()) / double(ipu.cycle()) : 0.0},
+            {"compute_sets_run", ipu.computeSetsRun()},
+            {"syncs", ipu.sync.barriers()},
+            {"exchange_phases", ipu.exchange.phases()},
+            {"exchange_bytes", ipu.exchange.bytesSent()},
+            {"host_bytes_to_ipu", ipu.host.bytesToIpu()},
+            {"host_bytes_from_ipu", ipu.host.bytesFromIpu()}};
+}
+
+/** Every executed compute set of every IPU, the longest (all executions) first. */
+json tileBalance(const Experiment& e, const Simulation& sim)
+{
+    json balance = json::array();
+    for (std::size_t i = 0; i < sim.ipus().size(); ++i)
+        for (const auto& cs : sim.ipus()[i]->tiles.computeSets()) {
             if (!cs.executions)
                 continue;
-            balance.push_back({{"ipu", program.ipu},
+            balance.push_back({{"ipu", e.schedule.programs[i].ipu},
                                {"compute_set", cs.name},
                                {"executions", cs.executions},
                                {"busiest_tile_cycles", cs.busiestTileCycles},
@@ -190,111 +187,178 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
                                {"tiles_used", cs.tilesUsed},
                                {"phase_cycles", cs.phaseCycles}});
         }
-    }
     std::stable_sort(balance.begin(), balance.end(), [](const json& a, const json& b) {
         return a.at("phase_cycles").get<uint64_t>() > b.at("phase_cycles").get<uint64_t>();
     });
-    const uint64_t tc = std::max<uint64_t>(total.total(), 1);
+    return balance;
+}
+
+/** Bytes over each (from, to) pair of IPUs, with the route they took. */
+json linkFigures(const Experiment& e, const Simulation& sim)
+{
     json links = json::array();
     for (const auto& [fromTo, bytes] : sim.links().bytes())
         links.push_back({{"from", fromTo.first}, {"to", fromTo.second}, {"bytes", bytes},
                          {"links", e.system.topology.route(fromTo.first, fromTo.second).links},
                          {"hops", e.system.topology.route(fromTo.first, fromTo.second).hops}});
-    json pipeline = nullptr;
-    if (e.schedule.strategy) {
-        // Bubble: the share of IPU time not spent inside a stage's work (fragments).
-        const auto& st = *e.schedule.strategy;
-        auto ipuById = [&](uint32_t id) -> const Ipu& {
-            for (std::size_t i = 0; i < sim.ipus().size(); ++i)
-                if (e.schedule.programs[i].ipu == id)
-                    return *sim.ipus()[i];
-            throw std::logic_error("no IPU " + std::to_string(id));
+    return links;
+}
+
+const Ipu& ipuById(const Experiment& e, const Simulation& sim, uint32_t id)
+{
+    for (std::size_t i = 0; i < sim.ipus().size(); ++i)
+        if (e.schedule.programs[i].ipu == id)
+            return *sim.ipus()[i];
+    throw std::logic_error("no IPU " + std::to_string(id));
+}
+
+/** Each stage's mean forward and backward cycles per micro-batch. */
+json stageFigures(const Experiment& e, const Simulation& sim, const StrategyInfo& st)
+{
+    json stages = json::array();
+    for (std::size_t k = 0; k < st.stages.size(); ++k) {
+        const Ipu& ipu = ipuById(e, sim, st.stages[k].ipu);
+        auto mean = [&](int f) {
+            if (f < 0 || !ipu.fragments()[std::size_t(f)].calls)
+                return 0.0;
+            return double(ipu.fragments()[std::size_t(f)].cycles) / double(ipu.fragments()[std::size_t(f)].calls);
         };
-        json stages = json::array();
-        for (std::size_t k = 0; k < st.stages.size(); ++k) {
-            const Ipu& ipu = ipuById(st.stages[k].ipu);
-            auto mean = [&](int f) {
-                if (f < 0 || !ipu.fragments()[std::size_t(f)].calls)
-                    return 0.0;
-                return double(ipu.fragments()[std::size_t(f)].cycles) / double(ipu.fragments()[std::size_t(f)].calls);
-            };
-            const double fwd = mean(st.stages[k].forwardFragment), bwd = mean(st.stages[k].backwardFragment);
-            stages.push_back({{"stage", k}, {"ipu", st.stages[k].ipu}, {"blocks", st.stages[k].blocks},
-                              {"forward_cycles", fwd}, {"backward_cycles", bwd},
-                              {"cycles_per_micro_batch", fwd + bwd},
-                              {"stash_depth", st.stages[k].stashDepth}});
-        }
-        // Balance: the work each IPU does per micro-batch (all its stages), against the slowest,
-        // which sets the pipeline's pace; users move layers off the slowest IPU.
-        std::map<uint32_t, double> perIpu;
-        for (const auto& stage : stages)
-            perIpu[stage.at("ipu").get<uint32_t>()] += stage.at("cycles_per_micro_batch").get<double>();
-        double slowest = 0, sum = 0;
-        uint32_t slowestIpu = 0;
-        for (const auto& [ipu, c] : perIpu) {
-            sum += c;
-            if (c > slowest) {
-                slowest = c;
-                slowestIpu = ipu;
-            }
-        }
-        for (auto& stage : stages)
-            stage["share_of_slowest_ipu"] = slowest > 0 ? stage.at("cycles_per_micro_batch").get<double>() / slowest : 0.0;
-        json ipuWork = json::array();
-        for (const auto& [ipu, c] : perIpu)
-            ipuWork.push_back({{"ipu", ipu}, {"cycles_per_micro_batch", c}, {"share_of_slowest", slowest > 0 ? c / slowest : 0.0}});
-        const double imbalance = sum > 0 ? slowest / (sum / double(perIpu.size())) : 1.0;
-        uint64_t busy = 0, span = 0;
-        for (const auto& ipu : sim.ipus()) {
-            for (const auto& f : ipu->fragments())
-                busy += f.cycles;
-            span += ipu->cycle();
-        }
-        pipeline = {{"kind", st.kind}, {"schedule", st.schedule}, {"pipeline_cycles", st.pipelineCycles},
-                    {"replicas", st.replicas}, {"replicated_tensor_sharding", st.replicatedTensorSharding},
-                    {"stages", stages},
-                    {"ipu_work", ipuWork},
-                    {"slowest_ipu", slowestIpu},
-                    {"imbalance", imbalance},
-                    {"bubble_fraction", st.kind == "single" ? json(nullptr) : json(span ? 1.0 - double(busy) / double(span) : 0.0)}};
+        const double fwd = mean(st.stages[k].forwardFragment), bwd = mean(st.stages[k].backwardFragment);
+        stages.push_back({{"stage", k}, {"ipu", st.stages[k].ipu}, {"blocks", st.stages[k].blocks},
+                          {"forward_cycles", fwd}, {"backward_cycles", bwd},
+                          {"cycles_per_micro_batch", fwd + bwd},
+                          {"stash_depth", st.stages[k].stashDepth}});
     }
+    return stages;
+}
+
+/** Balance: the work each IPU does per micro-batch (all its stages) against the slowest, which
+ *  sets the pipeline's pace; users move layers off the slowest IPU. Adds each stage's share. */
+json ipuWork(json& stages, json& pipeline)
+{
+    std::map<uint32_t, double> perIpu;
+    for (const auto& stage : stages)
+        perIpu[stage.at("ipu").get<uint32_t>()] += stage.at("cycles_per_micro_batch").get<double>();
+    double slowest = 0, sum = 0;
+    uint32_t slowestIpu = 0;
+    for (const auto& [ipu, c] : perIpu) {
+        sum += c;
+        if (c > slowest) {
+            slowest = c;
+            slowestIpu = ipu;
+        }
+    }
+    for (auto& stage : stages)
+        stage["share_of_slowest_ipu"] = slowest > 0 ? stage.at("cycles_per_micro_batch").get<double>() / slowest : 0.0;
+    json work = json::array();
+    for (const auto& [ipu, c] : perIpu)
+        work.push_back({{"ipu", ipu}, {"cycles_per_micro_batch", c}, {"share_of_slowest", slowest > 0 ? c / slowest : 0.0}});
+    pipeline["slowest_ipu"] = slowestIpu;
+    pipeline["imbalance"] = sum > 0 ? slowest / (sum / double(perIpu.size())) : 1.0;
+    return work;
+}
+
+/** How a placed model ran: stages, their balance and the bubble (the share of IPU time not
+ *  spent inside a stage's work). Null for a model on one IPU without replicas. */
+json pipelineFigures(const Experiment& e, const Simulation& sim)
+{
+    if (!e.schedule.strategy)
+        return nullptr;
+    const auto& st = *e.schedule.strategy;
+    json stages = stageFigures(e, sim, st);
+    json pipeline = json::object();
+    const json work = ipuWork(stages, pipeline);
+    uint64_t busy = 0, span = 0;
+    for (const auto& ipu : sim.ipus()) {
+        for (const auto& f : ipu->fragments())
+            busy += f.cycles;
+        span += ipu->cycle();
+    }
+    pipeline["kind"] = st.kind;
+    pipeline["schedule"] = st.schedule;
+    pipeline["pipeline_cycles"] = st.pipelineCycles;
+    pipeline["replicas"] = st.replicas;
+    pipeline["replicated_tensor_sharding"] = st.replicatedTensorSharding;
+    pipeline["stages"] = stages;
+    pipeline["ipu_work"] = work;
+    pipeline["bubble_fraction"] = st.kind == "single" ? json(nullptr) : json(span ? 1.0 - double(busy) / double(span) : 0.0);
+    return pipeline;
+}
+
+/** Per epoch (when the data set size says what one is): cycles, throughput, compute shares. */
+json epochFigures(const Experiment& e, const Simulation& sim)
+{
     json epochs = json::array();
-    if (e.run.hostCallsPerEpoch > 0) {
-        uint64_t start = 0;
-        std::vector<uint64_t> computeBefore(sim.ipus().size(), 0);
-        for (uint64_t ep = 0; ep < e.run.epochs; ++ep) {
-            const std::size_t lastCall = (ep + 1) * e.run.hostCallsPerEpoch - 1;
-            uint64_t end = 0;
-            for (const auto& ipu : sim.ipus())
-                end = std::max(end, ipu->hostCallEnds().at(lastCall));
-            // Per IPU: the share of the epoch spent computing.
-            json share = json::array();
-            for (std::size_t i = 0; i < sim.ipus().size(); ++i) {
-                const uint64_t compute = sim.ipus()[i]->computeAtCallEnds().at(lastCall);
-                share.push_back(end > start ? double(compute - computeBefore[i]) / double(end - start) : 0.0);
-                computeBefore[i] = compute;
-            }
-            const uint64_t n = e.run.hostCallsPerEpoch * e.schedule.samplesPerHostCall;
-            const double secs = double(end - start) / clock;
-            epochs.push_back({{"epoch", ep + 1}, {"cycles", end - start}, {"seconds", secs}, {"samples", n},
-                              {"samples_per_second", secs > 0 ? double(n) / secs : 0.0}, {"ipu_compute_share", share}});
-            start = end;
+    if (e.run.hostCallsPerEpoch == 0)
+        return epochs;
+    uint64_t start = 0;
+    std::vector<uint64_t> computeBefore(sim.ipus().size(), 0);
+    for (uint64_t ep = 0; ep < e.run.epochs; ++ep) {
+        const std::size_t lastCall = (ep + 1) * e.run.hostCallsPerEpoch - 1;
+        uint64_t end = 0;
+        for (const auto& ipu : sim.ipus())
+            end = std::max(end, ipu->hostCallEnds().at(lastCall));
+        // Per IPU: the share of the epoch spent computing.
+        json share = json::array();
+        for (std::size_t i = 0; i < sim.ipus().size(); ++i) {
+            const uint64_t compute = sim.ipus()[i]->computeAtCallEnds().at(lastCall);
+            share.push_back(end > start ? double(compute - computeBefore[i]) / double(end - start) : 0.0);
+            computeBefore[i] = compute;
         }
+        const uint64_t n = e.run.hostCallsPerEpoch * e.schedule.samplesPerHostCall;
+        const double secs = double(end - start) / e.system.ipu.clockHz;
+        epochs.push_back({{"epoch", ep + 1}, {"cycles", end - start}, {"seconds", secs}, {"samples", n},
+                          {"samples_per_second", secs > 0 ? double(n) / secs : 0.0}, {"ipu_compute_share", share}});
+        start = end;
     }
+    return epochs;
+}
+
+/** Achieved model FLOPs (matmuls, without recomputation) per IPU running the model. */
+json flopFigures(const Experiment& e, uint64_t samples, double seconds)
+{
+    if (e.schedule.modelFlopsPerSample <= 0)
+        return nullptr;
+    const uint32_t replicas = e.schedule.strategy ? e.schedule.strategy->replicas : 1;
+    const double ipusUsed = double(e.schedule.programs.size() * replicas);
+    const double total = e.schedule.modelFlopsPerSample * double(samples);
+    const double perIpu = seconds > 0 ? total / seconds / ipusUsed / 1e12 : 0.0;
+    const double peak = 2.0 * e.schedule.peakMacsPerTileCycle * e.system.ipu.tiles * e.system.ipu.clockHz / 1e12;
+    return {{"model_flops_per_sample", e.schedule.modelFlopsPerSample}, {"model_flops", total},
+            {"ipus", ipusUsed}, {"tflops_per_ipu", perIpu}, {"peak_tflops_per_ipu", peak},
+            {"share_of_peak", peak > 0 ? perIpu / peak : 0.0}};
+}
+
+/** The simulator's own speed. */
+json simulatorFigures(const Simulation& sim, const SimResult& r)
+{
     uint64_t skipped = 0;
     for (const auto& ipu : sim.ipus())
         skipped += ipu->iterationsSkipped();
-    // Achieved model FLOPs (matmuls, without recomputation) per IPU running the model.
-    json flops = nullptr;
-    if (e.schedule.modelFlopsPerSample > 0) {
-        const uint32_t replicas = e.schedule.strategy ? e.schedule.strategy->replicas : 1;
-        const double ipusUsed = double(e.schedule.programs.size() * replicas);
-        const double total = e.schedule.modelFlopsPerSample * double(samples);
-        const double perIpu = seconds > 0 ? total / seconds / ipusUsed / 1e12 : 0.0;
-        const double peak = 2.0 * e.schedule.peakMacsPerTileCycle * e.system.ipu.tiles * clock / 1e12;
-        flops = {{"model_flops_per_sample", e.schedule.modelFlopsPerSample}, {"model_flops", total},
-                 {"ipus", ipusUsed}, {"tflops_per_ipu", perIpu}, {"peak_tflops_per_ipu", peak},
-                 {"share_of_peak", peak > 0 ? perIpu / peak : 0.0}};
+    return {{"wall_seconds", r.wallSeconds},
+            {"simulated_cycles_per_wall_second", r.wallSeconds > 0 ? r.totalCycles / r.wallSeconds : 0.0},
+            {"tile_supersteps", r.tileSupersteps},
+            {"loop_iterations_skipped", skipped},
+            {"tile_supersteps_per_wall_second", r.wallSeconds > 0 ? r.tileSupersteps / r.wallSeconds : 0.0}};
+}
+
+} // namespace
+
+json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
+{
+    const double clock = e.system.ipu.clockHz;
+    const double seconds = double(r.totalCycles) / clock;
+    const uint64_t samples = e.schedule.samplesPerHostCall * e.run.hostCalls;
+    PhaseBreakdown total;
+    json ipus = json::array(), memory = json::array();
+    for (std::size_t i = 0; i < sim.ipus().size(); ++i) {
+        const Ipu& ipu = *sim.ipus()[i];
+        const Program& program = e.schedule.programs[i];
+        total += ipu.breakdown();
+        ipus.push_back(ipuFigures(ipu, program));
+        json m = memoryOfIpu(ipu, program, 8);
+        m["ipu"] = program.ipu;
+        memory.push_back(m);
     }
     return {{"name", e.config.name},
             {"config", e.config.file},
@@ -305,26 +369,22 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"samples", samples},
             {"sample_kind", e.schedule.sampleKind},
             {"samples_per_second", seconds > 0 ? double(samples) / seconds : 0.0},
-            {"flops", flops},
-            {"epochs", epochs},
+            {"flops", flopFigures(e, samples, seconds)},
+            {"epochs", epochFigures(e, sim)},
             {"run", {{"gradient_accumulation", e.run.gradientAccumulation},
                      {"device_iterations", e.run.deviceIterations},
                      {"host_calls", e.run.hostCalls},
                      {"samples_per_host_call", e.schedule.samplesPerHostCall}}},
             {"breakdown", breakdownJson(total)},
-            {"breakdown_share", shareJson(total, tc)},
+            {"breakdown_share", shareJson(total, std::max<uint64_t>(total.total(), 1))},
             {"num_ipus", e.system.numIpus},
             {"ipus", ipus},
-            {"pipeline", pipeline},
+            {"pipeline", pipelineFigures(e, sim)},
             {"external_syncs", sim.externalSync().barriers()},
-            {"links", links},
-            {"tile_balance", balance},
+            {"links", linkFigures(e, sim)},
+            {"tile_balance", tileBalance(e, sim)},
             {"memory", memory},
-            {"simulator", {{"wall_seconds", r.wallSeconds},
-                           {"simulated_cycles_per_wall_second", r.wallSeconds > 0 ? r.totalCycles / r.wallSeconds : 0.0},
-                           {"tile_supersteps", r.tileSupersteps},
-                           {"loop_iterations_skipped", skipped},
-                           {"tile_supersteps_per_wall_second", r.wallSeconds > 0 ? r.tileSupersteps / r.wallSeconds : 0.0}}}};
+            {"simulator", simulatorFigures(sim, r)}};
 }
 
 namespace {
