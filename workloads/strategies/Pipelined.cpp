@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+// Stages on IPUs, pipelined (grouped, interleaved, sequential) or sharded (one at a time).
+#include "models/timing/VertexCosts.hpp"
+#include "workloads/strategies/Pipeline.hpp"
+#include "workloads/strategies/StrategyParts.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+namespace ipusim {
+namespace {
+
+/** Compiles a placed model stage by stage, in passes: set up one lowering per IPU, import the
+ *  tensors crossing stages, lower each stage's fragments (forward, output, stash, backward),
+ *  the weight updates, check Streaming Memory, compose the pipeline. */
+class PipelineCompiler
+{
+public:
+    PipelineCompiler(const ModelGraph& m, const SystemParams& system, const Placement& placement, const CompileOptions& opt,
+                     const Diagnostics& diag)
+        : m_model(m), m_g(m.graph), m_system(system), m_placement(placement), m_opt(opt), m_diag(diag),
+          m_K(uint32_t(placement.stages.size())), m_ipus(placement.ipus()), m_producer(producerStages(m.graph, placement)),
+          m_fwdOps(forwardOps(m)), m_bwdOps(backwardOps(m)), m_frags(m_K)
+    {
+    }
+
+    Schedule compile()
+    {
+        setUpIpus();
+        importCrossings(m_fwdOps, true);
+        if (m_opt.train)
+            importCrossings(m_bwdOps, false);
+        for (uint32_t k = 0; k < m_K; ++k)
+            lowerStage(k);
+        if (m_opt.train)
+            for (std::size_t slot = 0; slot < m_ipus.size(); ++slot)
+                lowerUpdate(slot);
+        checkStreamingMemory();
+        const PipelineActivity activity = pipelineActivity(m_placement.kind, m_placement.schedule, m_K,
+                                                           m_opt.train ? m_opt.gradientAccumulation : m_opt.deviceIterations, m_opt.train);
+        composePipeline(m_builders, m_frags, activity, m_opt.train, m_opt.deviceIterations);
+        Schedule s;
+        for (std::size_t slot = 0; slot < m_ipus.size(); ++slot)
+            s.programs.push_back(m_builders[slot]->finish(m_ipus[slot]));
+        s.strategy = strategyInfo(activity);
+        return s;
+    }
+
+private:
+    uint32_t stageOf(const Op& op) const { return m_placement.stageOfBlock.at(op.block); }
+    GraphLowering& loweringOf(uint32_t stage) { return *m_lowerings[m_frags[stage].builder]; }
+    ProgramBuilder& builderOf(uint32_t stage) { return *m_builders[m_frags[stage].builder]; }
+
+    /** One builder and lowering per IPU; an IPU's stages share its memory. */
+    void setUpIpus()
+    {
+        for (uint32_t ipu : m_ipus) {
+            m_owned.push_back(std::make_unique<IpuLowering>(m_g, m_system, m_placement, m_opt, ipu));
+            m_builders.push_back(&m_owned.back()->builder);
+            m_lowerings.push_back(&m_owned.back()->lowering);
+            std::vector<std::string> blocks;
+            for (const auto& st : m_placement.stages)
+                if (st.ipu == ipu)
+                    blocks.insert(blocks.end(), st.blocks.begin(), st.blocks.end());
+            m_lowerings.back()->placePersistent(blocks);
+        }
+        std::vector<uint32_t> stagesOnIpu(m_ipus.size(), 0);
+        for (uint32_t k = 0; k < m_K; ++k) {
+            m_frags[k].ipu = m_placement.stages[k].ipu;
+            m_frags[k].builder = uint32_t(std::find(m_ipus.begin(), m_ipus.end(), m_frags[k].ipu) - m_ipus.begin());
+            ++stagesOnIpu[m_frags[k].builder];
+        }
+        for (uint32_t k = 0; k < m_K; ++k)
+            m_sharesIpu.push_back(stagesOnIpu[m_frags[k].builder] > 1);
+    }
+
+    /** Fragment names say the stage when an IPU runs more than one. */
+    std::string name(const char* what, uint32_t k) const
+    {
+        return m_sharesIpu[k] ? fmt::format("{} (stage {})", what, k) : std::string(what);
+    }
+
+    /** Tensors crossing stages arrive in receive buffers; only neighbouring stages exchange.
+     *  Weights stay with their block: a block using another block's weights (tied weights)
+     *  must share its IPU. */
+    void importCrossings(const std::vector<std::size_t>& ops, bool forward)
+    {
+        for (std::size_t i : ops) {
+            const Op& op = m_g.ops[i];
+            const uint32_t k = stageOf(op);
+            GraphLowering& l = loweringOf(k);
+            for (int in : op.inputs) {
+                const TensorDesc& d = m_g.tensor(in);
+                if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator) {
+                    if (!l.placed(in))
+                        m_diag.fail("/workload/strategy",
+                                    fmt::format("block \"{}\" uses weight \"{}\" of block \"{}\", which is on another IPU: "
+                                                "blocks sharing weights must be on one IPU",
+                                                op.block, d.name, d.block));
+                    continue;
+                }
+                const int from = m_producer[std::size_t(in)];
+                if (from < 0 || uint32_t(from) == k || l.placed(in))
+                    continue;
+                if ((forward && uint32_t(from) + 1 != k) || (!forward && uint32_t(from) != k + 1))
+                    m_diag.fail("/workload/strategy", fmt::format("tensor \"{}\" would skip a stage (stage {} to stage {}): "
+                                                                  "only neighbouring stages exchange tensors",
+                                                                  d.name, from, k));
+                l.importTensor(in);
+                (forward ? m_frags[std::size_t(from)].fwdBytesToNext : m_frags[std::size_t(from)].bwdBytesToPrevious) += d.bytes();
+            }
+        }
+    }
+
+    void lowerStage(uint32_t k)
+    {
+        ProgramBuilder& b = builderOf(k);
+        GraphLowering& l = loweringOf(k);
+        const uint32_t last = m_placement.stageOfBlock.at(m_opt.out.block);
+        m_frags[k].fwd = int(b.beginFragment(name("forward", k)));
+        for (std::size_t i : m_fwdOps)
+            if (stageOf(m_g.ops[i]) == k)
+                l.lower(m_g.ops[i]);
+        if (k == last && m_opt.out.mode == OutputPlan::Mode::Sum)
+            l.lowerOutputSum(m_opt.out.tensors);
+        b.endFragment();
+        if (k == last) {
+            m_frags[k].output = int(b.beginFragment("output"));
+            l.lower(storeOp(m_opt.out));
+            b.endFragment();
+            m_frags[k].outputPerMicroBatch = m_opt.out.perMicroBatch();
+            m_frags[k].outputPeriod = m_opt.out.period;
+        }
+        if (!m_opt.train)
+            return;
+        // Activations the backward pass needs wait in a stash FIFO between the passes.
+        const uint32_t depth = stashDepth(m_placement.kind, m_placement.schedule, m_K, k, true);
+        const bool recomputeHere = m_opt.recompute && depth > 0;
+        if (depth > 0)
+            lowerStash(k, depth, stashedTensors(k, recomputeHere));
+        m_frags[k].bwd = int(b.beginFragment(name("backward", k)));
+        lowerBackward(l, m_model, m_placement.stages[k].blocks, recomputeHere);
+        b.endFragment();
+    }
+
+    /** With recomputation only each block's inputs (its checkpoints) wait for the backward
+     *  pass; otherwise every activation the backward pass reads. */
+    std::set<int> stashedTensors(uint32_t k, bool recompute)
+    {
+        GraphLowering& l = loweringOf(k);
+        std::set<int> keep;
+        if (recompute) {
+            const std::vector<std::string> producedIn = producerBlocks(m_g);
+            for (std::size_t i : m_fwdOps)
+                if (stageOf(m_g.ops[i]) == k && recomputable(m_g.ops[i]))
+                    for (int in : m_g.ops[i].inputs) {
+                        const TensorDesc& d = m_g.tensor(in);
+                        if (d.role == TensorRole::Input ||
+                            (d.role == TensorRole::Activation && producedIn[std::size_t(in)] != m_g.ops[i].block))
+                            keep.insert(in);
+                    }
+            return keep;
+        }
+        for (std::size_t i : m_bwdOps)
+            if (stageOf(m_g.ops[i]) == k)
+                for (int in : m_g.ops[i].inputs) {
+                    const auto role = m_g.tensor(in).role;
+                    if ((role == TensorRole::Activation || role == TensorRole::Input) && l.placed(in))
+                        keep.insert(in);
+                }
+        return keep;
+    }
+
+    /** The stash FIFO (depth copies of the kept tensors) and the copies into and out of it. */
+    void lowerStash(uint32_t k, uint32_t depth, const std::set<int>& keep)
+    {
+        ProgramBuilder& b = builderOf(k);
+        GraphLowering& l = loweringOf(k);
+        const uint32_t T = b.tiles();
+        TileVector stashed(T, 0), copyCycles(T, 0);
+        for (int in : keep)
+            if (l.placed(in))
+                for (uint32_t tile = 0; tile < T; ++tile)
+                    stashed[tile] += l.placement(in)[tile];
+        TileVector fifo(stashed);
+        for (uint32_t tile = 0; tile < T; ++tile) {
+            fifo[tile] *= depth;
+            copyCycles[tile] = stashed[tile] ? costs::copy(m_system.ipu, stashed[tile], bytesOf(m_opt.activations)) : 0;
+        }
+        b.allocate(fmt::format("{} FIFO (depth {})", name("stash", k), depth), "stash", fifo, true);
+        m_frags[k].stash = int(b.beginFragment(name("stash", k)));
+        b.sync();
+        b.compute("stash", copyCycles, {"Copy"});
+        b.endFragment();
+        m_frags[k].restore = int(b.beginFragment(name("restore", k)));
+        b.sync();
+        b.compute("restore", copyCycles, {"Copy"});
+        b.endFragment();
+    }
+
+    /** One update per IPU, for the weights of all its stages. */
+    void lowerUpdate(std::size_t slot)
+    {
+        uint32_t first = 0;
+        while (m_frags[first].builder != slot)
+            ++first;
+        ProgramBuilder& b = *m_builders[slot];
+        m_frags[first].update = int(b.beginFragment("update"));
+        m_lowerings[slot]->lowerUpdate(opsOf(m_g, m_model.training.update, [&](const Op& op) { return m_frags[stageOf(op)].builder == slot; }),
+                                       m_placement.ring(m_ipus[slot]));
+        b.endFragment();
+    }
+
+    void checkStreamingMemory() const
+    {
+        for (std::size_t slot = 0; slot < m_ipus.size(); ++slot)
+            if (m_lowerings[slot]->offloadedBytes() > m_system.streamingMemory.bytesPerIpu)
+                m_diag.fail("/workload/offload_optimizer",
+                            fmt::format("IPU {} needs {} bytes of Streaming Memory, it has {}", m_ipus[slot],
+                                        m_lowerings[slot]->offloadedBytes(), m_system.streamingMemory.bytesPerIpu));
+    }
+
+    StrategyInfo strategyInfo(const PipelineActivity& activity) const
+    {
+        StrategyInfo info;
+        info.kind = m_placement.kind == StrategyKind::Pipelined ? "pipelined" : "sharded";
+        info.schedule = m_placement.kind == StrategyKind::Sharded                ? "one stage at a time"
+                        : m_placement.schedule == PipelineSchedule::Grouped     ? "grouped"
+                        : m_placement.schedule == PipelineSchedule::Interleaved ? "interleaved" : "sequential";
+        info.pipelineCycles = activity.cycles() * activity.repeats;
+        info.replicas = m_placement.replicas;
+        info.replicatedTensorSharding = m_placement.replicatedTensorSharding;
+        for (uint32_t k = 0; k < m_K; ++k)
+            info.stages.push_back({m_placement.stages[k].ipu, m_placement.stages[k].blocks,
+                                   stashDepth(m_placement.kind, m_placement.schedule, m_K, k, m_opt.train), m_frags[k].fwd,
+                                   m_frags[k].bwd});
+        return info;
+    }
+
+    const ModelGraph& m_model;
+    const Graph& m_g;
+    const SystemParams& m_system;
+    const Placement& m_placement;
+    const CompileOptions& m_opt;
+    const Diagnostics& m_diag;
+    const uint32_t m_K;
+    const std::vector<uint32_t> m_ipus;
+    const std::vector<int> m_producer;
+    const std::vector<std::size_t> m_fwdOps, m_bwdOps;
+    std::vector<StageFragments> m_frags;
+    std::vector<std::unique_ptr<IpuLowering>> m_owned;
+    std::vector<ProgramBuilder*> m_builders;
+    std::vector<GraphLowering*> m_lowerings;
+    std::vector<bool> m_sharesIpu;
+};
+
+} // namespace
+
+Schedule compilePipelined(const ModelGraph& m, const SystemParams& system, const Placement& placement, const CompileOptions& opt,
+                          const Diagnostics& diag)
+{
+    return PipelineCompiler(m, system, placement, opt, diag).compile();
+}
+
+} // namespace ipusim

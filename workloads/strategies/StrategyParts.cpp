@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/strategies/StrategyParts.hpp"
+
+namespace ipusim {
+
+std::vector<const Op*> opsOf(const Graph& g, const std::vector<std::size_t>& indices, const std::function<bool(const Op&)>& keep)
+{
+    std::vector<const Op*> out;
+    for (std::size_t i : indices)
+        if (keep(g.ops[i]))
+            out.push_back(&g.ops[i]);
+    return out;
+}
+
+bool recomputable(const Op& op)
+{
+    return op.kind != OpKind::HostLoad && op.kind != OpKind::SoftmaxCrossEntropy;
+}
+
+Op storeOp(const OutputPlan& out)
+{
+    Op op{"host.store", OpKind::HostStore, out.tensors, {}, {}, {}, 1, 1, true, out.block};
+    return op;
+}
+
+std::vector<std::string> producerBlocks(const Graph& g)
+{
+    std::vector<std::string> producer(g.tensors.size());
+    std::vector<bool> seen(g.tensors.size(), false);
+    for (const auto& op : g.ops)
+        for (int o : op.outputs)
+            if (!seen[std::size_t(o)]) {
+                seen[std::size_t(o)] = true;
+                producer[std::size_t(o)] = op.block;
+            }
+    return producer;
+}
+
+std::vector<int> producerStages(const Graph& g, const Placement& placement)
+{
+    std::vector<int> stage;
+    for (const auto& block : producerBlocks(g))
+        stage.push_back(block.empty() ? -1 : int(placement.stageOfBlock.at(block)));
+    return stage;
+}
+
+std::vector<std::size_t> forwardOps(const ModelGraph& m)
+{
+    std::vector<std::size_t> ops;
+    for (std::size_t i = 0; i < m.forwardOps; ++i)
+        ops.push_back(i);
+    return ops;
+}
+
+std::vector<std::size_t> backwardOps(const ModelGraph& m)
+{
+    std::vector<std::size_t> ops(m.training.backward);
+    ops.insert(ops.end(), m.training.accumulate.begin(), m.training.accumulate.end());
+    return ops;
+}
+
+void lowerBackward(GraphLowering& l, const ModelGraph& m, const std::vector<std::string>& blocks, bool recompute)
+{
+    const Graph& g = m.graph;
+    for (std::size_t b = blocks.size(); b-- > 0;) {
+        const std::string& block = blocks[b];
+        if (recompute)
+            for (std::size_t i = 0; i < m.forwardOps; ++i)
+                if (g.ops[i].block == block && recomputable(g.ops[i]))
+                    l.lower(g.ops[i]);
+        for (const auto* list : {&m.training.backward, &m.training.accumulate})
+            for (std::size_t i : *list)
+                if (g.ops[i].block == block)
+                    l.lower(g.ops[i]);
+    }
+}
+
+namespace {
+IpuParams computeTilesOf(const SystemParams& system, const CompileOptions& opt, uint32_t ipu)
+{
+    IpuParams p = system.ipu;
+    p.tiles -= opt.ioTiles;
+    if (ipu < opt.availableMemoryProportion.size())
+        p.availableMemoryProportion = opt.availableMemoryProportion[ipu];
+    return p;
+}
+} // namespace
+
+IpuLowering::IpuLowering(const Graph& g, const SystemParams& system, const Placement& placement, const CompileOptions& opt, uint32_t ipu)
+    : params(computeTilesOf(system, opt, ipu)), builder(params), lowering(g, builder)
+{
+    builder.setOutlineRule(opt.outline);
+    lowering.setIoTiles(params.tiles, opt.ioTiles);
+    lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);
+    lowering.setOffloadOptimizer(opt.offloadOptimizer);
+}
+
+} // namespace ipusim
