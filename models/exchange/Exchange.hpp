@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/common/StatGroup.hpp"
 #include "models/hw/IpuParams.hpp"
 #include "models/program/Schedule.hpp"
 
@@ -22,12 +23,13 @@ public:
 
     [[nodiscard]] uint64_t bytesSent() const { return m_bytesSent; }
     [[nodiscard]] uint64_t phases() const { return m_phases; }
-    void counters(std::vector<uint64_t*>& out) { out.insert(out.end(), {&m_bytesSent, &m_phases}); }
+    [[nodiscard]] const StatGroup& stats() const { return m_stats; }
 
 private:
     const IpuParams& m_hw;
     uint64_t m_bytesSent = 0;
     uint64_t m_phases = 0;
+    StatGroup m_stats;
 };
 
 } // namespace ipusim

@@ -12,6 +12,7 @@ public:
     HostLink(sc_core::sc_module_name name, const HostLinkParams& link, double clockHz)
         : TransferLink(name, link.bandwidthBytesPerSecond, link.efficiency, link.latencyCycles, clockHz)
     {
+        registerStats("host_bytes_to_ipu", "host_bytes_from_ipu", "host link");
     }
 };
 

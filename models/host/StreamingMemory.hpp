@@ -13,6 +13,7 @@ public:
     StreamingMemory(sc_core::sc_module_name name, const StreamingMemoryParams& p, double clockHz)
         : TransferLink(name, p.bandwidthBytesPerSecond, p.efficiency, p.latencyCycles, clockHz)
     {
+        registerStats("streaming_memory_bytes_loaded", "streaming_memory_bytes_stored", "Streaming Memory (loads, stores)");
     }
     [[nodiscard]] uint64_t bytesLoaded() const { return bytesToIpu(); }
     [[nodiscard]] uint64_t bytesStored() const { return bytesFromIpu(); }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/common/StatGroup.hpp"
 #include "models/program/Schedule.hpp"
 #include "models/timing/LinkTiming.hpp"
 
@@ -33,13 +34,22 @@ public:
     void account(Direction direction, uint64_t bytes) { (direction == Direction::ToIpu ? m_toIpu : m_fromIpu) += bytes; }
     [[nodiscard]] uint64_t bytesToIpu() const { return m_toIpu; }
     [[nodiscard]] uint64_t bytesFromIpu() const { return m_fromIpu; }
-    void counters(std::vector<uint64_t*>& out) { out.insert(out.end(), {&m_toIpu, &m_fromIpu}); }
+    [[nodiscard]] const StatGroup& stats() const { return m_stats; }
+
+protected:
+    /** Each kind of link registers its byte counts under its own names. */
+    void registerStats(const char* toIpu, const char* fromIpu, const char* what)
+    {
+        m_stats.add(toIpu, m_toIpu, "B", std::string("bytes to the IPU over its ") + what);
+        m_stats.add(fromIpu, m_fromIpu, "B", std::string("bytes from the IPU over its ") + what);
+    }
 
 private:
     double m_bytesPerSecond, m_efficiency;
     uint64_t m_latency;
     double m_clockHz;
     uint64_t m_toIpu = 0, m_fromIpu = 0;
+    StatGroup m_stats;
 };
 
 } // namespace ipusim

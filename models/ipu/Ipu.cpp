@@ -35,6 +35,7 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
     };
     m_stepsTotal = hostCalls * count(program.steps);
     m_fragmentStats.resize(program.fragments.size());
+    m_stats.add("compute_sets_run", m_computeSetsRun, "compute sets", "compute sets executed");
     SC_HAS_PROCESS(Ipu);
     SC_METHOD(sequence);
     sensitive << m_wake;
@@ -269,7 +270,12 @@ const Ipu::BodyInfo& Ipu::bodyInfo(const std::vector<Step>& body)
 
 std::vector<uint64_t*> Ipu::counterRefs()
 {
-    std::vector<uint64_t*> c{&m_computeSetsRun, &m_stepsRun};
+    // Every registered statistic, then the state a loop iteration grows that no summary field
+    // counts directly: the breakdown, fragment and compute-set figures, steps, link bytes.
+    std::vector<uint64_t*> c;
+    for (const StatGroup* g : statGroups())
+        g->counters(c);
+    c.push_back(&m_stepsRun);
     for (uint64_t& cycles : m_breakdown.cycles)
         c.push_back(&cycles);
     for (auto& f : m_fragmentStats) {
@@ -277,10 +283,6 @@ std::vector<uint64_t*> Ipu::counterRefs()
         c.push_back(&f.cycles);
     }
     tiles.counters(c);
-    exchange.counters(c);
-    sync.counters(c);
-    host.counters(c);
-    streamingMemory.counters(c);
     for (auto& [edge, bytes] : m_linkSent)
         c.push_back(&bytes);
     return c;

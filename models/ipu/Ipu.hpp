@@ -49,6 +49,11 @@ public:
     [[nodiscard]] uint64_t cycle() const { return m_cycle; }
     [[nodiscard]] const PhaseBreakdown& breakdown() const { return m_breakdown; }
     [[nodiscard]] uint64_t computeSetsRun() const { return m_computeSetsRun; }
+    /** The statistics of this IPU and its modules, as the summary reports them per IPU. */
+    [[nodiscard]] std::vector<const StatGroup*> statGroups() const
+    {
+        return {&m_stats, &exchange.stats(), &sync.stats(), &host.stats(), &streamingMemory.stats()};
+    }
     /** Steps executed so far, and in the whole run (loops unrolled), for progress. */
     [[nodiscard]] uint64_t stepsRun() const { return m_stepsRun; }
     [[nodiscard]] uint64_t stepsTotal() const { return m_stepsTotal; }
@@ -151,6 +156,7 @@ private:
     uint64_t m_cycle = 0;
     bool m_finished = false;
     uint64_t m_computeSetsRun = 0;
+    StatGroup m_stats;
     uint64_t m_stepsRun = 0;
     uint64_t m_stepsTotal = 0;
     std::vector<FragmentStats> m_fragmentStats;

@@ -149,25 +149,22 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
 
 namespace {
 
-/** Per IPU: its cycles, breakdown, utilisation and what its modules counted. */
+/** Per IPU: its cycles, breakdown, utilisation and every statistic its modules registered. */
 json ipuFigures(const Ipu& ipu, const Program& program)
 {
     const std::vector<uint64_t> busy = ipu.tiles.busyCycles();
     uint64_t busySum = 0;
     for (auto x : busy)
         busySum += x;
-    return {{"ipu", program.ipu},
-            {"cycles", ipu.cycle()},
-            {"breakdown", breakdownJson(ipu.breakdown())},
-            {"streaming_memory_bytes_loaded", ipu.streamingMemory.bytesLoaded()},
-            {"streaming_memory_bytes_stored", ipu.streamingMemory.bytesStored()},
-            {"tile_utilisation", ipu.cycle() ? double(busySum) / double(busy.size()) / double(ipu.cycle()) : 0.0},
-            {"compute_sets_run", ipu.computeSetsRun()},
-            {"syncs", ipu.sync.barriers()},
-            {"exchange_phases", ipu.exchange.phases()},
-            {"exchange_bytes", ipu.exchange.bytesSent()},
-            {"host_bytes_to_ipu", ipu.host.bytesToIpu()},
-            {"host_bytes_from_ipu", ipu.host.bytesFromIpu()}};
+    json figures = {{"ipu", program.ipu},
+                    {"cycles", ipu.cycle()},
+                    {"breakdown", breakdownJson(ipu.breakdown())},
+                    {"tile_utilisation", ipu.cycle() ? double(busySum) / double(busy.size()) / double(ipu.cycle()) : 0.0}};
+    // What the IPU's modules counted, by the names they registered.
+    for (const StatGroup* group : ipu.statGroups())
+        for (const Stat& stat : group->stats())
+            figures[stat.name] = stat.value();
+    return figures;
 }
 
 /** Every executed compute set of every IPU, the longest (all executions) first. */

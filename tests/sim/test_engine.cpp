@@ -409,3 +409,26 @@ TEST_CASE("Skipping identical loop iterations changes no figure", "[sim][fast-fo
         CHECK(fast.first == slow.first);
     }
 }
+
+TEST_CASE("Statistics: registered once with name, unit and meaning; the summary reports each by its name", "[sim][stats]")
+{
+    const Experiment e = buildExperiment(kRoot + "/configs/mnist/train.json");
+    Simulation sim(e);
+    const SimResult r = sim.run();
+    const json s = report::summary(e, sim, r);
+    const Ipu& ipu = *sim.ipus().at(0);
+    std::set<std::string> names;
+    for (const StatGroup* group : ipu.statGroups())
+        for (const Stat& stat : group->stats()) {
+            INFO(stat.name);
+            CHECK(names.insert(stat.name).second);
+            CHECK_FALSE(stat.unit.empty());
+            CHECK_FALSE(stat.description.empty());
+            CHECK(s.at("ipus").at(0).at(stat.name) == stat.value());
+        }
+    // The per-IPU figures are the registered statistics plus the derived ones, nothing else.
+    CHECK(s.at("ipus").at(0).size() == names.size() + 4); // ipu, cycles, breakdown, tile_utilisation
+    for (const char* counted : {"compute_sets_run", "exchange_bytes", "exchange_phases", "syncs", "host_bytes_to_ipu"})
+        CHECK(names.count(counted) == 1);
+    CHECK(s.at("ipus").at(0).at("compute_sets_run").get<uint64_t>() > 0);
+}
