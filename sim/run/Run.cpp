@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/run/Run.hpp"
 
+#include "models/program/ScheduleCheck.hpp"
 #include "models/reference/ReferenceEngine.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/engine/Simulation.hpp"
@@ -180,6 +181,10 @@ void collectInference(const json& result, const fs::path& dir, RunOutcome& out)
 
 RunOutcome run(const Experiment& e, const RunOptions& o)
 {
+    // Hand-written schedules were checked as they were read; this catches the compiler (and
+    // schedules built in code) breaking what the engines rely on.
+    if (const auto problems = checkSchedule(e.schedule, e.system); !problems.empty())
+        throw std::logic_error(fmt::format("the Schedule breaks an invariant the engines rely on: {}", fmt::join(problems, "; ")));
     const fs::path& dir = o.outDir;
     const fs::path inferenceDir = dir.empty() ? fs::path() : dir / "inference";
     // An inference phase after training runs in a child process started before anything is

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+#include "models/program/ScheduleCheck.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace ipusim {
+namespace {
+
+class Checker
+{
+public:
+    Checker(const SystemParams& system, std::vector<std::string>& problems) : m_system(system), m_problems(problems) {}
+
+    void program(const Program& p)
+    {
+        m_program = &p;
+        m_nextPoint = 0;
+        if (p.ipu >= m_system.numIpus)
+            problem(fmt::format("its IPU is not one of the system's {}", m_system.numIpus));
+        forEachProgramStep(p, [&](const Step& s) { std::visit([&](const auto& op) { step(op); }, s.op); });
+        if (m_nextPoint != p.numPoints)
+            problem(fmt::format("numbers {} program points, its steps hold {}", p.numPoints, m_nextPoint));
+        for (const auto& t : p.tensors) {
+            runs(t.bytes, "tensor \"" + t.name + "\"");
+            if (!t.alwaysLive && (t.from > t.to || t.to >= p.numPoints))
+                problem(fmt::format("tensor \"{}\" lives from point {} to {}, outside its {} points", t.name, t.from, t.to, p.numPoints));
+        }
+    }
+
+private:
+    void problem(const std::string& what) { m_problems.push_back(fmt::format("IPU {}: {}", m_program->ipu, what)); }
+
+    template <class T>
+    void runs(const TileRuns<T>& r, const std::string& where)
+    {
+        uint32_t next = 0;
+        for (const auto& run : r.runs()) {
+            if (run.first < next)
+                problem(where + ": tile runs overlap or are out of tile order");
+            next = run.end();
+        }
+        if (r.end() > m_system.ipu.tiles)
+            problem(fmt::format("{}: tiles up to {}, the IPU has {}", where, r.end(), m_system.ipu.tiles));
+    }
+
+    template <class T>
+    void point(const T& op)
+    {
+        if (op.point != m_nextPoint)
+            problem(fmt::format("step \"{}\" is program point {}, expected {} (program order)", op.name, op.point, m_nextPoint));
+        m_nextPoint = op.point + 1;
+    }
+
+    void otherIpu(uint32_t ipu, const std::string& where)
+    {
+        if (ipu >= m_system.numIpus || ipu == m_program->ipu)
+            problem(fmt::format("{} names IPU {}: expected another IPU of the system", where, ipu));
+    }
+
+    void step(const ComputeStep& c)
+    {
+        point(c);
+        runs(c.cycles, "compute \"" + c.name + "\"");
+        runs(c.vertices, "compute \"" + c.name + "\" vertices");
+    }
+    void step(const ExchangeStep& x)
+    {
+        point(x);
+        runs(x.bytes, "exchange \"" + x.name + "\"");
+    }
+    void step(const HostTransferStep& h) { point(h); }
+    void step(const StreamingMemoryStep& r) { point(r); }
+    void step(const IpuCopyStep& c)
+    {
+        point(c);
+        for (const auto* list : {&c.send, &c.recv})
+            for (const auto& t : *list)
+                otherIpu(t.peer, "IPU copy \"" + c.name + "\"");
+    }
+    void step(const CollectiveStep& c)
+    {
+        point(c);
+        std::set<uint32_t> members(c.ring.begin(), c.ring.end());
+        if (members.size() != c.ring.size() || !members.count(m_program->ipu))
+            problem(fmt::format("collective \"{}\": its ring must hold IPU {} and each IPU once", c.name, m_program->ipu));
+        for (uint32_t ipu : c.ring)
+            if (ipu >= m_system.numIpus)
+                problem(fmt::format("collective \"{}\": ring member {} is not an IPU of the system", c.name, ipu));
+    }
+    void step(const CallStep& c)
+    {
+        if (c.fragment >= m_program->fragments.size())
+            problem(fmt::format("a call names fragment {}, the program has {}", c.fragment, m_program->fragments.size()));
+    }
+    void step(const SyncStep&) {}
+    void step(const RepeatStep&) {}
+
+    const SystemParams& m_system;
+    std::vector<std::string>& m_problems;
+    const Program* m_program = nullptr;
+    uint32_t m_nextPoint = 0;
+};
+
+} // namespace
+
+std::vector<std::string> checkSchedule(const Schedule& schedule, const SystemParams& system)
+{
+    std::vector<std::string> problems;
+    std::set<uint32_t> ipus;
+    Checker checker(system, problems);
+    for (const auto& p : schedule.programs) {
+        if (!ipus.insert(p.ipu).second)
+            problems.push_back(fmt::format("IPU {}: has more than one program", p.ipu));
+        checker.program(p);
+    }
+    return problems;
+}
+
+} // namespace ipusim

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/hw/SystemParams.hpp"
+#include "models/program/Schedule.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ipusim {
+
+/** The invariants both engines rely on, checked once before elaboration (as XLA verifies HLO
+ *  between passes). Returns each broken one, described with its IPU and step; empty when the
+ *  Schedule holds them all:
+ *  - each program runs on an IPU of the system, at most one program per IPU;
+ *  - tile runs (compute cycles and vertices, exchange bytes, tensor bytes) are in tile order,
+ *    disjoint and within the IPU's tiles;
+ *  - calls name fragments of their program;
+ *  - IPU copies and collectives name IPUs of the system; a copy never names its own IPU; a ring
+ *    holds its program's IPU, each IPU once;
+ *  - program points are numbered in program order, and tensors live between points that exist. */
+std::vector<std::string> checkSchedule(const Schedule& schedule, const SystemParams& system);
+
+} // namespace ipusim

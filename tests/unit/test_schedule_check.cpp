@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// The Schedule's invariants: a well-formed schedule passes, and each broken invariant is named.
+#include "models/program/ScheduleCheck.hpp"
+#include "sim/config/ConfigLoader.hpp"
+#include "sim/config/ExperimentSpec.hpp"
+#include "sim/engine/Experiment.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+
+namespace {
+
+const std::string kRoot = IPUSIM_SOURCE_DIR;
+
+std::string firstProblem(const Schedule& s, const SystemParams& system)
+{
+    const auto problems = checkSchedule(s, system);
+    return problems.empty() ? "" : problems.front();
+}
+
+} // namespace
+
+TEST_CASE("Schedule check: shipped schedules and compiled models hold every invariant", "[schedule]")
+{
+    for (const char* config : {"configs/schedules/two_ipu_copy.json", "configs/schedules/superstep_loop.json",
+                               "configs/mnist/pipelined.json", "configs/mnist/phased_parallel.json", "configs/mnist/pipelined_pod16.json"}) {
+        INFO(config);
+        const Experiment e = buildExperiment(kRoot + "/" + config);
+        CHECK(checkSchedule(e.schedule, e.system).empty());
+    }
+}
+
+TEST_CASE("Schedule check: each broken invariant is named with its IPU and step", "[schedule]")
+{
+    const Experiment e = buildExperiment(kRoot + "/configs/schedules/two_ipu_copy.json");
+    const SystemParams& sys = e.system;
+    REQUIRE(e.schedule.programs.size() == 2);
+    auto broken = [&](auto&& mutate) {
+        Schedule s = e.schedule;
+        mutate(s);
+        return firstProblem(s, sys);
+    };
+    auto firstOf = [](Program& p, auto tag) -> decltype(tag)* {
+        decltype(tag)* found = nullptr;
+        forEachProgramStep(p, [&](Step& st) {
+            if (!found)
+                found = std::get_if<decltype(tag)>(&st.op);
+        });
+        return found;
+    };
+    CHECK(broken([](Schedule& s) { s.programs[1].ipu = 0; }) == "IPU 0: has more than one program");
+    CHECK(broken([](Schedule& s) { s.programs[0].ipu = 9; }).find("IPU 9: its IPU is not one of the system's 4") == 0);
+    CHECK(broken([&](Schedule& s) { firstOf(s.programs[0], ComputeStep{})->cycles.add(sys.ipu.tiles, 1, 5); })
+              .find("tiles up to 1473, the IPU has 1472") != std::string::npos);
+    CHECK(broken([&](Schedule& s) {
+              ComputeStep& c = *firstOf(s.programs[0], ComputeStep{});
+              c.cycles = TileRuns<uint64_t>({{10, 5, 1}, {12, 5, 1}});
+          }).find("tile runs overlap or are out of tile order") != std::string::npos);
+    CHECK(broken([&](Schedule& s) { firstOf(s.programs[0], IpuCopyStep{})->send.at(0).peer = 0; })
+              .find("names IPU 0: expected another IPU of the system") != std::string::npos);
+    CHECK(broken([&](Schedule& s) { firstOf(s.programs[0], ComputeStep{})->point = 7; })
+              .find("is program point 7, expected 0 (program order)") != std::string::npos);
+    CHECK(broken([](Schedule& s) { s.programs[0].steps.push_back({CallStep{3}}); }) == "IPU 0: a call names fragment 3, the program has 0");
+    CHECK(broken([](Schedule& s) {
+              TensorAlloc t;
+              t.name = "late";
+              t.from = 0;
+              t.to = 99;
+              s.programs[0].tensors.push_back(t);
+          }).find("tensor \"late\" lives from point 0 to 99") != std::string::npos);
+    CHECK(broken([](Schedule& s) {
+              CollectiveStep c;
+              c.name = "ring";
+              c.ring = {1, 2};
+              c.point = s.programs[0].numPoints++;
+              s.programs[0].steps.push_back({c});
+          }) == "IPU 0: collective \"ring\": its ring must hold IPU 0 and each IPU once");
+}
