@@ -5,11 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <functional>
-#include <memory>
-#include <set>
-
 namespace ipusim {
 
 CompileOptions compileOptionsOf(const WorkloadOptions& w)
@@ -48,7 +43,7 @@ Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const
             const uint64_t stages = train ? 2 * K - 1 : K;
             if (train && G < stages)
                 diag.fail("/run/gradient_accumulation",
-                         fmt::format("expected at least {} (the pipeline's stages, 2 x {} stages - 1), found {}", stages, K, G));
+                          fmt::format("expected at least {} (the pipeline's stages, 2 x {} stages - 1), found {}", stages, K, G));
             if (!train && D < stages)
                 diag.fail("/run/device_iterations", fmt::format("expected at least {} (the pipeline's stages), found {}", stages, D));
         }
