@@ -38,26 +38,15 @@ struct Phase
     double elaborateSeconds = 0;
 };
 
-constexpr const char* kOutputs[] = {"summary.json", "trace.json", "oom_report.json", "waves.vcd"};
-
-/** The folder describes this run only: outputs of an earlier run go first. */
-void clearOutputs(const fs::path& dir)
-{
-    if (dir.empty())
-        return;
-    fs::create_directories(dir);
-    for (const char* f : kOutputs)
-        fs::remove(dir / f);
-}
-
-/** Before anything can fail: a run that stops on bad input leaves no earlier run's outputs
- *  behind to be mistaken for its own. */
+/** The folder describes this run only: outputs of an earlier run (and of its inference phase)
+ *  go before anything can fail, so a run stopped by bad input leaves none to be mistaken for
+ *  its own. */
 void removeStaleOutputs(const fs::path& dir)
 {
     if (dir.empty())
         return;
     for (const fs::path& d : {dir, dir / "inference"})
-        for (const char* f : kOutputs)
+        for (const char* f : {"summary.json", "trace.json", "oom_report.json", "waves.vcd"})
             fs::remove(d / f);
 }
 
@@ -97,7 +86,8 @@ void labelStages(ChromeTrace& trace, const json& summary)
 
 Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& o)
 {
-    clearOutputs(dir);
+    if (!dir.empty())
+        fs::create_directories(dir);
     Phase p;
     if (o.trace && !dir.empty())
         p.trace = std::make_unique<ChromeTrace>((dir / "trace.json").string(), e.run.trace, e.system.ipu.clockHz,
@@ -188,14 +178,13 @@ RunOutcome run(const Experiment& e, const RunOptions& o)
         throw std::logic_error(fmt::format("the Schedule breaks an invariant the engines rely on: {}", fmt::join(problems, "; ")));
     const fs::path& dir = o.outDir;
     const fs::path inferenceDir = dir.empty() ? fs::path() : dir / "inference";
+    removeStaleOutputs(dir);
     // An inference phase after training runs in a child process started before anything is
     // elaborated (SystemC elaborates once per process); both phases use the two cores. Its bad
     // input is reported here, before either runs.
     std::unique_ptr<ChildProcess> child;
     if (const auto inferenceConfig = o.inferencePhase ? inferencePhase(e.config) : std::nullopt) {
         const Experiment inference = buildExperiment(*inferenceConfig);
-        if (!dir.empty())
-            fs::create_directories(dir);
         child = std::make_unique<ChildProcess>([&] { return inferenceInChild(inference, inferenceDir, o); });
     }
     Phase main = simulatePhase(e, dir, o);

@@ -10,14 +10,7 @@ namespace ipusim {
 CompileOptions compileOptionsOf(const WorkloadOptions& w)
 {
     CompileOptions o;
-    o.train = w.train;
-    o.gradientAccumulation = w.gradientAccumulation;
-    o.deviceIterations = w.deviceIterations;
-    o.activations = w.activations;
-    o.partials = w.partials;
-    o.offloadOptimizer = w.offloadOptimizer;
-    o.ioTiles = w.ioTiles;
-    o.recompute = w.recompute;
+    static_cast<WorkloadOptions&>(o) = w;
     o.out.mode = w.outputMode;
     o.out.period = w.outputPeriod;
     return o;

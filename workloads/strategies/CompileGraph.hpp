@@ -35,16 +35,9 @@ struct ModelGraph
 
 /** How the compiler lowers a model: the workload's options plus what the model adds (its
  *  outputs, its outlining rule, per-IPU memory proportions). */
-struct CompileOptions
+struct CompileOptions : WorkloadOptions
 {
-    bool train = true;
-    bool offloadOptimizer = false;
-    bool recompute = false; // checkpoint every block: keep block inputs, recompute the rest
-    uint32_t ioTiles = 0;
-    Precision activations = Precision::FP32;
-    Precision partials = Precision::FP32;
-    OutputPlan out;
-    uint64_t gradientAccumulation = 1, deviceIterations = 1;
+    OutputPlan out; // mode and period as the workload asks; tensors and block the model's
     /** Per IPU of a replica: the share of tile memory the matmul planner may use for
      *  temporaries (available_memory_proportion); empty means the hardware's default. */
     std::vector<double> availableMemoryProportion;

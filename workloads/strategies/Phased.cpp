@@ -53,6 +53,8 @@ private:
     uint32_t phaseOf(const Op& op) const { return m_placement.stageOfBlock.at(op.block); }
     uint32_t ipuOf(uint32_t p) const { return m_placement.stages[p].ipu; }
     bool train() const { return m_opt.train; }
+    /** Gradient accumulation loops over the micro-batches of a step. */
+    bool accumulate() const { return train() && m_opt.gradientAccumulation > 1; }
 
     std::vector<int> tensorsOf(uint32_t p, std::initializer_list<TensorRole> roles) const
     {
@@ -166,7 +168,6 @@ private:
      *  the next phase; then the crossing tensors move and everyone syncs. */
     void turns(bool backward)
     {
-        const bool accumulate = train() && m_opt.gradientAccumulation > 1;
         for (uint32_t n = 0; n < m_P; ++n) {
             const uint32_t p = backward ? m_P - 1 - n : n;
             const auto& load = backward ? m_bwdLoad : m_fwdLoad;
@@ -174,7 +175,7 @@ private:
             ProgramBuilder& b = *m_builders[ipuOf(p)];
             if ((m_groups == 1 || n == 0) && load[p] >= 0)
                 b.call(uint32_t(load[p]));
-            b.call(uint32_t(work[p]), 0, accumulate);
+            b.call(uint32_t(work[p]), 0, accumulate());
             if (!backward && p == m_last && m_opt.out.perMicroBatch())
                 b.call(uint32_t(m_output), -1, false, m_opt.out.period);
             const bool more = n + 1 < m_P;
@@ -191,10 +192,9 @@ private:
 
     void layOutTurns()
     {
-        const bool accumulate = train() && m_opt.gradientAccumulation > 1;
         for (auto& b : m_builders)
             b->beginRepeat("device_iterations", m_opt.deviceIterations);
-        if (accumulate)
+        if (accumulate())
             for (auto& b : m_builders)
                 b->beginRepeat("gradient_accumulation", m_opt.gradientAccumulation);
         turns(false);
@@ -204,7 +204,7 @@ private:
                 m_bwdLoad[m_last] = -1;
             turns(true);
         }
-        if (accumulate)
+        if (accumulate())
             for (auto& b : m_builders)
                 b->endRepeat();
         if (train()) {

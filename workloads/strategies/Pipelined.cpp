@@ -23,6 +23,7 @@ public:
                      const Diagnostics& diag)
         : m_model(m), m_g(m.graph), m_system(system), m_placement(placement), m_opt(opt), m_diag(diag),
           m_K(uint32_t(placement.stages.size())), m_ipus(placement.ipus()), m_producer(producerStages(m.graph, placement)),
+          m_producerBlock(producerBlocks(m.graph)),
           m_fwdOps(forwardOps(m)), m_bwdOps(backwardOps(m)), m_frags(m_K)
     {
     }
@@ -153,13 +154,12 @@ private:
         GraphLowering& l = loweringOf(k);
         std::set<int> keep;
         if (recompute) {
-            const std::vector<std::string> producedIn = producerBlocks(m_g);
             for (std::size_t i : m_fwdOps)
                 if (stageOf(m_g.ops[i]) == k && recomputable(m_g.ops[i]))
                     for (int in : m_g.ops[i].inputs) {
                         const TensorDesc& d = m_g.tensor(in);
                         if (d.role == TensorRole::Input ||
-                            (d.role == TensorRole::Activation && producedIn[std::size_t(in)] != m_g.ops[i].block))
+                            (d.role == TensorRole::Activation && m_producerBlock[std::size_t(in)] != m_g.ops[i].block))
                             keep.insert(in);
                     }
             return keep;
@@ -249,6 +249,7 @@ private:
     const uint32_t m_K;
     const std::vector<uint32_t> m_ipus;
     const std::vector<int> m_producer;
+    const std::vector<std::string> m_producerBlock;
     const std::vector<std::size_t> m_fwdOps, m_bwdOps;
     std::vector<StageFragments> m_frags;
     std::vector<std::unique_ptr<IpuLowering>> m_owned;
