@@ -41,9 +41,11 @@ struct Figures
 Figures runOnce(const Case& c)
 {
     ipusim::ChildProcess child([&c] {
+        const auto t0 = std::chrono::steady_clock::now();
         ipusim::RunRequest request{ipusim::config::loadConfig(c.config, c.sets), {}};
         if (c.inferencePhase)
             request.config = *ipusim::inferencePhase(request.config);
+        const double load = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         request.options.inferencePhase = false;
         request.options.engine = c.engine == Engine::Reference ? ipusim::EngineKind::Reference : ipusim::EngineKind::Fast;
         request.options.everyIteration = c.engine == Engine::EveryIteration;
@@ -54,7 +56,8 @@ Figures runOnce(const Case& c)
         // The reference case times the per-cycle engine alone, not the fast engine checked after it.
         const double simSeconds = c.engine == Engine::Reference ? sim.at("reference_wall_seconds").get<double>()
                                                                 : sim.at("wall_seconds").get<double>();
-        return nlohmann::json{{"build", r.buildSeconds + r.elaborateSeconds},
+        // "build": loading, validating, compiling and elaborating, as the README's table says.
+        return nlohmann::json{{"build", load + r.buildSeconds + r.elaborateSeconds},
                               {"sim", simSeconds},
                               {"cycles", r.summary.at("total_cycles")},
                               {"simulated", r.summary.at("seconds")},
@@ -152,7 +155,7 @@ int sc_main(int argc, char* argv[])
                engines[4].simSeconds / engines[3].simSeconds);
 
     // How wall time grows: replicas and gradient accumulation (flat), layers (linear).
-    table("BERT-Large phase 1, POD64, by replicas", {{"1 replica", pod64, {"/workload/strategy/replicas=1", "/workload/strategy/replicated_tensor_sharding=false"}},
+    table("BERT-Large phase 1, POD64, by replicas", {{"2 replicas", pod64, {"/workload/strategy/replicas=2"}},
                                                      {"4 replicas", pod64, {"/workload/strategy/replicas=4"}},
                                                      {"16 replicas", pod64, {"/workload/strategy/replicas=16"}}}, 1);
     table("BERT-Large phase 1, POD16, by gradient accumulation", {{"GA 128", pod16, {"/run/gradient_accumulation=128"}},
