@@ -45,6 +45,22 @@ private:
             problem(fmt::format("{}: tiles up to {}, the IPU has {}", where, r.end(), m_system.ipu.tiles));
     }
 
+    /** Whether every tile `inner` gives a value (other than T{}) lies in a run of `outer`. */
+    template <class A, class B>
+    static bool within(const TileRuns<B>& inner, const TileRuns<A>& outer)
+    {
+        auto o = outer.runs().begin();
+        for (const auto& r : inner.runs()) {
+            for (uint32_t t = r.first; r.value != B{} && t < r.end(); t = o->end()) {
+                while (o != outer.runs().end() && o->end() <= t)
+                    ++o;
+                if (o == outer.runs().end() || o->first > t)
+                    return false;
+            }
+        }
+        return true;
+    }
+
     template <class T>
     void point(const T& op)
     {
@@ -64,6 +80,8 @@ private:
         point(c);
         runs(c.cycles, "compute \"" + c.name + "\"");
         runs(c.vertices, "compute \"" + c.name + "\" vertices");
+        if (!within(c.vertices, c.cycles))
+            problem("compute \"" + c.name + "\": vertices on tiles it gives no cycles");
     }
     void step(const ExchangeStep& x)
     {

@@ -13,7 +13,7 @@ namespace ipusim {
  *  Schedule holds them all:
  *  - each program runs on an IPU of the system, at most one program per IPU;
  *  - tile runs (compute cycles and vertices, exchange bytes, tensor bytes) are in tile order,
- *    disjoint and within the IPU's tiles;
+ *    disjoint and within the IPU's tiles; a compute step's vertices lie on tiles it gives cycles;
  *  - calls name fragments of their program;
  *  - IPU copies and collectives name IPUs of the system; a copy never names its own IPU; a ring
  *    holds its program's IPU, each IPU once;

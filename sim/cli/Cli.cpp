@@ -5,6 +5,7 @@
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/Schema.hpp"
+#include "sim/engine/CompiledConfig.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/run/Run.hpp"
 #include "sim/sweep/Sweep.hpp"
@@ -70,7 +71,7 @@ int runCommand(const RunCommandOptions& o)
     options.trace = o.trace;
     options.vcd = o.vcd;
     options.engine = o.engine == "reference" ? EngineKind::Reference : EngineKind::Fast;
-    const RunOutcome r = run(request);
+    const RunOutcome r = run(std::move(request));
     if (r.status == RunOutcome::Status::OutOfMemory) {
         printOutOfMemory(r);
         return kOutOfMemory;
@@ -82,6 +83,38 @@ int runCommand(const RunCommandOptions& o)
         report::printSummary(std::cout, r.inferenceSummary);
         fmt::print(std::cout, "  wrote        {}\n", r.summary.at("inference").at("summary").get<std::string>());
     }
+    return kOk;
+}
+
+struct CompileCommandOptions
+{
+    std::string config;
+    std::string out;
+    std::vector<std::string> sets;
+};
+
+// Steps and tensors of a compiled Schedule, loop bodies and fragments once, for the report line.
+std::pair<std::size_t, std::size_t> countStepsAndTensors(const Schedule& schedule)
+{
+    std::size_t steps = 0, tensors = 0;
+    for (const auto& p : schedule.programs) {
+        forEachProgramStep(p, [&](const Step&) { ++steps; });
+        tensors += p.tensors.size();
+    }
+    return {steps, tensors};
+}
+
+int compileCommand(const CompileCommandOptions& o)
+{
+    const Experiment e = buildExperiment(o.config, o.sets);
+    const fs::path out = o.out.empty() ? fs::path("out") / e.config.name / "compiled.json" : fs::path(o.out);
+    if (out.has_parent_path())
+        fs::create_directories(out.parent_path());
+    report::writeFileAtomically(out.string(), compiledConfigText(compiledConfig(e)));
+    const auto [steps, tensors] = countStepsAndTensors(e.schedule);
+    const std::size_t ipus = e.schedule.programs.size();
+    fmt::print("{}: compiled for {} IPU{}: {} steps, {} tensors\n", e.config.name, ipus, ipus == 1 ? "" : "s", steps, tensors);
+    fmt::print("  wrote        {}  (simulate it with: ipusim run {})\n", out.string(), out.string());
     return kOk;
 }
 
@@ -115,6 +148,12 @@ int main(int argc, char** argv)
                        "fast (event-driven, default) or reference (every cycle ticked; small systems and short schedules: "
                        "the same outputs, checked phase by phase)")
         ->check(CLI::IsMember({"fast", "reference"}));
+    CompileCommandOptions compile;
+    auto* compileCmd = app.add_subcommand("compile", "compile a config's workload; writes a config that simulates its Schedule as a "
+                                                     "\"schedule\" workload (default out/<config name>/compiled.json)");
+    compileCmd->add_option("config", compile.config, "experiment JSON (see configs/)")->required();
+    compileCmd->add_option("-o,--out", compile.out, "the file to write");
+    compileCmd->add_option("--set", compile.sets, "override a value: /json/pointer=value (repeatable)");
     auto* paramsCmd = app.add_subcommand("params", "list every parameter with default, unit and description");
     std::string sweepFile;
     SweepOptions sweepOptions;
@@ -136,6 +175,8 @@ int main(int argc, char** argv)
     return guarded([&] {
         if (paramsCmd->parsed())
             return paramsCommand();
+        if (compileCmd->parsed())
+            return compileCommand(compile);
         if (sweepCmd->parsed()) {
             const Sweep sweep = Sweep::load(sweepFile);
             if (launchedByMpi()) {

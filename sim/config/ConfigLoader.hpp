@@ -32,7 +32,7 @@ nlohmann::json readJsonFile(const std::string& path);
  *  applies `sets` ("/json/pointer=value"), fills defaults and validates against the schema. */
 LoadedConfig loadConfig(const std::string& path, const std::vector<std::string>& sets = {});
 
-/** Same, from an in-memory document (for tests); `file` is used in messages and for bases. */
-LoadedConfig loadConfig(const nlohmann::json& doc, const std::string& file, const std::vector<std::string>& sets = {});
+/** Same, from an in-memory document; `file` is used in messages and for bases. */
+LoadedConfig loadConfig(nlohmann::json doc, const std::string& file, const std::vector<std::string>& sets = {});
 
 } // namespace ipusim::config

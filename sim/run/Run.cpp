@@ -216,11 +216,11 @@ RunOutcome run(const Experiment& e, const RunOptions& o)
     return out;
 }
 
-RunOutcome run(const RunRequest& request)
+RunOutcome run(RunRequest request)
 {
     removeStaleOutputs(request.options.outDir);
     const auto t0 = std::chrono::steady_clock::now();
-    const Experiment e = buildExperiment(request.config);
+    const Experiment e = buildExperiment(std::move(request.config));
     const double build = secondsSince(t0);
     RunOutcome out = run(e, request.options);
     out.buildSeconds = build;

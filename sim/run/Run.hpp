@@ -58,7 +58,7 @@ struct RunOutcome
  *  checked against it), the inference phase (in a child process, alongside), the summary and
  *  the trace. Bad input throws config::ConfigError; an internal failure std::exception. The
  *  CLI, sweeps, validation, the benchmark and the tests all run experiments through here. */
-RunOutcome run(const RunRequest& request);
+RunOutcome run(RunRequest request);
 /** The same for an experiment already built (tests that make schedules in code). */
 RunOutcome run(const Experiment& experiment, const RunOptions& options);
 

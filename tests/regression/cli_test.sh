@@ -127,6 +127,22 @@ cat > "$out/missing.json" <<JSON
 JSON
 expect 1 "/cases/0/metric: the summary has no number at \"/no/such/metric\"" -- "$ipusim" validate "$out/missing.json"
 
+# Compile: the compiled Schedule as a config of its own simulates to the same figures; what
+# does not fit still does not fit; an edited schedule is checked like a hand-written one.
+one_epoch=(--set /run/dataset_samples=0 --set /run/epochs=1)
+expect 0 "compiled for 2 IPUs" -- "$ipusim" compile configs/mnist/pipelined_2stage.json "${one_epoch[@]}" -o "$out/k/two.json"
+expect 0 "mnist_pipelined_2stage (schedule)" -- "$ipusim" run "$out/k/two.json" --out "$out/k/compiled"
+"$ipusim" run configs/mnist/pipelined_2stage.json "${one_epoch[@]}" --out "$out/k/direct" > /dev/null
+figures() { grep -E '^ "(total_cycles|samples_per_second)"' "$1/summary.json"; } # the run's own, not its inference phase's
+[ -n "$(figures "$out/k/direct")" ] && [ "$(figures "$out/k/compiled")" = "$(figures "$out/k/direct")" ] \
+  && ok || fail "the compiled schedule simulates to other figures"
+expect 0 "compiled for 1 IPU:" -- "$ipusim" compile configs/mnist/oom.json -o "$out/k/oom.json"
+expect 3 "out of memory on IPU 0" -- "$ipusim" run "$out/k/oom.json" --out "$out/k/oom"
+expect 1 "/workload/programs/0/fragments/0/steps/0/bytes: expected integer" -- "$ipusim" run "$out/k/two.json" --out "$out/k/bad" \
+  --set /workload/programs/0/fragments/0/steps/0/bytes=-1
+expect 1 "cannot read file" -- "$ipusim" compile configs/nope.json -o "$out/k/nope.json"
+[ ! -e "$out/k/nope.json" ] && ok || fail "a failed compile left a file"
+
 # Out of memory: a report, exit 3, and no summary or trace.
 expect 3 "out of memory on IPU 0" -- "$ipusim" run configs/mnist/oom.json --out "$out/e" --trace
 [ -s "$out/e/oom_report.json" ] && [ ! -e "$out/e/summary.json" ] && [ ! -e "$out/e/trace.json" ] && [ ! -e "$out/e/trace.json.tmp" ] \

@@ -57,6 +57,16 @@ TEST_CASE("Schedule check: each broken invariant is named with its IPU and step"
               ComputeStep& c = *firstOf(s.programs[0], ComputeStep{});
               c.cycles = TileRuns<uint64_t>({{10, 5, 1}, {12, 5, 1}});
           }).find("tile runs overlap or are out of tile order") != std::string::npos);
+    CHECK(broken([&](Schedule& s) {
+              ComputeStep& c = *firstOf(s.programs[0], ComputeStep{});
+              c.cycles = TileRuns<uint64_t>({{0, 10, 1}});
+              c.vertices = TileRuns<uint32_t>({{5, 10, 2}}); // tiles 10 to 14 have vertices but no cycles
+          }).find("compute \"produce\": vertices on tiles it gives no cycles") != std::string::npos);
+    CHECK(broken([&](Schedule& s) {
+              ComputeStep& c = *firstOf(s.programs[0], ComputeStep{});
+              c.cycles = TileRuns<uint64_t>({{0, 10, 1}});
+              c.vertices = TileRuns<uint32_t>({{0, 10, 3}, {10, 4, 0}}); // no vertices beyond: allowed
+          }).empty());
     CHECK(broken([&](Schedule& s) { firstOf(s.programs[0], IpuCopyStep{})->send.at(0).peer = 0; })
               .find("names IPU 0: expected another IPU of the system") != std::string::npos);
     CHECK(broken([&](Schedule& s) { firstOf(s.programs[0], ComputeStep{})->point = 7; })

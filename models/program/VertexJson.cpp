@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+#include "models/program/VertexJson.hpp"
+
+#include "models/timing/VertexCosts.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+namespace ipusim {
+namespace {
+
+using json = nlohmann::json;
+
+// Reads a vertex's params, naming the JSON pointer in every error and rejecting unknown keys.
+class ParamReader
+{
+public:
+    ParamReader(const Diagnostics& diag, std::string pointer, const json& params)
+        : m_diag(diag), m_ptr(std::move(pointer)), m_params(params)
+    {
+    }
+    uint64_t count(const std::string& key, std::optional<uint64_t> fallback = std::nullopt, uint64_t minimum = 1)
+    {
+        m_used.insert(key);
+        if (!m_params.contains(key)) {
+            if (fallback)
+                return *fallback;
+            m_diag.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
+        }
+        const json& v = m_params.at(key);
+        if (!v.is_number_integer() || v.get<int64_t>() < int64_t(minimum))
+            m_diag.fail(m_ptr + "/" + key, fmt::format("expected integer >= {}, found {}", minimum, v.dump()));
+        return v.get<uint64_t>();
+    }
+    Precision precision(const std::string& key, std::optional<Precision> fallback = std::nullopt)
+    {
+        std::string s = word(key, {"fp16", "fp32"}, fallback ? std::optional<std::string>(nameOf(*fallback)) : std::nullopt);
+        return s == "fp16" ? Precision::FP16 : Precision::FP32;
+    }
+    std::string word(const std::string& key, const std::vector<std::string>& allowed,
+                     std::optional<std::string> fallback = std::nullopt)
+    {
+        m_used.insert(key);
+        if (!m_params.contains(key)) {
+            if (fallback)
+                return *fallback;
+            m_diag.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
+        }
+        const json& v = m_params.at(key);
+        if (v.is_string() && std::find(allowed.begin(), allowed.end(), v.get<std::string>()) != allowed.end())
+            return v.get<std::string>();
+        m_diag.fail(m_ptr + "/" + key, fmt::format("expected one of {}, found {}", fmt::join(allowed, ", "), v.dump()));
+    }
+    void finish()
+    {
+        for (const auto& [k, v] : m_params.items())
+            if (!m_used.count(k))
+                m_diag.fail(m_ptr + "/" + k, fmt::format("unknown key \"{}\" (allowed: {})", k, fmt::join(m_used, ", ")));
+    }
+
+private:
+    const Diagnostics& m_diag;
+    std::string m_ptr;
+    const json& m_params;
+    std::set<std::string> m_used;
+};
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+uint64_t vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, const std::string& vertex,
+                              const json& params, const IpuParams& hw)
+{
+    ParamReader r(diag, ptr + "/params", params);
+    uint64_t cycles = 0;
+    if (vertex == "ConvPartial1x1Out" || vertex == "ConvPartialnx1") {
+        costs::ConvShape s;
+        s.input = r.precision("input");
+        s.partials = r.precision("partials", Precision::FP32);
+        if (s.input == Precision::FP32 && s.partials == Precision::FP16)
+            diag.fail(ptr + "/params/partials", "fp32 inputs need fp32 partials");
+        const AmpParams& amp = hw.amp(s.input, s.partials);
+        s.positions = r.count("positions");
+        s.inGroups = uint32_t(ceilDiv(r.count("in_chans"), amp.inChansPerGroup));
+        s.outGroups = uint32_t(ceilDiv(r.count("out_chans"), amp.units));
+        s.convGroups = uint32_t(r.count("conv_groups", 1));
+        if (vertex == "ConvPartialnx1") {
+            s.kernelHeight = uint32_t(r.count("kernel_height"));
+            s.kernelWidth = uint32_t(r.count("kernel_width", 1));
+            cycles = costs::convPartialNx1(hw, s);
+        } else
+            cycles = costs::convPartial1x1Out(hw, s);
+    } else if (vertex == "UnaryOp") {
+        std::vector<std::string> names = {"relu", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "neg", "square", "copy"};
+        costs::UnaryOpKind op{};
+        costs::parseUnaryOp(r.word("op", names), op);
+        cycles = costs::unaryOp(hw, op, r.precision("type"), r.count("elements"));
+    } else if (vertex == "BinaryOp") {
+        std::vector<std::string> names = {"add", "sub", "mul", "div", "max", "relu_grad", "max_grad"};
+        costs::BinaryOpKind op{};
+        costs::parseBinaryOp(r.word("op", names), op);
+        cycles = costs::binaryOp(hw, op, r.precision("type"), r.count("elements"));
+    } else if (vertex == "ScaledAdd") {
+        cycles = costs::scaledAdd(hw, r.precision("type"), r.count("elements"));
+    } else if (vertex == "Cast") {
+        Precision from = r.precision("from");
+        cycles = costs::cast(hw, from, r.precision("to"), r.count("elements"));
+    } else if (vertex == "Reduce") {
+        Precision type = r.precision("type");
+        uint64_t outputs = r.count("outputs");
+        cycles = costs::reduce(hw, type, outputs, r.count("partials_per_output"));
+    } else if (vertex == "MaxPool") {
+        Precision type = r.precision("type");
+        uint64_t outputs = r.count("outputs");
+        cycles = costs::maxPool(hw, type, outputs, r.count("window"));
+    } else {
+        diag.fail(ptr + "/vertex", fmt::format("unknown vertex \"{}\" (known: ConvPartial1x1Out, ConvPartialnx1, UnaryOp, "
+                                              "BinaryOp, ScaledAdd, Cast, Reduce, MaxPool)", vertex));
+    }
+    r.finish();
+    return cycles;
+}
+
+} // namespace ipusim

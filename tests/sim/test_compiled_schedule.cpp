@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// The compiler's Schedule as a document: every shipped config compiles, writes, reads back to
+// the same Schedule and simulates to the same summary, so `ipusim compile` output can stand in
+// for the model it came from.
+#include "Simulate.hpp"
+
+#include "models/program/ScheduleJson.hpp"
+#include "sim/engine/CompiledConfig.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+using json = nlohmann::json;
+
+namespace {
+
+using test::kRoot;
+
+// What tells the two runs apart by design: the file, the workload kind, the wall clock.
+json comparable(json summary)
+{
+    for (const char* key : {"config", "workload", "simulator"})
+        summary.erase(key);
+    return summary;
+}
+
+void checkRoundTrip(const std::string& config)
+{
+    const Experiment compiled = buildExperiment(kRoot + "/" + config);
+    const json doc = compiledConfig(compiled);
+    const Experiment reread = buildExperiment(config::loadConfig(doc, kRoot + "/configs/compiled.json"));
+    INFO(config);
+    // Read back, the Schedule writes the very same document: nothing was lost or added.
+    CHECK(scheduleToJson(reread.schedule) == doc.at("workload"));
+    const json want = comparable(test::simulate(compiled));
+    const json got = comparable(test::simulate(reread));
+    INFO("differences: " << json::diff(want, got).dump());
+    CHECK(got == want);
+}
+
+} // namespace
+
+TEST_CASE("Compiled schedule: default", "[compiled]") { checkRoundTrip("configs/default.json"); }
+TEST_CASE("Compiled schedule: mnist/train", "[compiled]") { checkRoundTrip("configs/mnist/train.json"); }
+TEST_CASE("Compiled schedule: mnist/train_fp16", "[compiled]") { checkRoundTrip("configs/mnist/train_fp16.json"); }
+TEST_CASE("Compiled schedule: mnist/infer", "[compiled]") { checkRoundTrip("configs/mnist/infer.json"); }
+TEST_CASE("Compiled schedule: mnist/pipelined", "[compiled]") { checkRoundTrip("configs/mnist/pipelined.json"); }
+TEST_CASE("Compiled schedule: mnist/pipelined_2stage", "[compiled]") { checkRoundTrip("configs/mnist/pipelined_2stage.json"); }
+TEST_CASE("Compiled schedule: mnist/pipelined_infer", "[compiled]") { checkRoundTrip("configs/mnist/pipelined_infer.json"); }
+TEST_CASE("Compiled schedule: mnist/pipelined_pod16", "[compiled]") { checkRoundTrip("configs/mnist/pipelined_pod16.json"); }
+TEST_CASE("Compiled schedule: mnist/sharded", "[compiled]") { checkRoundTrip("configs/mnist/sharded.json"); }
+TEST_CASE("Compiled schedule: mnist/offload_optimiser", "[compiled]") { checkRoundTrip("configs/mnist/offload_optimiser.json"); }
+TEST_CASE("Compiled schedule: mnist/phased_serial", "[compiled]") { checkRoundTrip("configs/mnist/phased_serial.json"); }
+TEST_CASE("Compiled schedule: mnist/phased_parallel", "[compiled]") { checkRoundTrip("configs/mnist/phased_parallel.json"); }
+TEST_CASE("Compiled schedule: schedules/amp_matmul", "[compiled]") { checkRoundTrip("configs/schedules/amp_matmul.json"); }
+TEST_CASE("Compiled schedule: schedules/all_to_all", "[compiled]") { checkRoundTrip("configs/schedules/all_to_all.json"); }
+TEST_CASE("Compiled schedule: schedules/superstep_loop", "[compiled]") { checkRoundTrip("configs/schedules/superstep_loop.json"); }
+TEST_CASE("Compiled schedule: schedules/two_ipu_copy", "[compiled]") { checkRoundTrip("configs/schedules/two_ipu_copy.json"); }
+TEST_CASE("Compiled schedule: bert/large_phase1_pod16", "[compiled][bert]") { checkRoundTrip("configs/bert/large_phase1_pod16.json"); }
+TEST_CASE("Compiled schedule: bert/large_phase1_pod64", "[compiled][bert]") { checkRoundTrip("configs/bert/large_phase1_pod64.json"); }
+TEST_CASE("Compiled schedule: bert/large_phase2_pod16", "[compiled][bert]") { checkRoundTrip("configs/bert/large_phase2_pod16.json"); }
+TEST_CASE("Compiled schedule: bert/base_phase1_pod16", "[compiled][bert]") { checkRoundTrip("configs/bert/base_phase1_pod16.json"); }
+TEST_CASE("Compiled schedule: bert/large_squad_infer_m2000", "[compiled][bert]") { checkRoundTrip("configs/bert/large_squad_infer_m2000.json"); }
