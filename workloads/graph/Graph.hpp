@@ -42,13 +42,15 @@ struct ConvProblem
     [[nodiscard]] uint64_t macs() const { return groups * positions * reduction * kernelHeight * kernelWidth * outChans; }
 };
 
-/** Geometry of a stride-1, unpadded 2-D convolution (a matmul is the 1x1, 1x1-image case). */
+/** Geometry of a stride-1 2-D convolution with zero padding on each side (a matmul is the
+ *  1x1, 1x1-image case). */
 struct ConvGeometry
 {
     uint64_t batch = 1, inChans = 1, inHeight = 1, inWidth = 1, outChans = 1;
     uint32_t kernelHeight = 1, kernelWidth = 1;
-    [[nodiscard]] uint64_t outHeight() const { return inHeight - kernelHeight + 1; }
-    [[nodiscard]] uint64_t outWidth() const { return inWidth - kernelWidth + 1; }
+    uint32_t padHeight = 0, padWidth = 0;
+    [[nodiscard]] uint64_t outHeight() const { return inHeight + 2 * padHeight - kernelHeight + 1; }
+    [[nodiscard]] uint64_t outWidth() const { return inWidth + 2 * padWidth - kernelWidth + 1; }
 };
 
 enum class OpKind {
@@ -72,7 +74,7 @@ enum class OpKind {
     GeluGrad,
     Tanh,
     TanhGrad,
-    Softmax,        // over rows of `channels` elements, with the attention scale and mask
+    Softmax,        // over rows of `channels` elements (attention: with the scale and mask)
     SoftmaxGrad,
     LayerNorm,      // over rows of `channels` elements, then gamma and beta
     LayerNormGrad,
@@ -95,6 +97,7 @@ struct Op
     uint64_t rows = 1;       // Gather / GatherGrad: rows looked up
     bool unscale = false;    // optimizers: undo loss scaling on the gradient first
     bool masterWeights = false; // optimizers: update an fp32 master copy (last input), cast back
+    bool attentionScaleMask = false; // Softmax / SoftmaxGrad: with the attention scale (and mask)
 };
 
 /** A model graph: tensors and ops in execution order. */

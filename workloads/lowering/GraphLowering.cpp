@@ -761,15 +761,16 @@ void GraphLowering::lowerRowwise(const Op& op)
         case OpKind::GeluGrad: cycles[t] = un(UnaryOpKind::GeluErf, e) + bin(BinaryOpKind::Mul, e); break;
         case OpKind::Tanh: cycles[t] = un(UnaryOpKind::Tanh, e); break;
         case OpKind::TanhGrad: cycles[t] = un(UnaryOpKind::Square, e) + bin(BinaryOpKind::Sub, e) + bin(BinaryOpKind::Mul, e); break;
-        case OpKind::Softmax: // scale, add the mask, subtract the row max, exponentiate, normalise
-            // (one reciprocal per row, then a multiply)
-            cycles[t] = bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) + costs::reduceRows(m_hw, type, rows, piece) +
-                        bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) + costs::reduceRows(m_hw, f32, rows, piece) +
-                        costs::binaryOp(m_hw, BinaryOpKind::Div, f32, rows) + bin(BinaryOpKind::Mul, e);
+        case OpKind::Softmax: // (attention: scale, add the mask,) subtract the row max, exponentiate,
+            // normalise (one reciprocal per row, then a multiply)
+            cycles[t] = (op.attentionScaleMask ? bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) : 0) +
+                        costs::reduceRows(m_hw, type, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) +
+                        costs::reduceRows(m_hw, f32, rows, piece) + costs::binaryOp(m_hw, BinaryOpKind::Div, f32, rows) +
+                        bin(BinaryOpKind::Mul, e);
             break;
-        case OpKind::SoftmaxGrad: // dx = y (dy - sum(dy y)), then the scale
+        case OpKind::SoftmaxGrad: // dx = y (dy - sum(dy y)) (attention: then the scale)
             cycles[t] = bin(BinaryOpKind::Mul, e) + costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) +
-                        2 * bin(BinaryOpKind::Mul, e);
+                        (op.attentionScaleMask ? 2 : 1) * bin(BinaryOpKind::Mul, e);
             break;
         case OpKind::LayerNorm: // mean, variance, normalise, gamma, beta
             cycles[t] = costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Square, e) +

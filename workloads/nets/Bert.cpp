@@ -127,6 +127,7 @@ Graph bertForward(const BertShape& s, uint64_t B, Precision type, Precision part
         // Per sequence and head: scores = Q K^T (S x d times d x S), context = P V.
         const int scores = b.batchMatMul(L + ".attention.scores", q, k, B * heads, S, d, S, {B, heads, S, S});
         const int probs = b.unary(L + ".attention.softmax", OpKind::Softmax, scores, S);
+        g.ops.back().attentionScaleMask = true;
         const int context = b.batchMatMul(L + ".attention.context", probs, v, B * heads, S, S, d, {rows, H});
         const int attn = b.linear(L + ".attention.output", context, rows, H, H);
         const int h = b.layerNorm(L + ".attention.layer_norm", b.add(L + ".attention.residual", attn, x), H);

@@ -16,7 +16,7 @@ ConvProblem forwardProblem(const ConvGeometry& g, Precision input, Precision par
     p.kernelWidth = g.kernelWidth;
     p.outChans = g.outChans;
     p.outWidth = g.outWidth();
-    p.inWidth = g.inWidth;
+    p.inWidth = g.inWidth + 2 * g.padWidth;
     p.input = input;
     p.partials = input == Precision::FP32 ? Precision::FP32 : partials;
     p.output = input;
@@ -25,13 +25,14 @@ ConvProblem forwardProblem(const ConvGeometry& g, Precision input, Precision par
 
 ConvProblem dataGradProblem(const ConvGeometry& g, Precision input, Precision partials)
 {
-    // dX = full convolution of dY with the flipped kernel: outputs are input positions.
+    // dX = convolution of dY, padded by kernel - 1 - padding, with the flipped kernel: outputs
+    // are the (unpadded) input positions.
     ConvProblem p = forwardProblem(g, input, partials);
     p.positions = g.batch * g.inHeight * g.inWidth;
     p.reduction = g.outChans;
     p.outChans = g.inChans;
     p.outWidth = g.inWidth;
-    p.inWidth = g.outWidth() + 2 * (g.kernelWidth - 1);
+    p.inWidth = g.outWidth() + 2 * (g.kernelWidth - 1 - g.padWidth);
     return p;
 }
 
@@ -99,6 +100,7 @@ private:
     {
         Op op{name, kind, std::move(in), std::move(outs), {}, {}, 1, from.channels, false, from.block};
         op.rows = from.rows;
+        op.attentionScaleMask = from.attentionScaleMask;
         m_g.ops.push_back(std::move(op));
         m_out.backward.push_back(m_g.ops.size() - 1);
         return &m_g.ops.back();

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/graph/ModelBuilder.hpp"
+
+#include "workloads/training/Training.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace ipusim {
+namespace {
+
+std::string shapeText(const std::vector<uint64_t>& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+/** The product of the dimensions of `s` from `first` on, leaving out the last `dropLast`. */
+uint64_t product(const std::vector<uint64_t>& s, std::size_t first = 0, std::size_t dropLast = 0)
+{
+    if (first + dropLast >= s.size())
+        return 1;
+    return std::accumulate(s.begin() + std::ptrdiff_t(first), s.end() - std::ptrdiff_t(dropLast), uint64_t(1), std::multiplies<>());
+}
+
+/** A named value of the model: a tensor of the graph (or a view of one) and its shape. */
+struct Value
+{
+    int tensor = -1;
+    std::vector<uint64_t> shape; // with the micro-batch first
+    bool integer = false;
+};
+
+class ModelBuilder
+{
+public:
+    ModelBuilder(const ModelSpec& m, uint64_t batch, Precision type, Precision partials, bool withLoss, const Diagnostics& diag)
+        : m_model(m), m_batch(batch), m_type(type), m_partials(partials), m_withLoss(withLoss), m_diag(diag)
+    {
+    }
+
+    Graph build(ModelGraphInfo& info)
+    {
+        declareInputs();
+        for (std::size_t i = 0; i < m_model.layers.size(); ++i)
+            layer(i);
+        outputs(info);
+        return std::move(m_g);
+    }
+
+private:
+    [[nodiscard]] std::string at(std::size_t layer, const std::string& key = "") const
+    {
+        return fmt::format("{}/ops/{}{}", m_model.pointer, layer, key.empty() ? "" : "/" + key);
+    }
+
+    void declareInputs()
+    {
+        for (std::size_t i = 0; i < m_model.inputs.size(); ++i) {
+            const ModelInput& in = m_model.inputs[i];
+            if (m_values.count(in.name))
+                m_diag.fail(fmt::format("{}/inputs/{}/name", m_model.pointer, i), fmt::format("\"{}\" is already an input", in.name));
+            Value v;
+            v.shape = in.shape;
+            v.shape.insert(v.shape.begin(), m_batch);
+            v.integer = in.integer;
+            m_values[in.name] = v;
+            m_inputs.insert(in.name);
+        }
+    }
+
+    /** Whether only loss layers read `name` (labels). */
+    [[nodiscard]] bool onlyLossesRead(const std::string& name) const
+    {
+        for (const auto& l : m_model.layers)
+            if (l.kind != LayerKind::CrossEntropy && std::count(l.inputs.begin(), l.inputs.end(), name))
+                return false;
+        return true;
+    }
+
+    /** The value of a layer's k-th input; a model input is streamed in on its first read. */
+    Value input(std::size_t layer, std::size_t k)
+    {
+        const std::string& name = m_model.layers[layer].inputs.at(k);
+        auto it = m_values.find(name);
+        if (it == m_values.end())
+            m_diag.fail(at(layer, fmt::format("inputs/{}", k)),
+                        fmt::format("expected the name of a model input or of an earlier op, found \"{}\"", name));
+        Value& v = it->second;
+        if (v.tensor < 0) {
+            const TensorRole role = v.integer && onlyLossesRead(name) ? TensorRole::Label : TensorRole::Input;
+            v.tensor = m_g.addTensor(name, v.shape, v.integer ? Precision::FP32 : m_type, role); // int32: 4 bytes
+            m_g.addOp("host.load." + name, OpKind::HostLoad, {}, {v.tensor});
+        }
+        return v;
+    }
+
+    void expectInputs(std::size_t layer, std::size_t n) const
+    {
+        const auto& l = m_model.layers[layer];
+        if (l.inputs.size() != n)
+            m_diag.fail(at(layer, "inputs"), fmt::format("expected {} input{}, found {}", n, n == 1 ? "" : "s", l.inputs.size()));
+    }
+
+    void expectRank(std::size_t layer, const Value& v, std::size_t rank, const char* what) const
+    {
+        if (v.shape.size() != rank)
+            m_diag.fail(at(layer, "inputs/0"), fmt::format("expected {}, found {}", what, shapeText(v.shape)));
+    }
+
+    void define(const LayerSpec& l, std::size_t layer, Value v)
+    {
+        if (m_values.count(l.name))
+            m_diag.fail(at(layer, "name"), fmt::format("\"{}\" already names an input or an op", l.name));
+        m_values[l.name] = std::move(v);
+        m_producer[l.name] = l.block;
+    }
+
+    int tensor(const std::string& name, std::vector<uint64_t> shape, TensorRole role = TensorRole::Activation)
+    {
+        return m_g.addTensor(name, std::move(shape), m_type, role);
+    }
+
+    void enterBlock(const LayerSpec& l)
+    {
+        m_g.currentBlock = l.block;
+        if (std::find(m_g.blocks.begin(), m_g.blocks.end(), l.block) == m_g.blocks.end())
+            m_g.blocks.push_back(l.block);
+    }
+
+    void layer(std::size_t i)
+    {
+        LayerSpec l = m_model.layers[i];
+        if (l.block.empty())
+            l.block = m_g.currentBlock.empty() ? "model" : m_g.currentBlock;
+        if (l.kind == LayerKind::CrossEntropy && !m_withLoss)
+            return;
+        enterBlock(l);
+        define(l, i, value(l, i));
+    }
+
+    Value value(const LayerSpec& l, std::size_t i)
+    {
+        switch (l.kind) {
+        case LayerKind::Conv2d: return conv2d(l, i);
+        case LayerKind::Linear: return linear(l, i);
+        case LayerKind::MatMul: return matmul(l, i);
+        case LayerKind::Relu: return unary(l, i, OpKind::Relu);
+        case LayerKind::Gelu: return unary(l, i, OpKind::Gelu);
+        case LayerKind::Tanh: return unary(l, i, OpKind::Tanh);
+        case LayerKind::Softmax: return unary(l, i, OpKind::Softmax);
+        case LayerKind::Add: return add(l, i);
+        case LayerKind::LayerNorm: return layerNorm(l, i);
+        case LayerKind::MaxPool2d: return maxPool(l, i);
+        case LayerKind::Flatten: return flatten(l, i);
+        case LayerKind::Reshape: return reshape(l, i);
+        case LayerKind::Embedding: return embedding(l, i);
+        case LayerKind::CrossEntropy: return crossEntropy(l, i);
+        }
+        return {};
+    }
+
+    /** Adds the per-channel bias of a conv or linear layer after its output `y`. */
+    Value withBias(const LayerSpec& l, Value y, uint64_t channels, int bias)
+    {
+        if (bias < 0)
+            return y;
+        const int biased = tensor(l.name + ".biased", y.shape);
+        m_g.addOp(l.name + ".bias_add", OpKind::BiasAdd, {y.tensor, bias}, {biased}).channels = channels;
+        y.tensor = biased;
+        return y;
+    }
+
+    Value convolution(const LayerSpec& l, const Value& x, const ConvGeometry& geom, std::vector<uint64_t> weightShape,
+                      std::vector<uint64_t> outShape)
+    {
+        const int w = tensor(l.name + ".weight", std::move(weightShape), TensorRole::Weight);
+        const int b = l.bias ? tensor(l.name + ".bias", {geom.outChans}, TensorRole::Weight) : -1;
+        Value y{tensor(l.name + ".out", outShape), outShape};
+        Op& op = m_g.addOp(l.name, OpKind::Conv, {x.tensor, w}, {y.tensor});
+        op.geometry = geom;
+        op.conv = forwardProblem(geom, m_type, m_partials);
+        return withBias(l, y, geom.outChans, b);
+    }
+
+    Value conv2d(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        expectRank(i, x, 4, "an input [batch, channels, height, width]");
+        for (const auto& [key, v] : {std::pair<const char*, std::array<uint32_t, 2>>{"stride", l.stride}, {"dilation", l.dilation}})
+            if (v[0] != 1 || v[1] != 1)
+                m_diag.fail(at(i, key), fmt::format("expected 1: {} convolutions are not modelled yet", key == std::string("stride") ? "strided" : "dilated"));
+        if (l.groups != 1)
+            m_diag.fail(at(i, "groups"), "expected 1: grouped convolutions are not modelled yet");
+        ConvGeometry g{x.shape[0], x.shape[1], x.shape[2], x.shape[3], l.features, l.kernel[0], l.kernel[1], l.padding[0], l.padding[1]};
+        if (g.inHeight + 2 * g.padHeight < g.kernelHeight || g.inWidth + 2 * g.padWidth < g.kernelWidth)
+            m_diag.fail(at(i, "kernel_size"), fmt::format("expected a kernel within the padded input {} x {}, found {} x {}",
+                                                          g.inHeight + 2 * g.padHeight, g.inWidth + 2 * g.padWidth, g.kernelHeight, g.kernelWidth));
+        return convolution(l, x, g, {g.outChans, g.inChans, g.kernelHeight, g.kernelWidth}, {g.batch, g.outChans, g.outHeight(), g.outWidth()});
+    }
+
+    // A linear layer is a 1x1 convolution over every position but the last dimension.
+    Value linear(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        if (x.shape.size() < 2)
+            m_diag.fail(at(i, "inputs/0"), fmt::format("expected at least one dimension after the batch, found {}", shapeText(x.shape)));
+        const uint64_t K = x.shape.back();
+        ConvGeometry g{product(x.shape, 0, 1), K, 1, 1, l.features, 1, 1};
+        std::vector<uint64_t> out = x.shape;
+        out.back() = l.features;
+        return convolution(l, x, g, {l.features, K}, out);
+    }
+
+    Value matmul(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 2);
+        const Value a = input(i, 0), b = input(i, 1);
+        const std::size_t r = a.shape.size();
+        const bool fits = r >= 3 && b.shape.size() == r && std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin()) &&
+                          a.shape[r - 1] == b.shape[r - 2];
+        if (!fits)
+            m_diag.fail(at(i, "inputs"), fmt::format("expected [..., M, K] and [..., K, N] with the same leading dimensions "
+                                                     "(broadcasting is not modelled yet), found {} and {}", shapeText(a.shape), shapeText(b.shape)));
+        const uint64_t groups = product(a.shape, 0, 2), M = a.shape[r - 2], K = a.shape[r - 1], N = b.shape[r - 1];
+        std::vector<uint64_t> out = a.shape;
+        out.back() = N;
+        Value z{tensor(l.name + ".out", out), out};
+        m_g.addOp(l.name, OpKind::BatchMatMul, {a.tensor, b.tensor}, {z.tensor}).conv = batchMatMulProblem(groups, M, K, N, m_type, m_partials);
+        return z;
+    }
+
+    Value unary(const LayerSpec& l, std::size_t i, OpKind kind)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        Value y{tensor(l.name + ".out", x.shape), x.shape};
+        Op& op = m_g.addOp(l.name, kind, {x.tensor}, {y.tensor});
+        if (kind == OpKind::Softmax)
+            op.channels = x.shape.back(); // the rows it normalises
+        return y;
+    }
+
+    Value add(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 2);
+        const Value a = input(i, 0), b = input(i, 1);
+        if (a.shape != b.shape)
+            m_diag.fail(at(i, "inputs"), fmt::format("expected operands of one shape (broadcasting is not modelled yet), found {} and {}",
+                                                     shapeText(a.shape), shapeText(b.shape)));
+        Value y{tensor(l.name + ".out", a.shape), a.shape};
+        m_g.addOp(l.name, OpKind::Add, {a.tensor, b.tensor}, {y.tensor});
+        return y;
+    }
+
+    Value layerNorm(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        const uint64_t C = x.shape.back();
+        const int gamma = tensor(l.name + ".weight", {C}, TensorRole::Weight);
+        const int beta = tensor(l.name + ".bias", {C}, TensorRole::Weight);
+        Value y{tensor(l.name + ".out", x.shape), x.shape};
+        m_g.addOp(l.name, OpKind::LayerNorm, {x.tensor, gamma, beta}, {y.tensor}).channels = C;
+        return y;
+    }
+
+    Value maxPool(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        expectRank(i, x, 4, "an input [batch, channels, height, width]");
+        if (l.stride != l.kernel)
+            m_diag.fail(at(i, "stride"), fmt::format("expected the kernel size [{}, {}]: overlapping windows are not modelled yet",
+                                                     l.kernel[0], l.kernel[1]));
+        if (l.padding != std::array<uint32_t, 2>{0, 0})
+            m_diag.fail(at(i, "padding"), "expected 0: padded pooling is not modelled yet");
+        if (x.shape[2] < l.kernel[0] || x.shape[3] < l.kernel[1])
+            m_diag.fail(at(i, "kernel_size"), fmt::format("expected a window within the input {} x {}", x.shape[2], x.shape[3]));
+        std::vector<uint64_t> out{x.shape[0], x.shape[1], x.shape[2] / l.kernel[0], x.shape[3] / l.kernel[1]};
+        Value y{tensor(l.name + ".out", out), out};
+        m_g.addOp(l.name, OpKind::MaxPool, {x.tensor}, {y.tensor}).window = uint64_t(l.kernel[0]) * l.kernel[1];
+        return y;
+    }
+
+    Value flatten(const LayerSpec&, std::size_t i)
+    {
+        expectInputs(i, 1);
+        Value v = input(i, 0);
+        v.shape = {v.shape[0], product(v.shape, 1)};
+        return v;
+    }
+
+    Value reshape(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        Value v = input(i, 0);
+        const uint64_t elements = product(v.shape, 1);
+        uint64_t known = 1;
+        int inferred = -1;
+        for (std::size_t k = 0; k < l.shape.size(); ++k) {
+            if (l.shape[k] == -1 && inferred < 0)
+                inferred = int(k);
+            else if (l.shape[k] <= 0)
+                m_diag.fail(at(i, fmt::format("shape/{}", k)), fmt::format("expected a positive size or one -1, found {}", l.shape[k]));
+            else
+                known *= uint64_t(l.shape[k]);
+        }
+        if (inferred >= 0 ? elements % known != 0 : known != elements)
+            m_diag.fail(at(i, "shape"), fmt::format("expected a shape of {} elements per sample (the input is {})", elements, shapeText(v.shape)));
+        v.shape = {v.shape[0]};
+        for (std::size_t k = 0; k < l.shape.size(); ++k)
+            v.shape.push_back(int(k) == inferred ? elements / known : uint64_t(l.shape[k]));
+        return v;
+    }
+
+    Value embedding(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value ids = input(i, 0);
+        if (!ids.integer)
+            m_diag.fail(at(i, "inputs/0"), "expected an integer input (indices into the table)");
+        const int table = tensor(l.name + ".weight", {l.rows, l.features}, TensorRole::Weight);
+        std::vector<uint64_t> out = ids.shape;
+        out.push_back(l.features);
+        Value y{tensor(l.name + ".out", out), out};
+        Op& op = m_g.addOp(l.name, OpKind::Gather, {table, ids.tensor}, {y.tensor});
+        op.rows = product(ids.shape);
+        op.channels = l.features;
+        return y;
+    }
+
+    Value crossEntropy(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 2);
+        const Value logits = input(i, 0);
+        expectRank(i, logits, 2, "logits [batch, classes]");
+        const Value labels = input(i, 1);
+        if (!labels.integer || labels.shape != std::vector<uint64_t>{logits.shape[0]})
+            m_diag.fail(at(i, "inputs/1"), fmt::format("expected integer labels [{}], found {}{}", logits.shape[0],
+                                                       labels.integer ? "" : "non-integer ", shapeText(labels.shape)));
+        Value loss{m_g.addTensor(l.name, {1}, Precision::FP32, TensorRole::Output), {1}};
+        m_g.addOp(l.name, OpKind::SoftmaxCrossEntropy, {logits.tensor, labels.tensor}, {loss.tensor}).channels = logits.shape[1];
+        m_losses.insert(l.name);
+        return loss;
+    }
+
+    void outputs(ModelGraphInfo& info)
+    {
+        std::set<std::string> lossLayers;
+        for (const auto& l : m_model.layers)
+            if (l.kind == LayerKind::CrossEntropy)
+                lossLayers.insert(l.name);
+        for (std::size_t k = 0; k < m_model.outputs.size(); ++k) {
+            const std::string& name = m_model.outputs[k];
+            if (!m_withLoss && lossLayers.count(name))
+                continue; // inference computes no loss
+            auto it = m_values.find(name);
+            if (it == m_values.end() || m_inputs.count(name))
+                m_diag.fail(fmt::format("{}/outputs/{}", m_model.pointer, k), fmt::format("expected the name of an op, found \"{}\"", name));
+            info.outputs.push_back(it->second.tensor);
+            if (info.outputBlock.empty())
+                info.outputBlock = m_producer.at(name);
+            if (m_losses.count(name))
+                info.losses.push_back(it->second.tensor);
+        }
+        for (const auto& name : m_losses)
+            if (std::find(m_model.outputs.begin(), m_model.outputs.end(), name) == m_model.outputs.end())
+                info.losses.push_back(m_values.at(name).tensor);
+    }
+
+    const ModelSpec& m_model;
+    uint64_t m_batch;
+    Precision m_type, m_partials;
+    bool m_withLoss;
+    const Diagnostics& m_diag;
+    Graph m_g;
+    std::map<std::string, Value> m_values;
+    std::map<std::string, std::string> m_producer; // op name -> its block
+    std::set<std::string> m_inputs, m_losses;
+};
+
+} // namespace
+
+Graph buildModelGraph(const ModelSpec& model, uint64_t microBatch, Precision type, Precision partials, bool withLoss,
+                      const Diagnostics& diag, ModelGraphInfo& info)
+{
+    return ModelBuilder(model, microBatch, type, partials, withLoss, diag).build(info);
+}
+
+} // namespace ipusim

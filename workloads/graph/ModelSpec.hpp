@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+// A model as its user describes it (`"workload": {"kind": "graph"}`, later ONNX): layers with
+// their attributes, each naming its inputs, per sample. buildModelGraph (ModelBuilder.hpp)
+// infers shapes, adds weights and lowers the layers to the compiler's Graph ops.
+namespace ipusim {
+
+enum class LayerKind {
+    Conv2d,       // NCHW convolution with a [out, in, kh, kw] weight, optional bias
+    Linear,       // x W^T (+ b) over the last dimension
+    MatMul,       // batched matmul of two activations: [..., M, K] x [..., K, N]
+    Relu,
+    Gelu,
+    Tanh,
+    Add,          // element-wise, operands of one shape
+    Softmax,      // over the last dimension
+    LayerNorm,    // over the last dimension, with gamma and beta
+    MaxPool2d,    // non-overlapping windows (stride = kernel)
+    Flatten,      // a view: every dimension after the batch in one
+    Reshape,      // a view: the per-sample shape given
+    Embedding,    // rows of a [count, dim] table by integer index
+    CrossEntropy, // softmax cross-entropy of [batch, classes] logits against integer labels
+};
+
+/** One layer; the attributes its kind does not use keep their defaults. */
+struct LayerSpec
+{
+    std::string name; // names its output too
+    LayerKind kind = LayerKind::Relu;
+    std::vector<std::string> inputs;
+    std::string block;           // "": the block of the layer before (the first: "model")
+    std::optional<uint32_t> ipu; // the block's IPU (poptorch.BeginBlock ipu_id)
+    uint64_t features = 0;       // conv2d out_channels, linear out_features, embedding embedding_dim
+    uint64_t rows = 0;           // embedding num_embeddings
+    std::array<uint32_t, 2> kernel{1, 1}, stride{1, 1}, padding{0, 0}, dilation{1, 1};
+    uint32_t groups = 1;
+    bool bias = true;
+    std::vector<int64_t> shape; // reshape: per sample, one -1 inferred
+};
+
+/** A model input, per sample (the micro-batch is the leading dimension); `integer` inputs
+ *  (labels, token ids) are 32-bit. */
+struct ModelInput
+{
+    std::string name;
+    std::vector<uint64_t> shape;
+    bool integer = false;
+};
+
+struct ModelSpec
+{
+    std::vector<ModelInput> inputs;
+    std::vector<LayerSpec> layers;
+    std::vector<std::string> outputs; // what goes back to the host
+    /** Where the model is described, for messages: layer i is `pointer`/ops/i, input i
+     *  `pointer`/inputs/i. */
+    std::string pointer = "/workload/graph";
+};
+
+} // namespace ipusim
