@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <map>
 #include <string_view>
 
 namespace ipusim {
@@ -125,6 +127,16 @@ BertShape bertShapeOf(const LoadedConfig& cfg)
     return s;
 }
 
+MemoryProportion memoryProportionOf(const json& w)
+{
+    if (!w.contains("available_memory_proportion"))
+        return {};
+    const json& amp = w.at("available_memory_proportion");
+    if (amp.is_number())
+        return amp.get<double>();
+    return amp.get<std::vector<double>>();
+}
+
 WorkloadSpec decodeBert(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
 {
     const json& w = cfg.doc.at("workload");
@@ -145,13 +157,81 @@ WorkloadSpec decodeBert(const LoadedConfig& cfg, const SystemParams& system, con
             cfg.fail("/workload/strategy/heads_ipu", "expected only with layers_per_ipu");
         spec.headsIpu = strategy.at("heads_ipu").get<uint32_t>();
     }
-    if (w.contains("available_memory_proportion")) {
-        const json& amp = w.at("available_memory_proportion");
-        if (amp.is_number())
-            spec.availableMemoryProportion = amp.get<double>();
-        else
-            spec.availableMemoryProportion = amp.get<std::vector<double>>();
+    spec.availableMemoryProportion = memoryProportionOf(w);
+    return spec;
+}
+
+LayerKind layerKindOf(const std::string& op)
+{
+    static const std::map<std::string, LayerKind> kinds = {
+        {"conv2d", LayerKind::Conv2d},   {"linear", LayerKind::Linear},         {"matmul", LayerKind::MatMul},
+        {"relu", LayerKind::Relu},       {"gelu", LayerKind::Gelu},             {"tanh", LayerKind::Tanh},
+        {"add", LayerKind::Add},         {"softmax", LayerKind::Softmax},       {"layer_norm", LayerKind::LayerNorm},
+        {"max_pool2d", LayerKind::MaxPool2d}, {"flatten", LayerKind::Flatten},  {"reshape", LayerKind::Reshape},
+        {"embedding", LayerKind::Embedding},  {"cross_entropy", LayerKind::CrossEntropy}};
+    return kinds.at(op);
+}
+
+/** A height-and-width attribute: one number for both, or [height, width]. */
+std::array<uint32_t, 2> pairOf(const json& op, const char* key, std::array<uint32_t, 2> fallback)
+{
+    if (!op.contains(key))
+        return fallback;
+    const json& v = op.at(key);
+    return v.is_number() ? std::array<uint32_t, 2>{v.get<uint32_t>(), v.get<uint32_t>()}
+                         : std::array<uint32_t, 2>{v.at(0).get<uint32_t>(), v.at(1).get<uint32_t>()};
+}
+
+LayerSpec layerOf(const json& op)
+{
+    LayerSpec l;
+    l.name = op.at("name");
+    l.kind = layerKindOf(op.at("op"));
+    l.inputs = op.at("inputs").get<std::vector<std::string>>();
+    l.block = op.value("block", std::string());
+    if (op.contains("ipu"))
+        l.ipu = op.at("ipu").get<uint32_t>();
+    l.features = op.value("out_channels", op.value("out_features", op.value("embedding_dim", uint64_t(0))));
+    l.rows = op.value("num_embeddings", uint64_t(0));
+    l.kernel = pairOf(op, "kernel_size", {1, 1});
+    l.stride = pairOf(op, "stride", l.kind == LayerKind::MaxPool2d ? l.kernel : std::array<uint32_t, 2>{1, 1});
+    l.padding = pairOf(op, "padding", {0, 0});
+    l.dilation = pairOf(op, "dilation", {1, 1});
+    l.groups = op.value("groups", 1u);
+    l.bias = op.value("bias", true);
+    l.shape = op.value("shape", std::vector<int64_t>());
+    return l;
+}
+
+/** The model: each op checked against its own form (so an error names the op's kind, not every
+ *  alternative), then shapes when it is built. */
+ModelSpec modelOf(const LoadedConfig& cfg)
+{
+    const json& g = cfg.doc.at("workload").at("graph");
+    ModelSpec m;
+    for (const json& in : g.at("inputs"))
+        m.inputs.push_back({in.at("name"), in.at("shape").get<std::vector<uint64_t>>(), in.value("dtype", std::string("float")) == "int32"});
+    const json& ops = g.at("ops");
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const std::string ptr = fmt::format("/workload/graph/ops/{}", i);
+        config::Schema::instance().validate(ops[i], "/definitions/graph_ops/" + ops[i].at("op").get<std::string>(), ptr,
+                                            [&](const std::string& p) { return cfg.fileOf(p); });
+        m.layers.push_back(layerOf(ops[i]));
     }
+    m.outputs = g.at("outputs").get<std::vector<std::string>>();
+    return m;
+}
+
+WorkloadSpec decodeGraph(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
+{
+    const json& w = cfg.doc.at("workload");
+    GraphSpec spec;
+    spec.options = optionsOf(cfg, system, run);
+    spec.model = modelOf(cfg);
+    spec.optimizer = w.at("optimizer") == "lamb" ? Optimizer::Lamb : Optimizer::AdamW;
+    spec.masterWeights = w.at("master_weights");
+    spec.lossScaling = w.at("loss_scaling");
+    spec.availableMemoryProportion = memoryProportionOf(w);
     return spec;
 }
 
@@ -165,6 +245,7 @@ constexpr WorkloadKind kWorkloadKinds[] = {
     {"schedule", decodeSchedule},
     {"mnist", decodeMnist},
     {"bert", decodeBert},
+    {"graph", decodeGraph},
 };
 
 } // namespace

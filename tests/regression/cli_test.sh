@@ -28,7 +28,7 @@ cmp -s "$out/a/trace.json" "$out/b/trace.json" && ok || fail "traces differ betw
 strip() { sed '/"simulator": {/,/}/d' "$1"; }
 [ "$(strip "$out/a/summary.json")" = "$(strip "$out/b/summary.json")" ] && ok || fail "summaries differ between identical runs"
 
-for f in configs/schedules/*.json configs/mnist/train.json configs/mnist/infer.json configs/mnist/pipelined*.json configs/mnist/sharded.json configs/mnist/offload_optimiser.json configs/mnist/phased_*.json; do
+for f in configs/schedules/*.json configs/graph/*.json configs/mnist/train.json configs/mnist/infer.json configs/mnist/pipelined*.json configs/mnist/sharded.json configs/mnist/offload_optimiser.json configs/mnist/phased_*.json; do
   expect 0 "total" -- "$ipusim" run "$f" --out "$out/c"
 done
 expect 0 "/system/ipu/tiles" -- "$ipusim" params
@@ -45,6 +45,8 @@ expect 0 "mnist_train_step" -- "$ipusim" run configs/default.json --out "$out/a"
 expect 1 "not a JSON pointer" -- "$ipusim" run configs/default.json --out "$out/d" --set tiles=3
 expect 1 "cannot read file" -- "$ipusim" run configs/nope.json --out "$out/d"
 expect 1 "unknown key \"tilez\"" -- "$ipusim" run configs/default.json --out "$out/d" --set /system/ipu/tilez=3
+expect 1 "/workload/graph/ops/0/stride: expected 1: strided convolutions are not modelled yet" -- "$ipusim" run configs/graph/mnist.json \
+  --out "$out/d" --set /workload/graph/ops/0/stride=2
 expect 2 "" -- "$ipusim" run
 expect 2 "" -- "$ipusim" frobnicate
 

@@ -56,6 +56,9 @@ TEST_CASE("Compiled schedule: schedules/amp_matmul", "[compiled]") { checkRoundT
 TEST_CASE("Compiled schedule: schedules/all_to_all", "[compiled]") { checkRoundTrip("configs/schedules/all_to_all.json"); }
 TEST_CASE("Compiled schedule: schedules/superstep_loop", "[compiled]") { checkRoundTrip("configs/schedules/superstep_loop.json"); }
 TEST_CASE("Compiled schedule: schedules/two_ipu_copy", "[compiled]") { checkRoundTrip("configs/schedules/two_ipu_copy.json"); }
+TEST_CASE("Compiled schedule: graph/mnist", "[compiled]") { checkRoundTrip("configs/graph/mnist.json"); }
+TEST_CASE("Compiled schedule: graph/mlp", "[compiled]") { checkRoundTrip("configs/graph/mlp.json"); }
+TEST_CASE("Compiled schedule: graph/mlp_pipelined", "[compiled]") { checkRoundTrip("configs/graph/mlp_pipelined.json"); }
 TEST_CASE("Compiled schedule: bert/large_phase1_pod16", "[compiled][bert]") { checkRoundTrip("configs/bert/large_phase1_pod16.json"); }
 TEST_CASE("Compiled schedule: bert/large_phase1_pod64", "[compiled][bert]") { checkRoundTrip("configs/bert/large_phase1_pod64.json"); }
 TEST_CASE("Compiled schedule: bert/large_phase2_pod16", "[compiled][bert]") { checkRoundTrip("configs/bert/large_phase2_pod16.json"); }

@@ -68,6 +68,9 @@ TEST_CASE("Golden: schedules/amp_matmul", "[golden]") { checkGolden("configs/sch
 TEST_CASE("Golden: schedules/all_to_all", "[golden]") { checkGolden("configs/schedules/all_to_all.json"); }
 TEST_CASE("Golden: schedules/superstep_loop", "[golden]") { checkGolden("configs/schedules/superstep_loop.json"); }
 TEST_CASE("Golden: schedules/two_ipu_copy", "[golden]") { checkGolden("configs/schedules/two_ipu_copy.json"); }
+TEST_CASE("Golden: graph/mnist", "[golden]") { checkGolden("configs/graph/mnist.json"); }
+TEST_CASE("Golden: graph/mlp", "[golden]") { checkGolden("configs/graph/mlp.json"); }
+TEST_CASE("Golden: graph/mlp_pipelined", "[golden]") { checkGolden("configs/graph/mlp_pipelined.json"); }
 TEST_CASE("Golden: bert/large_phase1_pod16", "[golden][bert]") { checkGolden("configs/bert/large_phase1_pod16.json"); }
 TEST_CASE("Golden: bert/large_phase1_pod64", "[golden][bert]") { checkGolden("configs/bert/large_phase1_pod64.json"); }
 TEST_CASE("Golden: bert/large_phase2_pod16", "[golden][bert]") { checkGolden("configs/bert/large_phase2_pod16.json"); }

@@ -250,21 +250,6 @@ Placement bertPlacement(const BertSpec& spec, const std::vector<std::string>& bl
     return resolvePlacement(staged, blocks, system, diag);
 }
 
-/** The planner's memory proportion per IPU of a replica (empty: the hardware's). */
-std::vector<double> memoryProportions(const BertSpec& spec, const Placement& placement, const Diagnostics& diag)
-{
-    const auto& amp = spec.availableMemoryProportion;
-    if (const double* all = std::get_if<double>(&amp))
-        return std::vector<double>(placement.ipusPerReplica, *all);
-    if (const auto* perIpu = std::get_if<std::vector<double>>(&amp)) {
-        if (perIpu->size() != placement.ipusPerReplica)
-            diag.fail("/workload/available_memory_proportion",
-                      fmt::format("expected one value per IPU of a replica ({}), found {}", placement.ipusPerReplica, perIpu->size()));
-        return *perIpu;
-    }
-    return {};
-}
-
 } // namespace
 
 Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Diagnostics& diag)
@@ -279,17 +264,9 @@ Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Dia
     opt.out.block = "Heads";
     opt.outline = outlineKey;
     const Placement placement = bertPlacement(spec, m.graph.blocks, system, diag);
-    opt.availableMemoryProportion = memoryProportions(spec, placement, diag);
-    if (opt.train) {
-        TrainingOptions to;
-        to.losses = t.losses;
-        to.accumulate = w.gradientAccumulation > 1 || placement.stages.size() > 1;
-        to.partials = opt.partials;
-        to.optimizer = spec.optimizer;
-        to.masterWeights = spec.masterWeights;
-        to.lossScaling = spec.lossScaling;
-        m.training = addTraining(m.graph, to);
-    }
+    opt.availableMemoryProportion = memoryProportions(spec.availableMemoryProportion, placement, diag);
+    if (opt.train)
+        m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, t.losses, spec.optimizer, spec.masterWeights, spec.lossScaling));
     Schedule sched = compileGraph(m, system, placement, opt, w.microBatch, diag);
     sched.sampleKind = "sequences";
     return sched;

@@ -34,9 +34,7 @@ struct BertSpec
     Optimizer optimizer = Optimizer::Lamb;
     bool masterWeights = false;
     double lossScaling = 1.0;
-    /** The matmul planner's share of tile memory: none (the hardware's), one for every IPU,
-     *  or one per IPU of a replica. */
-    std::variant<std::monostate, double, std::vector<double>> availableMemoryProportion;
+    MemoryProportion availableMemoryProportion;
     /** Placement by layer counts (`/workload/strategy/layers_per_ipu`, `heads_ipu`); empty:
      *  the strategy's stages place the blocks. */
     std::vector<uint64_t> layersPerIpu;

@@ -2,6 +2,7 @@
 #include "workloads/nets/CompileWorkload.hpp"
 
 #include "workloads/nets/Bert.hpp"
+#include "workloads/nets/GraphModel.hpp"
 #include "workloads/nets/Mnist.hpp"
 
 namespace ipusim {
@@ -14,6 +15,7 @@ struct Compiler
     Schedule operator()(const ScheduleSpec& s) const { return s.schedule; }
     Schedule operator()(const MnistSpec& s) const { return compileMnist(s, system, diag); }
     Schedule operator()(const BertSpec& s) const { return compileBert(s, system, diag); }
+    Schedule operator()(const GraphSpec& s) const { return compileGraphModel(s, system, diag); }
 };
 
 } // namespace

@@ -2,6 +2,7 @@
 #pragma once
 #include "models/program/Schedule.hpp"
 #include "workloads/nets/BertSpec.hpp"
+#include "workloads/nets/GraphSpec.hpp"
 #include "workloads/nets/MnistSpec.hpp"
 
 #include <variant>
@@ -18,6 +19,6 @@ struct ScheduleSpec
 /** What the user asked to run, one alternative per workload kind. A new kind adds its spec
  *  here, its decoder to sim/config's table of kinds and its compile function to
  *  compileWorkload (the build fails until all three exist). */
-using WorkloadSpec = std::variant<ScheduleSpec, MnistSpec, BertSpec>;
+using WorkloadSpec = std::variant<ScheduleSpec, MnistSpec, BertSpec, GraphSpec>;
 
 } // namespace ipusim

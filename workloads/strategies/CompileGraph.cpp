@@ -16,6 +16,32 @@ CompileOptions compileOptionsOf(const WorkloadOptions& w)
     return o;
 }
 
+std::vector<double> memoryProportions(const MemoryProportion& amp, const Placement& placement, const Diagnostics& diag)
+{
+    if (const double* all = std::get_if<double>(&amp))
+        return std::vector<double>(placement.ipusPerReplica, *all);
+    if (const auto* perIpu = std::get_if<std::vector<double>>(&amp)) {
+        if (perIpu->size() != placement.ipusPerReplica)
+            diag.fail("/workload/available_memory_proportion",
+                      fmt::format("expected one value per IPU of a replica ({}), found {}", placement.ipusPerReplica, perIpu->size()));
+        return *perIpu;
+    }
+    return {};
+}
+
+TrainingOptions trainingOptionsOf(const CompileOptions& opt, const Placement& placement, std::vector<int> losses,
+                                  Optimizer optimizer, bool masterWeights, double lossScaling)
+{
+    TrainingOptions to;
+    to.losses = std::move(losses);
+    to.accumulate = opt.gradientAccumulation > 1 || placement.stages.size() > 1;
+    to.partials = opt.partials;
+    to.optimizer = optimizer;
+    to.masterWeights = masterWeights;
+    to.lossScaling = lossScaling;
+    return to;
+}
+
 Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const Placement& placement,
                       const CompileOptions& opt, uint64_t microBatch, const Diagnostics& diag)
 {

@@ -45,6 +45,15 @@ struct CompileOptions : WorkloadOptions
     std::function<std::string(const std::string&)> outline;
 };
 
+/** The planner's memory proportion per IPU of a replica (empty: the hardware's); a list must
+ *  give one per IPU of a replica. */
+std::vector<double> memoryProportions(const MemoryProportion& proportion, const Placement& placement, const Diagnostics& diag);
+
+/** The training pass of a model on `placement`: from `losses`, with gradient accumulators when
+ *  gradient accumulation or a pipeline needs them. */
+TrainingOptions trainingOptionsOf(const CompileOptions& options, const Placement& placement, std::vector<int> losses,
+                                  Optimizer optimizer, bool masterWeights, double lossScaling);
+
 /** The compile options of a workload; the output tensors and block are the model's to fill in. */
 CompileOptions compileOptionsOf(const WorkloadOptions& workload);
 

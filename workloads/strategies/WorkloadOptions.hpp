@@ -4,11 +4,17 @@
 #include "workloads/strategies/StrategySpec.hpp"
 
 #include <cstdint>
+#include <variant>
+#include <vector>
 
 namespace ipusim {
 
 /** Which outputs go back to the host (PopTorch OutputMode). */
 enum class OutputMode { All, Final, Sum, EveryN };
+
+/** The matmul planner's share of tile memory (available_memory_proportion): none (the
+ *  hardware's), one for every IPU, or one per IPU of a replica. */
+using MemoryProportion = std::variant<std::monostate, double, std::vector<double>>;
 
 /** What every model's workload asks of the compiler (the shared `/workload` keys and the loop
  *  counts of `/run`), decoded and checked by sim/config. */

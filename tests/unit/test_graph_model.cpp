@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+// Graph workloads: models described op by op, built into the compiler's Graph. FLOPs, weights
+// and shapes by hand; the tutorial's CNN as a graph is the MNIST workload; every bad input.
+#include "sim/config/ConfigError.hpp"
+#include "sim/engine/Experiment.hpp"
+#include "workloads/graph/ModelBuilder.hpp"
+#include "workloads/nets/Mnist.hpp"
+#include "workloads/training/Training.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kRoot = IPUSIM_SOURCE_DIR;
+
+/** Diagnostics that throw the pointer and message, for the builder on its own. */
+struct Throwing : Diagnostics
+{
+protected:
+    void raise(const std::string& pointer, const std::string& message) const override
+    {
+        throw std::runtime_error(pointer + ": " + message);
+    }
+};
+
+json graphConfig(const json& graph, const json& workload = json::object())
+{
+    json w = {{"kind", "graph"}, {"mode", "infer"}, {"micro_batch", 4}, {"graph", graph}};
+    w.update(workload);
+    return {{"system", {{"base", "hardware/mk2.json"}}}, {"workload", w}};
+}
+
+Experiment build(const json& doc) { return buildExperiment(config::loadConfig(doc, kRoot + "/configs/g.json")); }
+
+std::string errorOf(const json& doc)
+{
+    try {
+        build(doc);
+    } catch (const config::ConfigError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+json op(const std::string& name, const std::string& kind, std::vector<std::string> inputs, const json& attrs = json::object())
+{
+    json o = {{"name", name}, {"op", kind}, {"inputs", inputs}};
+    o.update(attrs);
+    return o;
+}
+
+json mlp()
+{
+    return {{"inputs", json::array({{{"name", "x"}, {"shape", {784}}}})},
+            {"ops", json::array({op("fc1", "linear", {"x"}, {{"out_features", 1024}}), op("relu1", "relu", {"fc1"}),
+                                 op("fc2", "linear", {"relu1"}, {{"out_features", 10}, {"bias", false}})})},
+            {"outputs", {"fc2"}}};
+}
+
+uint64_t bytesOfKind(const Schedule& s, const std::string& kind)
+{
+    uint64_t n = 0;
+    for (const auto& t : s.programs.at(0).tensors)
+        if (t.kind == kind)
+            for (const auto& r : t.bytes.runs())
+                n += uint64_t(r.count) * r.value;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("Graph workload: an MLP's FLOPs and weights by hand", "[graph]")
+{
+    const Experiment e = build(graphConfig(mlp(), {{"precision", "fp16"}, {"partials", "fp16"}}));
+    // 2 x (784 x 1024 + 1024 x 10) FLOPs per sample forward.
+    CHECK(e.schedule.modelFlopsPerSample == 2.0 * (784 * 1024 + 1024 * 10));
+    // fp16 weights: 1024 x 784 + a 1024 bias + 10 x 1024 without a bias.
+    CHECK(bytesOfKind(e.schedule, "weight") == 2 * (1024 * 784 + 1024 + 10 * 1024));
+    CHECK(e.schedule.samplesPerHostCall == 4);
+    // Training adds a backward pass twice the forward's matmuls (no data gradient into x).
+    json graph = mlp();
+    graph["inputs"].push_back({{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}});
+    graph["ops"].push_back(op("loss", "cross_entropy", {"fc2", "y"}));
+    const Experiment t = build(graphConfig(graph, {{"mode", "train"}}));
+    CHECK(t.schedule.modelFlopsPerSample == 2.0 * (784 * 1024 + 1024 * 10) + 2.0 * (784 * 1024 + 2 * 1024 * 10));
+}
+
+TEST_CASE("Graph workload: padded convolutions keep their size; views are free", "[graph]")
+{
+    ModelSpec m;
+    m.inputs = {{"img", {3, 8, 8}, false}};
+    LayerSpec c;
+    c.name = "conv";
+    c.kind = LayerKind::Conv2d;
+    c.inputs = {"img"};
+    c.features = 16;
+    c.kernel = {3, 3};
+    c.padding = {1, 1};
+    LayerSpec f;
+    f.name = "flat";
+    f.kind = LayerKind::Flatten;
+    f.inputs = {"conv"};
+    LayerSpec r;
+    r.name = "back";
+    r.kind = LayerKind::Reshape;
+    r.inputs = {"flat"};
+    r.shape = {16, -1, 8};
+    LayerSpec relu;
+    relu.name = "relu";
+    relu.inputs = {"back"};
+    m.layers = {c, f, r, relu};
+    m.outputs = {"relu"};
+    ModelGraphInfo info;
+    const Graph g = buildModelGraph(m, 2, Precision::FP32, Precision::FP32, false, Throwing(), info);
+    // host load, conv, bias add, relu: the views add no op and no tensor.
+    REQUIRE(g.ops.size() == 4);
+    const Op& conv = g.ops[1];
+    CHECK(conv.conv.positions == 2 * 8 * 8);
+    CHECK(conv.conv.reduction == 3);
+    CHECK(conv.conv.inWidth == 10); // the padded row a tile's halo spans
+    CHECK(g.tensor(conv.outputs[0]).shape == std::vector<uint64_t>{2, 16, 8, 8});
+    CHECK(g.tensor(g.ops[3].outputs[0]).shape == std::vector<uint64_t>{2, 16, 8, 8});
+    // The data gradient produces the unpadded input positions from a (3 - 1 - 1)-padded dY.
+    const ConvProblem d = dataGradProblem(conv.geometry, Precision::FP32, Precision::FP32);
+    CHECK(d.positions == 2 * 8 * 8);
+    CHECK(d.inWidth == 8 + 2 * 1);
+    CHECK(info.outputs == std::vector<int>{g.ops[3].outputs[0]});
+}
+
+TEST_CASE("Graph workload: the tutorial's CNN as a graph is the MNIST workload", "[graph]")
+{
+    const Experiment graph = buildExperiment(kRoot + "/configs/graph/mnist.json");
+    const Experiment mnist = buildExperiment(kRoot + "/configs/mnist/train.json");
+    REQUIRE(graph.schedule.programs.size() == 1);
+    const auto& a = graph.schedule.programs[0];
+    const auto& b = mnist.schedule.programs[0];
+    CHECK(a.numPoints == b.numPoints);
+    CHECK(a.tensors.size() == b.tensors.size());
+    CHECK(graph.schedule.modelFlopsPerSample == mnist.schedule.modelFlopsPerSample);
+    // Inference leaves the loss and the labels out.
+    ModelGraphInfo info;
+    const Graph g = buildModelGraph(mnistModel(), 16, Precision::FP32, Precision::FP32, false, Throwing(), info);
+    for (const auto& o : g.ops)
+        CHECK((o.kind != OpKind::SoftmaxCrossEntropy && o.name != "host.load.labels"));
+    CHECK(info.losses.empty());
+    REQUIRE(info.outputs.size() == 1);
+    CHECK(g.tensor(info.outputs[0]).name == "layer4.biased");
+}
+
+TEST_CASE("Graph workload: IPUs named on ops place blocks like block_ipus", "[graph]")
+{
+    json graph = mlp();
+    graph["ops"][0]["block"] = "a";
+    graph["ops"][0]["ipu"] = 0;
+    graph["ops"][2]["block"] = "b";
+    graph["ops"][2]["ipu"] = 1;
+    const json pipelined = {{"strategy", {{"kind", "pipelined"}}}, {"micro_batch", 4}};
+    auto onM2000 = [](json doc) {
+        doc["system"]["base"] = "hardware/m2000.json";
+        doc["run"] = {{"device_iterations", 4}};
+        return doc;
+    };
+    const Experiment byOps = build(onM2000(graphConfig(graph, pipelined)));
+    json plain = mlp();
+    plain["ops"][0]["block"] = "a";
+    plain["ops"][2]["block"] = "b";
+    json strategy = pipelined;
+    strategy["strategy"]["block_ipus"] = {{"a", 0}, {"b", 1}};
+    const Experiment byStrategy = build(onM2000(graphConfig(plain, strategy)));
+    REQUIRE(byOps.schedule.programs.size() == 2);
+    CHECK(byOps.schedule.programs[1].numPoints == byStrategy.schedule.programs[1].numPoints);
+    CHECK(byOps.schedule.strategy->stages.at(1).ipu == 1);
+
+    graph["ops"][2].erase("ipu");
+    CHECK_THAT(errorOf(onM2000(graphConfig(graph, pipelined))),
+               Catch::Contains("/workload/graph/ops/2: expected an \"ipu\" for block \"b\": other blocks name theirs"));
+    graph["ops"][2]["ipu"] = 1;
+    CHECK_THAT(errorOf(onM2000(graphConfig(graph))),
+               Catch::Contains("/workload/graph/ops/2/ipu: expected /workload/strategy/kind \"pipelined\", \"sharded\" or \"phased\""));
+}
+
+TEST_CASE("Graph workload: every bad graph names the op and what was expected", "[graph][errors]")
+{
+    auto withOps = [](json ops, json inputs = json::array({{{"name", "x"}, {"shape", {3, 8, 8}}}})) {
+        return graphConfig({{"inputs", inputs}, {"ops", ops}, {"outputs", {ops.back().at("name")}}});
+    };
+    CHECK_THAT(errorOf(withOps(json::array({op("r", "relu", {"y"})}))),
+               Catch::Contains("/workload/graph/ops/0/inputs/0: expected the name of a model input or of an earlier op, found \"y\""));
+    CHECK_THAT(errorOf(withOps(json::array({op("r", "relu", {"x"}), op("r", "relu", {"x"})}))),
+               Catch::Contains("/workload/graph/ops/1/name: \"r\" already names an input or an op"));
+    CHECK_THAT(errorOf(withOps(json::array({op("c", "conv2d", {"x"}, {{"out_channels", 4}, {"kernel_size", 3}, {"stride", 2}})}))),
+               Catch::Contains("/workload/graph/ops/0/stride: expected 1: strided convolutions are not modelled yet"));
+    CHECK_THAT(errorOf(withOps(json::array({op("c", "conv2d", {"x"}, {{"out_channels", 4}, {"kernel_size", 9}})}))),
+               Catch::Contains("/workload/graph/ops/0/kernel_size: expected a kernel within the padded input 8 x 8, found 9 x 9"));
+    CHECK_THAT(errorOf(withOps(json::array({op("c", "conv2d", {"x"}, {{"out_channel", 4}, {"kernel_size", 3}})}))),
+               Catch::Contains("/workload/graph/ops/0/out_channel: unknown key \"out_channel\" (allowed: bias, block, dilation"));
+    CHECK_THAT(errorOf(withOps(json::array({op("f", "linear", {"x"}, {{"out_features", 5}}), op("s", "add", {"f", "x"})}))),
+               Catch::Contains("/workload/graph/ops/1/inputs: expected operands of one shape (broadcasting is not modelled yet), found [4, 3, 8, 5] and [4, 3, 8, 8]"));
+    CHECK(errorOf(withOps(json::array({op("m", "matmul", {"x", "x"})}))) == "no error"); // 8 x 8 times 8 x 8
+    CHECK_THAT(errorOf(withOps(json::array({op("f", "linear", {"x"}, {{"out_features", 5}}), op("m", "matmul", {"f", "f"})}))),
+               Catch::Contains("/workload/graph/ops/1/inputs: expected [..., M, K] and [..., K, N] with the same leading dimensions "
+                               "(broadcasting is not modelled yet), found [4, 3, 8, 5] and [4, 3, 8, 5]"));
+    CHECK_THAT(errorOf(withOps(json::array({op("r", "reshape", {"x"}, {{"shape", {5, -1}}})}))),
+               Catch::Contains("/workload/graph/ops/0/shape: expected a shape of 192 elements per sample (the input is [4, 3, 8, 8])"));
+    CHECK_THAT(errorOf(withOps(json::array({op("p", "max_pool2d", {"x"}, {{"kernel_size", 2}, {"stride", 1}})}))),
+               Catch::Contains("/workload/graph/ops/0/stride: expected the kernel size [2, 2]: overlapping windows are not modelled yet"));
+    CHECK_THAT(errorOf(withOps(json::array({op("e", "embedding", {"x"}, {{"num_embeddings", 10}, {"embedding_dim", 4}})}))),
+               Catch::Contains("/workload/graph/ops/0/inputs/0: expected an integer input (indices into the table)"));
+    CHECK_THAT(errorOf(graphConfig(
+                   {{"inputs", json::array({{{"name", "x"}, {"shape", {10}}}, {{"name", "y"}, {"shape", {2}}, {"dtype", "int32"}}})},
+                    {"ops", json::array({op("l", "cross_entropy", {"x", "y"})})}, {"outputs", {"l"}}}, {{"mode", "train"}})),
+               Catch::Contains("/workload/graph/ops/0/inputs/1: expected integer labels [4], found [4, 2]"));
+    CHECK_THAT(errorOf(graphConfig({{"inputs", json::array({{{"name", "x"}, {"shape", {3}}}})}, {"ops", json::array({op("r", "relu", {"x"})})},
+                                        {"outputs", {"x"}}})),
+               Catch::Contains("/workload/graph/outputs/0: expected the name of an op, found \"x\""));
+    CHECK_THAT(errorOf(graphConfig({{"inputs", json::array({{{"name", "x"}, {"shape", {3}}}})}, {"ops", json::array({op("r", "relu", {"x"})})},
+                                    {"outputs", {"r"}}}, {{"mode", "train"}})),
+               Catch::Contains("/workload/graph/ops: expected a loss op (cross_entropy) to train from"));
+    CHECK_THAT(errorOf(withOps(json::array({op("s", "sigmoidish", {"x"})}))), Catch::Contains("/workload/graph/ops/0/op: expected one of"));
+}
