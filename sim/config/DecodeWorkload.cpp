@@ -89,14 +89,19 @@ WorkloadSpec decodeSchedule(const LoadedConfig& cfg, const SystemParams& system,
     return ScheduleSpec{scheduleFromJson(w, "/workload", system, cfg, check)};
 }
 
-WorkloadSpec decodeMnist(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
+/** BERT places its layers by count; other models place blocks. */
+void rejectLayerCounts(const LoadedConfig& cfg, const char* model)
 {
-    MnistSpec spec{optionsOf(cfg, system, run)};
     for (const char* key : {"layers_per_ipu", "heads_ipu"})
         if (cfg.doc.at("workload").at("strategy").contains(key))
             cfg.fail(std::string("/workload/strategy/") + key,
-                     "expected only for BERT: MNIST's blocks are placed with \"stages\" or \"block_ipus\"");
-    return spec;
+                     fmt::format("expected only for BERT: {} blocks are placed with \"stages\" or \"block_ipus\"", model));
+}
+
+WorkloadSpec decodeMnist(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
+{
+    rejectLayerCounts(cfg, "MNIST's");
+    return MnistSpec{optionsOf(cfg, system, run)};
 }
 
 BertShape bertShapeOf(const LoadedConfig& cfg)
@@ -225,6 +230,7 @@ ModelSpec modelOf(const LoadedConfig& cfg)
 WorkloadSpec decodeGraph(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
 {
     const json& w = cfg.doc.at("workload");
+    rejectLayerCounts(cfg, "a graph's");
     GraphSpec spec;
     spec.options = optionsOf(cfg, system, run);
     spec.model = modelOf(cfg);
