@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <set>
+#include <stdexcept>
 
 namespace ipusim {
 namespace {
@@ -134,6 +135,12 @@ std::vector<std::string> checkSchedule(const Schedule& schedule, const SystemPar
         checker.program(p);
     }
     return problems;
+}
+
+void requireScheduleInvariants(const Schedule& schedule, const SystemParams& system)
+{
+    if (const auto problems = checkSchedule(schedule, system); !problems.empty())
+        throw std::logic_error(fmt::format("the Schedule breaks an invariant the engines rely on: {}", fmt::join(problems, "; ")));
 }
 
 } // namespace ipusim

@@ -20,4 +20,8 @@ namespace ipusim {
  *  - program points are numbered in program order, and tensors live between points that exist. */
 std::vector<std::string> checkSchedule(const Schedule& schedule, const SystemParams& system);
 
+/** Throws std::logic_error naming every broken invariant: a Schedule about to be simulated or
+ *  written that breaks one is the compiler's (or test code's) fault, not the user's. */
+void requireScheduleInvariants(const Schedule& schedule, const SystemParams& system);
+
 } // namespace ipusim

@@ -30,20 +30,29 @@ public:
         return out;
     }
 
-    /** Runs of tiles in increasing order, each valued by `valueOf(run, pointer)`. */
-    template <class T, class F>
-    TileRuns<T> runs(const json& list, const std::string& ptr, F&& valueOf)
+    /** Calls `f(first, count, run, pointer)` for runs of tiles listed in increasing order. */
+    template <class F>
+    void forEachRun(const json& list, const std::string& ptr, F&& f)
     {
-        TileRuns<T> out;
         uint32_t next = 0;
         for (std::size_t i = 0; i < list.size(); ++i) {
             const std::string p = fmt::format("{}/{}", ptr, i);
             auto [first, count] = tileRange(list[i].at("tiles"), p + "/tiles");
             if (first < next)
                 m_diag.fail(p + "/tiles", "tile runs must be listed in increasing tile order without overlap");
-            out.add(first, count, valueOf(list[i], p));
+            f(first, count, list[i], p);
             next = first + count;
         }
+    }
+
+    /** Runs of tiles in increasing order, each valued by `valueOf(run, pointer)`. */
+    template <class T, class F>
+    TileRuns<T> runs(const json& list, const std::string& ptr, F&& valueOf)
+    {
+        TileRuns<T> out;
+        forEachRun(list, ptr, [&](uint32_t first, uint32_t count, const json& run, const std::string& p) {
+            out.add(first, count, valueOf(run, p));
+        });
         return out;
     }
 
@@ -96,11 +105,14 @@ private:
         c.name = j.at("name");
         c.outline = j.value("outline", std::string());
         std::set<std::string> listed;
-        c.cycles = runs<uint64_t>(j.at("tiles"), ptr + "/tiles", [&](const json& run, const std::string& p) -> uint64_t {
+        forEachRun(j.at("tiles"), ptr + "/tiles", [&](uint32_t first, uint32_t count, const json& run, const std::string& p) {
             if (run.contains("cycles") == run.contains("vertices"))
                 m_diag.fail(p, "expected exactly one of \"cycles\" or \"vertices\"");
-            if (run.contains("cycles"))
-                return run.at("cycles").get<uint64_t>();
+            if (run.contains("cycles")) {
+                c.cycles.add(first, count, run.at("cycles").get<uint64_t>());
+                c.vertices.add(first, count, run.value("vertex_count", 0u));
+                return;
+            }
             if (run.contains("vertex_count"))
                 m_diag.fail(p + "/vertex_count", "expected only with \"cycles\": a vertices list counts itself");
             uint64_t total = 0;
@@ -109,10 +121,8 @@ private:
                 total += vertexCyclesFromJson(m_diag, fmt::format("{}/vertices/{}", p, k), vs[k].at("vertex"), vs[k].at("params"), m_hw);
                 listed.insert(vs[k].at("vertex").get<std::string>());
             }
-            return total;
-        });
-        c.vertices = runs<uint32_t>(j.at("tiles"), ptr + "/tiles", [](const json& run, const std::string&) -> uint32_t {
-            return run.contains("vertices") ? uint32_t(run.at("vertices").size()) : run.value("vertex_count", 0u);
+            c.cycles.add(first, count, total);
+            c.vertices.add(first, count, uint32_t(vs.size()));
         });
         // Codelets named by the step come first, in its order; listed vertices add theirs.
         c.vertexTypes = j.value("vertex_types", std::vector<std::string>());
@@ -147,7 +157,8 @@ private:
         IpuCopyStep c;
         c.name = j.at("name");
         auto transfers = [&](const char* key, std::vector<IpuTransfer>& out) {
-            const json list = j.value(key, json::array());
+            static const json none = json::array();
+            const json& list = j.contains(key) ? j.at(key) : none;
             for (std::size_t i = 0; i < list.size(); ++i)
                 out.push_back({otherIpu(list[i].at("ipu"), fmt::format("{}/{}/{}/ipu", ptr, key, i)), list[i].at("bytes").get<uint64_t>()});
         };
@@ -272,7 +283,8 @@ Program programFromJson(const Diagnostics& diag, const SystemParams& system, con
 {
     Program program;
     program.ipu = ipu;
-    const json fragments = doc.value("fragments", json::array());
+    static const json none = json::array();
+    const json& fragments = doc.contains("fragments") ? doc.at("fragments") : none;
     StepReader reader(diag, system, check, ipu, fragments.size());
     for (std::size_t i = 0; i < fragments.size(); ++i) {
         program.fragmentNames.push_back(fragments[i].at("name"));

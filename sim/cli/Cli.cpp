@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/cli/Cli.hpp"
 
+#include "models/program/ScheduleCheck.hpp"
 #include "sim/cli/MpiSweep.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
@@ -107,6 +108,7 @@ std::pair<std::size_t, std::size_t> countStepsAndTensors(const Schedule& schedul
 int compileCommand(const CompileCommandOptions& o)
 {
     const Experiment e = buildExperiment(o.config, o.sets);
+    requireScheduleInvariants(e.schedule, e.system); // what is written must read back
     const fs::path out = o.out.empty() ? fs::path("out") / e.config.name / "compiled.json" : fs::path(o.out);
     if (out.has_parent_path())
         fs::create_directories(out.parent_path());

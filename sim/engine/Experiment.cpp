@@ -17,7 +17,7 @@ Experiment buildExperiment(config::LoadedConfig cfg)
 {
     ExperimentSpec spec = decodeExperiment(cfg);
     Experiment e;
-    e.schedule = compileWorkload(spec.workload, spec.system, cfg);
+    e.schedule = compileWorkload(std::move(spec.workload), spec.system, cfg);
     e.schedule.name = spec.name;
     e.system = std::move(spec.system);
     e.run = spec.run;

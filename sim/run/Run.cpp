@@ -86,6 +86,10 @@ void labelStages(ChromeTrace& trace, const json& summary)
 
 Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& o)
 {
+    // Hand-written schedules were checked as they were read; this catches the compiler (and
+    // schedules built in code) breaking what the engines rely on, for the run and its
+    // inference phase alike.
+    requireScheduleInvariants(e.schedule, e.system);
     if (!dir.empty())
         fs::create_directories(dir);
     Phase p;
@@ -168,17 +172,11 @@ void collectInference(const json& result, const fs::path& dir, RunOutcome& out)
         out.inferenceSummary = result.at("summary");
 }
 
-} // namespace
-
-RunOutcome run(const Experiment& e, const RunOptions& o)
+/** run() once the folder holds no earlier outputs. */
+RunOutcome runInCleanFolder(const Experiment& e, const RunOptions& o)
 {
-    // Hand-written schedules were checked as they were read; this catches the compiler (and
-    // schedules built in code) breaking what the engines rely on.
-    if (const auto problems = checkSchedule(e.schedule, e.system); !problems.empty())
-        throw std::logic_error(fmt::format("the Schedule breaks an invariant the engines rely on: {}", fmt::join(problems, "; ")));
     const fs::path& dir = o.outDir;
     const fs::path inferenceDir = dir.empty() ? fs::path() : dir / "inference";
-    removeStaleOutputs(dir);
     // An inference phase after training runs in a child process started before anything is
     // elaborated (SystemC elaborates once per process); both phases use the two cores. Its bad
     // input is reported here, before either runs.
@@ -216,13 +214,22 @@ RunOutcome run(const Experiment& e, const RunOptions& o)
     return out;
 }
 
+} // namespace
+
+RunOutcome run(const Experiment& e, const RunOptions& o)
+{
+    removeStaleOutputs(o.outDir);
+    return runInCleanFolder(e, o);
+}
+
 RunOutcome run(RunRequest request)
 {
+    // Before building: a config that turns out bad leaves nothing of an earlier run behind.
     removeStaleOutputs(request.options.outDir);
     const auto t0 = std::chrono::steady_clock::now();
     const Experiment e = buildExperiment(std::move(request.config));
     const double build = secondsSince(t0);
-    RunOutcome out = run(e, request.options);
+    RunOutcome out = runInCleanFolder(e, request.options);
     out.buildSeconds = build;
     return out;
 }

@@ -14,10 +14,10 @@
 
 namespace ipusim {
 
-nlohmann::json simulatePoint(const config::LoadedConfig& cfg)
+nlohmann::json simulatePoint(config::LoadedConfig cfg)
 {
     try {
-        const RunOutcome r = run(RunRequest{cfg, {}});
+        const RunOutcome r = run(RunRequest{std::move(cfg), {}});
         if (r.status == RunOutcome::Status::OutOfMemory)
             return {{"status", "out_of_memory"},
                     {"error", (r.oomPhase.empty() ? "" : r.oomPhase + " phase: ") + oomSummaryLine(r.oomReport)}};

@@ -15,7 +15,7 @@ namespace ipusim {
 /** Runs one config (and its inference phase) in the calling process: {"status": "ok",
  *  "summary": {...}}, or {"status": "invalid" | "out_of_memory" | "failed", "error": message}.
  *  Never throws. */
-nlohmann::json simulatePoint(const config::LoadedConfig& cfg);
+nlohmann::json simulatePoint(config::LoadedConfig cfg);
 /** Loads `config` with `sets` and simulates it; a config error becomes an "invalid" result. */
 nlohmann::json simulatePoint(const std::string& config, const std::vector<std::string>& sets);
 

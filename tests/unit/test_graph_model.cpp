@@ -174,6 +174,11 @@ TEST_CASE("Graph workload: IPUs named on ops place blocks like block_ipus", "[gr
     CHECK(byOps.schedule.programs[1].numPoints == byStrategy.schedule.programs[1].numPoints);
     CHECK(byOps.schedule.strategy->stages.at(1).ipu == 1);
 
+    // Inference leaves the loss out, and with it the block only the loss opens.
+    json withLoss = graph;
+    withLoss["inputs"].push_back({{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}});
+    withLoss["ops"].push_back(op("loss", "cross_entropy", {"fc2", "y"}, {{"block", "c"}, {"ipu", 2}}));
+    CHECK(errorOf(onM2000(graphConfig(withLoss, pipelined))) == "no error");
     graph["ops"][2].erase("ipu");
     CHECK_THAT(errorOf(onM2000(graphConfig(graph, pipelined))),
                Catch::Contains("/workload/graph/ops/2: expected an \"ipu\" for block \"b\": other blocks name theirs"));

@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <cstdlib>
 #include <chrono>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -49,7 +48,7 @@ Figures runOnce(const Case& c)
         request.options.inferencePhase = false;
         request.options.engine = c.engine == Engine::Reference ? ipusim::EngineKind::Reference : ipusim::EngineKind::Fast;
         request.options.everyIteration = c.engine == Engine::EveryIteration;
-        const ipusim::RunOutcome r = ipusim::run(request);
+        const ipusim::RunOutcome r = ipusim::run(std::move(request));
         if (r.status != ipusim::RunOutcome::Status::Ok)
             throw std::runtime_error("out of memory");
         const auto& sim = r.summary.at("simulator");

@@ -45,7 +45,10 @@ public:
         declareInputs();
         for (std::size_t i = 0; i < m_model.layers.size(); ++i)
             layer(i);
+        checkBlockIpus();
         outputs(info);
+        info.blockIpus = m_blockIpus;
+        info.blockIpuPointers = m_ipuPointers;
         return std::move(m_g);
     }
 
@@ -66,7 +69,6 @@ private:
             v.shape.insert(v.shape.begin(), m_batch);
             v.integer = in.integer;
             m_values[in.name] = v;
-            m_inputs.insert(in.name);
         }
     }
 
@@ -114,7 +116,7 @@ private:
         if (m_values.count(l.name))
             m_diag.fail(at(layer, "name"), fmt::format("\"{}\" already names an input or an op", l.name));
         m_values[l.name] = std::move(v);
-        m_producer[l.name] = l.block;
+        m_producer[l.name] = m_g.currentBlock;
     }
 
     int tensor(const std::string& name, std::vector<uint64_t> shape, TensorRole role = TensorRole::Activation)
@@ -122,22 +124,42 @@ private:
         return m_g.addTensor(name, std::move(shape), m_type, role);
     }
 
-    void enterBlock(const LayerSpec& l)
+    void enterBlock(const std::string& block, std::size_t i)
     {
-        m_g.currentBlock = l.block;
-        if (std::find(m_g.blocks.begin(), m_g.blocks.end(), l.block) == m_g.blocks.end())
-            m_g.blocks.push_back(l.block);
+        m_g.currentBlock = block;
+        if (m_firstLayer.emplace(block, i).second)
+            m_g.blocks.push_back(block);
     }
 
     void layer(std::size_t i)
     {
-        LayerSpec l = m_model.layers[i];
-        if (l.block.empty())
-            l.block = m_g.currentBlock.empty() ? "model" : m_g.currentBlock;
+        const LayerSpec& l = m_model.layers[i];
         if (l.kind == LayerKind::CrossEntropy && !m_withLoss)
             return;
-        enterBlock(l);
+        enterBlock(l.block.empty() ? (m_g.currentBlock.empty() ? "model" : m_g.currentBlock) : l.block, i);
+        if (l.ipu)
+            nameIpu(*l.ipu, i);
         define(l, i, value(l, i));
+    }
+
+    /** The IPU of the current block, as the i-th op names it. */
+    void nameIpu(uint32_t ipu, std::size_t i)
+    {
+        const std::string& block = m_g.currentBlock;
+        auto [it, added] = m_blockIpus.emplace(block, ipu);
+        if (!added && it->second != ipu)
+            m_diag.fail(at(i, "ipu"), fmt::format("block \"{}\" is already on IPU {}", block, it->second));
+        m_ipuPointers.emplace(block, at(i, "ipu"));
+    }
+
+    /** Once one block names its IPU, every block must. */
+    void checkBlockIpus() const
+    {
+        if (m_blockIpus.empty())
+            return;
+        for (const auto& [block, layer] : m_firstLayer)
+            if (!m_blockIpus.count(block))
+                m_diag.fail(at(layer), fmt::format("expected an \"ipu\" for block \"{}\": other blocks name theirs", block));
     }
 
     Value value(const LayerSpec& l, std::size_t i)
@@ -344,7 +366,6 @@ private:
                                                        labels.integer ? "" : "non-integer ", shapeText(labels.shape)));
         Value loss{m_g.addTensor(l.name, {1}, Precision::FP32, TensorRole::Output), {1}};
         m_g.addOp(l.name, OpKind::SoftmaxCrossEntropy, {logits.tensor, labels.tensor}, {loss.tensor}).channels = logits.shape[1];
-        m_losses.insert(l.name);
         return loss;
     }
 
@@ -359,15 +380,17 @@ private:
             if (!m_withLoss && lossLayers.count(name))
                 continue; // inference computes no loss
             auto it = m_values.find(name);
-            if (it == m_values.end() || m_inputs.count(name))
+            if (it == m_values.end() || !m_producer.count(name)) // a model input is no op
                 m_diag.fail(fmt::format("{}/outputs/{}", m_model.pointer, k), fmt::format("expected the name of an op, found \"{}\"", name));
             info.outputs.push_back(it->second.tensor);
             if (info.outputBlock.empty())
                 info.outputBlock = m_producer.at(name);
-            if (m_losses.count(name))
+            if (lossLayers.count(name))
                 info.losses.push_back(it->second.tensor);
         }
-        for (const auto& name : m_losses)
+        if (!m_withLoss)
+            return;
+        for (const auto& name : lossLayers)
             if (std::find(m_model.outputs.begin(), m_model.outputs.end(), name) == m_model.outputs.end())
                 info.losses.push_back(m_values.at(name).tensor);
     }
@@ -380,7 +403,9 @@ private:
     Graph m_g;
     std::map<std::string, Value> m_values;
     std::map<std::string, std::string> m_producer; // op name -> its block
-    std::set<std::string> m_inputs, m_losses;
+    std::map<std::string, std::size_t> m_firstLayer; // block -> its first layer
+    std::map<std::string, uint32_t> m_blockIpus;
+    std::map<std::string, std::string> m_ipuPointers; // block -> the op that names its IPU
 };
 
 } // namespace

@@ -267,7 +267,7 @@ Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Dia
     opt.availableMemoryProportion = memoryProportions(spec.availableMemoryProportion, placement, diag);
     if (opt.train)
         m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, t.losses, spec.optimizer, spec.masterWeights, spec.lossScaling));
-    Schedule sched = compileGraph(m, system, placement, opt, w.microBatch, diag);
+    Schedule sched = compileGraph(m, system, placement, opt, diag);
     sched.sampleKind = "sequences";
     return sched;
 }

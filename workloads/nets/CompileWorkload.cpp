@@ -12,7 +12,7 @@ struct Compiler
 {
     const SystemParams& system;
     const Diagnostics& diag;
-    Schedule operator()(const ScheduleSpec& s) const { return s.schedule; }
+    Schedule operator()(ScheduleSpec& s) const { return std::move(s.schedule); }
     Schedule operator()(const MnistSpec& s) const { return compileMnist(s, system, diag); }
     Schedule operator()(const BertSpec& s) const { return compileBert(s, system, diag); }
     Schedule operator()(const GraphSpec& s) const { return compileGraphModel(s, system, diag); }
@@ -20,7 +20,7 @@ struct Compiler
 
 } // namespace
 
-Schedule compileWorkload(const WorkloadSpec& workload, const SystemParams& system, const Diagnostics& diag)
+Schedule compileWorkload(WorkloadSpec workload, const SystemParams& system, const Diagnostics& diag)
 {
     return std::visit(Compiler{system, diag}, workload);
 }

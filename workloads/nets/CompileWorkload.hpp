@@ -8,7 +8,8 @@
 namespace ipusim {
 
 /** The compiler's entry point: a decoded workload onto the system, as a Schedule. Bad input
- *  only compiling can find (see compileGraph) is reported through `diag`. */
-Schedule compileWorkload(const WorkloadSpec& workload, const SystemParams& system, const Diagnostics& diag);
+ *  only compiling can find (see compileGraph) is reported through `diag`. Taken by value: a
+ *  Schedule read from a document is moved out, not copied. */
+Schedule compileWorkload(WorkloadSpec workload, const SystemParams& system, const Diagnostics& diag);
 
 } // namespace ipusim

@@ -4,42 +4,25 @@
 #include "workloads/graph/ModelBuilder.hpp"
 #include "workloads/strategies/CompileGraph.hpp"
 
-#include <fmt/format.h>
-
-#include <map>
+#include <string>
 
 namespace ipusim {
 namespace {
 
-/** The strategy with the IPUs the layers name (poptorch.BeginBlock's ipu_id) as block IPUs;
- *  once one block names its IPU, every block must. */
-StrategySpec withLayerIpus(const GraphSpec& spec, const Diagnostics& diag)
+/** The strategy with the IPUs the model's ops name for their blocks as its block IPUs. */
+StrategySpec withBlockIpus(const StrategySpec& strategy, const ModelGraphInfo& info, const Diagnostics& diag)
 {
-    StrategySpec s = spec.options.strategy;
-    std::map<std::string, uint32_t> placed;
-    const auto& layers = spec.model.layers;
-    std::map<std::string, std::size_t> firstLayer; // block -> its first layer
-    std::string block = "model";
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-        block = layers[i].block.empty() ? block : layers[i].block;
-        firstLayer.emplace(block, i);
-        if (!layers[i].ipu)
-            continue;
-        const std::string at = fmt::format("{}/ops/{}/ipu", spec.model.pointer, i);
+    StrategySpec s = strategy;
+    if (info.blockIpus.empty())
+        return s;
+    for (const auto& [block, ipu] : info.blockIpus) {
+        const std::string& at = info.blockIpuPointers.at(block);
         if (s.stages || s.blockIpus)
             diag.fail(at, "expected no \"ipu\" on ops when /workload/strategy places the blocks");
-        if (s.kind == StrategyKind::Single && *layers[i].ipu != 0)
+        if (s.kind == StrategyKind::Single && ipu != 0)
             diag.fail(at, "expected /workload/strategy/kind \"pipelined\", \"sharded\" or \"phased\" to run a block on another IPU");
-        auto [it, added] = placed.emplace(block, *layers[i].ipu);
-        if (!added && it->second != *layers[i].ipu)
-            diag.fail(at, fmt::format("block \"{}\" is already on IPU {}", block, it->second));
     }
-    if (placed.empty())
-        return s;
-    for (const auto& [b, i] : firstLayer)
-        if (!placed.count(b))
-            diag.fail(fmt::format("{}/ops/{}", spec.model.pointer, i), fmt::format("expected an \"ipu\" for block \"{}\": other blocks name theirs", b));
-    s.blockIpus = placed;
+    s.blockIpus = info.blockIpus;
     return s;
 }
 
@@ -59,11 +42,11 @@ Schedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, co
         diag.fail(spec.model.pointer + "/ops", "expected a loss op (cross_entropy) to train from, or \"mode\": \"infer\"");
     opt.out.tensors = info.outputs;
     opt.out.block = info.outputBlock;
-    const Placement placement = resolvePlacement(withLayerIpus(spec, diag), m.graph.blocks, system, diag);
+    const Placement placement = resolvePlacement(withBlockIpus(w.strategy, info, diag), m.graph.blocks, system, diag);
     opt.availableMemoryProportion = memoryProportions(spec.availableMemoryProportion, placement, diag);
     if (opt.train)
         m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, info.losses, spec.optimizer, spec.masterWeights, spec.lossScaling));
-    return compileGraph(m, system, placement, opt, w.microBatch, diag);
+    return compileGraph(m, system, placement, opt, diag);
 }
 
 } // namespace ipusim

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/nets/Mnist.hpp"
 
-#include "workloads/graph/ModelBuilder.hpp"
-#include "workloads/strategies/CompileGraph.hpp"
+#include "workloads/nets/GraphModel.hpp"
 
 namespace ipusim {
 namespace {
@@ -64,18 +63,10 @@ ModelSpec mnistModel()
 
 Schedule compileMnist(const MnistSpec& spec, const SystemParams& system, const Diagnostics& diag)
 {
-    const WorkloadOptions& w = spec.options;
-    CompileOptions opt = compileOptionsOf(w);
-    ModelGraphInfo info;
-    ModelGraph m;
-    m.graph = buildModelGraph(mnistModel(), w.microBatch, opt.activations, opt.partials, opt.train, diag, info);
-    m.forwardOps = m.graph.ops.size();
-    opt.out.tensors = info.outputs;
-    opt.out.block = info.outputBlock;
-    const Placement placement = resolvePlacement(w.strategy, m.graph.blocks, system, diag);
-    if (opt.train)
-        m.training = addTraining(m.graph, info.losses.at(0), w.gradientAccumulation > 1 || placement.stages.size() > 1, opt.partials);
-    return compileGraph(m, system, placement, opt, w.microBatch, diag);
+    GraphSpec graph; // AdamW, no loss scaling, the hardware's memory proportion
+    graph.options = spec.options;
+    graph.model = mnistModel();
+    return compileGraphModel(graph, system, diag);
 }
 
 } // namespace ipusim

@@ -43,10 +43,10 @@ TrainingOptions trainingOptionsOf(const CompileOptions& opt, const Placement& pl
 }
 
 Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const Placement& placement,
-                      const CompileOptions& opt, uint64_t microBatch, const Diagnostics& diag)
+                      const CompileOptions& opt, const Diagnostics& diag)
 {
     const bool train = opt.train;
-    const uint64_t G = opt.gradientAccumulation, D = opt.deviceIterations;
+    const uint64_t G = opt.gradientAccumulation, D = opt.deviceIterations, microBatch = opt.microBatch;
     const uint32_t K = uint32_t(placement.stages.size());
     Schedule s;
     if (placement.kind == StrategyKind::Phased) {

@@ -62,6 +62,6 @@ CompileOptions compileOptionsOf(const WorkloadOptions& workload);
  *  strategy and samples per host call. What only compiling finds out (weights shared across
  *  IPUs, a tensor skipping a stage, Streaming Memory too small) is reported through `diag`. */
 Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const Placement& placement,
-                      const CompileOptions& options, uint64_t microBatch, const Diagnostics& diag);
+                      const CompileOptions& options, const Diagnostics& diag);
 
 } // namespace ipusim

@@ -62,15 +62,6 @@ ConvProblem batchMatMulProblem(uint64_t groups, uint64_t M, uint64_t K, uint64_t
     return p;
 }
 
-TrainingOps addTraining(Graph& g, int loss, bool accumulate, Precision partials)
-{
-    TrainingOptions o;
-    o.losses = {loss};
-    o.accumulate = accumulate;
-    o.partials = partials;
-    return addTraining(g, o);
-}
-
 namespace {
 
 /** Reverse-mode differentiation of a forward graph, then gradient accumulation and the

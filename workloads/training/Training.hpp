@@ -37,8 +37,6 @@ struct TrainingOptions
  *  (one accumulation per gradient contribution, in the block that makes it) and an optimizer
  *  update per weight. */
 TrainingOps addTraining(Graph& graph, const TrainingOptions& options);
-/** One loss, AdamW, no loss scaling. */
-TrainingOps addTraining(Graph& graph, int loss, bool accumulate, Precision partials);
 
 /** Problems of a batched matmul Z = X Y (groups of M x K times K x N) and of its gradients. */
 ConvProblem batchMatMulProblem(uint64_t groups, uint64_t M, uint64_t K, uint64_t N, Precision input, Precision partials);
