@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "models/program/VertexJson.hpp"
 
+#include "models/common/CeilDiv.hpp"
 #include "models/timing/VertexCosts.hpp"
 
 #include <fmt/format.h>
@@ -68,7 +69,6 @@ private:
     std::set<std::string> m_used;
 };
 
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 } // namespace
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "models/timing/VertexCosts.hpp"
 
+#include "models/common/CeilDiv.hpp"
+
 #include <algorithm>
 #include <map>
 
 namespace ipusim::costs {
 namespace {
-
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 // Weight-load cycles per pass: every unit loads in_chans_per_group weights.
 uint64_t weightLoadCycles(const IpuParams& hw, const ConvShape& s)
@@ -232,6 +232,18 @@ uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t
 uint64_t fill(const IpuParams& hw, Precision type, uint64_t n)
 {
     return (type == Precision::FP16 ? 26 : 23) + ceilDiv(n, hw.vectorWidth(type));
+}
+
+uint64_t inverseStdDeviation(const IpuParams& hw, uint64_t n)
+{
+    const uint64_t perWorker = ceilDiv(n, hw.workers);
+    return hw.workers * (6 + 4 + 5 * ceilDiv(perWorker, 2));
+}
+
+uint64_t dropout(const IpuParams& hw, Precision type, uint64_t n)
+{
+    const uint64_t vectors = ceilDiv(n, hw.vectorWidth(type));
+    return hw.workers * ceilDiv(vectors, hw.workers) * 2 + 40;
 }
 
 namespace {

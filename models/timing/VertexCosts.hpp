@@ -53,6 +53,12 @@ uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint6
 uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t length);
 /** Max pooling: `outputs` elements, each the max of `window` inputs (generic vector loop §3.1). */
 uint64_t maxPool(const IpuParams& hw, Precision type, uint64_t outputs, uint64_t window);
+/** poplin InverseStdDeviation, 1 / sqrt(variance + eps) of n channels (a worker vertex, one
+ *  region per worker): 6 + 4 + 5 per 2 elements per worker, in fp32 (poplibs-costs §3.10). */
+uint64_t inverseStdDeviation(const IpuParams& hw, uint64_t n);
+/** poprand DropoutSupervisor over n elements (draw the mask and apply it):
+ *  W x ceil(vectors / W) x 2 + 40 (poprandCycleEstimators.cpp). */
+uint64_t dropout(const IpuParams& hw, Precision type, uint64_t n);
 /** popops Fill of n elements (zeroing a gradient), §3.5: 26 + n/vw (half), 23 + n/vw (float). */
 uint64_t fill(const IpuParams& hw, Precision type, uint64_t n);
 /** popops MultiSlice (§3.5, getMultiSliceCycleEstimate): each worker checks its share of the

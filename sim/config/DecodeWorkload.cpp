@@ -142,6 +142,24 @@ MemoryProportion memoryProportionOf(const json& w)
     return amp.get<std::vector<double>>();
 }
 
+/** The optimizer of a BERT or graph workload. */
+OptimizerSpec optimizerOf(const LoadedConfig& cfg)
+{
+    static const std::map<std::string, Optimizer> kinds = {
+        {"adamw", Optimizer::AdamW}, {"lamb", Optimizer::Lamb}, {"sgd", Optimizer::Sgd}, {"lars", Optimizer::Lars}};
+    const json& w = cfg.doc.at("workload");
+    OptimizerSpec o;
+    o.kind = kinds.at(w.at("optimizer"));
+    o.momentum = w.value("momentum", 0.0);
+    if (w.contains("momentum") && o.kind != Optimizer::Sgd && o.kind != Optimizer::Lars)
+        cfg.fail("/workload/momentum", "expected only with \"optimizer\": \"sgd\" or \"lars\"");
+    else if (!w.contains("momentum") && (o.kind == Optimizer::Sgd || o.kind == Optimizer::Lars))
+        o.momentum = 0.9;
+    o.masterWeights = w.at("master_weights");
+    o.lossScaling = w.at("loss_scaling");
+    return o;
+}
+
 WorkloadSpec decodeBert(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
 {
     const json& w = cfg.doc.at("workload");
@@ -151,9 +169,7 @@ WorkloadSpec decodeBert(const LoadedConfig& cfg, const SystemParams& system, con
     spec.task = w.at("task") == "squad" ? BertTask::Squad : BertTask::Pretraining;
     if (spec.task == BertTask::Squad && spec.options.train)
         cfg.fail("/workload/task", "expected \"pretraining\" for training: the SQuAD head is modelled for inference");
-    spec.optimizer = w.at("optimizer") == "lamb" ? Optimizer::Lamb : Optimizer::AdamW;
-    spec.masterWeights = w.at("master_weights");
-    spec.lossScaling = w.at("loss_scaling");
+    spec.optimizer = optimizerOf(cfg);
     const json& strategy = w.at("strategy");
     if (strategy.contains("layers_per_ipu"))
         spec.layersPerIpu = strategy.at("layers_per_ipu").get<std::vector<uint64_t>>();
@@ -173,7 +189,10 @@ LayerKind layerKindOf(const std::string& op)
         {"relu", LayerKind::Relu},       {"gelu", LayerKind::Gelu},             {"tanh", LayerKind::Tanh},
         {"add", LayerKind::Add},         {"softmax", LayerKind::Softmax},       {"layer_norm", LayerKind::LayerNorm},
         {"max_pool2d", LayerKind::MaxPool2d}, {"flatten", LayerKind::Flatten},  {"reshape", LayerKind::Reshape},
-        {"embedding", LayerKind::Embedding},  {"cross_entropy", LayerKind::CrossEntropy}};
+        {"embedding", LayerKind::Embedding},  {"cross_entropy", LayerKind::CrossEntropy},
+        {"avg_pool2d", LayerKind::AvgPool2d}, {"global_avg_pool", LayerKind::GlobalAvgPool},
+        {"batch_norm", LayerKind::BatchNorm2d}, {"sigmoid", LayerKind::Sigmoid}, {"exp", LayerKind::Exp},
+        {"dropout", LayerKind::Dropout}};
     return kinds.at(op);
 }
 
@@ -199,7 +218,8 @@ LayerSpec layerOf(const json& op)
     l.features = op.value("out_channels", op.value("out_features", op.value("embedding_dim", uint64_t(0))));
     l.rows = op.value("num_embeddings", uint64_t(0));
     l.kernel = pairOf(op, "kernel_size", {1, 1});
-    l.stride = pairOf(op, "stride", l.kind == LayerKind::MaxPool2d ? l.kernel : std::array<uint32_t, 2>{1, 1});
+    const bool pool = l.kind == LayerKind::MaxPool2d || l.kind == LayerKind::AvgPool2d;
+    l.stride = pairOf(op, "stride", pool ? l.kernel : std::array<uint32_t, 2>{1, 1}); // torch: a pool's stride is its kernel
     l.padding = pairOf(op, "padding", {0, 0});
     l.dilation = pairOf(op, "dilation", {1, 1});
     l.groups = op.value("groups", 1u);
@@ -234,9 +254,7 @@ WorkloadSpec decodeGraph(const LoadedConfig& cfg, const SystemParams& system, co
     GraphSpec spec;
     spec.options = optionsOf(cfg, system, run);
     spec.model = modelOf(cfg);
-    spec.optimizer = w.at("optimizer") == "lamb" ? Optimizer::Lamb : Optimizer::AdamW;
-    spec.masterWeights = w.at("master_weights");
-    spec.lossScaling = w.at("loss_scaling");
+    spec.optimizer = optimizerOf(cfg);
     spec.availableMemoryProportion = memoryProportionOf(w);
     return spec;
 }

@@ -45,8 +45,8 @@ expect 0 "mnist_train_step" -- "$ipusim" run configs/default.json --out "$out/a"
 expect 1 "not a JSON pointer" -- "$ipusim" run configs/default.json --out "$out/d" --set tiles=3
 expect 1 "cannot read file" -- "$ipusim" run configs/nope.json --out "$out/d"
 expect 1 "unknown key \"tilez\"" -- "$ipusim" run configs/default.json --out "$out/d" --set /system/ipu/tilez=3
-expect 1 "/workload/graph/ops/0/stride: expected 1: strided convolutions are not modelled yet" -- "$ipusim" run configs/graph/mnist.json \
-  --out "$out/d" --set /workload/graph/ops/0/stride=2
+expect 1 "/workload/graph/ops/0/groups: expected a divisor of the input's 1 channels and of out_channels 10, found 2" -- \
+  "$ipusim" run configs/graph/mnist.json --out "$out/d" --set /workload/graph/ops/0/groups=2
 expect 2 "" -- "$ipusim" run
 expect 2 "" -- "$ipusim" frobnicate
 

@@ -85,7 +85,7 @@ TEST_CASE("BERT: matmul FLOPs per layer follow the closed form", "[bert]")
         CHECK(macsOf(g, "L0", true) == forward);
         CHECK(macsOf(g, "L11", true) == forward);
         // Training: each matmul has a data and a weight (or second operand) gradient.
-        addTraining(g, {t.losses, true, Precision::FP16, Optimizer::Lamb, false, 16384});
+        addTraining(g, {t.losses, true, Precision::FP16, {Optimizer::Lamb, 0.0, false, 16384}});
         CHECK(macsOf(g, "L5", false) == 2 * forward);
     }
 }

@@ -89,6 +89,17 @@ TEST_CASE("Element-wise, scaled add, reduce and pooling vertices", "[costs]")
     CHECK(cast(hw, Precision::FP32, Precision::FP16, 1200) == 534);
 }
 
+TEST_CASE("Batch norm and dropout vertices", "[costs]")
+{
+    IpuParams hw;
+    // InverseStdDeviation, 64 channels: 11 per worker = 6 pairs; 6 x (6 + 4 + 5 x 6)
+    CHECK(inverseStdDeviation(hw, 64) == 240);
+    // Dropout fp16, 1024 elements: 256 vectors, 43 per worker; 6 x 43 x 2 + 40
+    CHECK(dropout(hw, Precision::FP16, 1024) == 556);
+    // fp32: 512 vectors, 86 per worker
+    CHECK(dropout(hw, Precision::FP32, 1024) == 6 * 86 * 2 + 40);
+}
+
 TEST_CASE("Costs grow with work and never shrink", "[costs]")
 {
     IpuParams hw;

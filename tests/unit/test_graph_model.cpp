@@ -2,8 +2,10 @@
 // Graph workloads: models described op by op, built into the compiler's Graph. FLOPs, weights
 // and shapes by hand; the tutorial's CNN as a graph is the MNIST workload; every bad input.
 #include "sim/config/ConfigError.hpp"
+#include "sim/config/ExperimentSpec.hpp"
 #include "sim/engine/Experiment.hpp"
 #include "workloads/graph/ModelBuilder.hpp"
+#include "workloads/nets/GraphSpec.hpp"
 #include "workloads/nets/Mnist.hpp"
 #include "workloads/training/Training.hpp"
 
@@ -130,6 +132,161 @@ TEST_CASE("Graph workload: padded convolutions keep their size; views are free",
     CHECK(info.outputs == std::vector<int>{g.ops[3].outputs[0]});
 }
 
+LayerSpec convLayer(const std::string& name, const std::string& input, uint64_t out, uint32_t kernel, uint32_t stride,
+                    uint32_t padding, uint32_t dilation = 1, uint32_t groups = 1)
+{
+    LayerSpec c;
+    c.name = name;
+    c.kind = LayerKind::Conv2d;
+    c.inputs = {input};
+    c.features = out;
+    c.kernel = {kernel, kernel};
+    c.stride = {stride, stride};
+    c.padding = {padding, padding};
+    c.dilation = {dilation, dilation};
+    c.groups = groups;
+    c.bias = false;
+    return c;
+}
+
+TEST_CASE("Graph workload: strided, dilated and grouped convolutions by hand", "[graph]")
+{
+    ModelSpec m;
+    m.inputs = {{"img", {3, 8, 8}, false}};
+    m.layers = {convLayer("s2", "img", 16, 3, 2, 1), convLayer("down", "img", 16, 1, 2, 0),
+                convLayer("dil", "img", 6, 3, 1, 2, 2), convLayer("grp", "img", 6, 3, 1, 1, 1, 3)};
+    m.outputs = {"s2", "down", "dil", "grp"};
+    ModelGraphInfo info;
+    const Graph g = buildModelGraph(m, 2, Precision::FP16, Precision::FP16, false, Throwing(), info);
+    auto conv = [&](const std::string& name) -> const Op& {
+        return *std::find_if(g.ops.begin(), g.ops.end(), [&](const Op& o) { return o.name == name; });
+    };
+    // 3x3 stride 2 pad 1 on 8 x 8: (8 + 2 - 3) / 2 + 1 = 4.
+    const Op& s2 = conv("s2");
+    CHECK(g.tensor(s2.outputs[0]).shape == std::vector<uint64_t>{2, 16, 4, 4});
+    CHECK(s2.conv.macs() == 2 * 4 * 4 * 3 * 9 * 16);
+    // Its data gradient: ceil(3 / 2) = 2 taps per dimension on 2 x 4 x 4 x 9 / 4 = 72 positions,
+    // the forward's multiply-adds, filling all 2 x 8 x 8 input positions.
+    const ConvProblem d = dataGradProblem(s2.geometry, Precision::FP16, Precision::FP16);
+    CHECK(d.kernelHeight == 2);
+    CHECK(d.kernelWidth == 2);
+    CHECK(d.positions == 72);
+    CHECK(d.outputPositions == 2 * 8 * 8);
+    CHECK(d.macs() == s2.conv.macs());
+    const ConvProblem w = weightGradProblem(s2.geometry, Precision::FP16, Precision::FP16);
+    CHECK(w.positions == 3 * 9);
+    CHECK(w.reduction == 2 * 4 * 4);
+    CHECK(w.macs() == s2.conv.macs());
+    // 1x1 stride 2: one tap, on the 2 x 4 x 4 positions it reaches.
+    const ConvProblem dd = dataGradProblem(conv("down").geometry, Precision::FP16, Precision::FP16);
+    CHECK(dd.kernelHeight * dd.kernelWidth == 1);
+    CHECK(dd.positions == 32);
+    CHECK(dd.outputPositions == 128);
+    // 3x3 dilation 2 spans 5: (8 + 4 - 5) + 1 = 8; the taps stay 9.
+    const Op& dil = conv("dil");
+    CHECK(g.tensor(dil.outputs[0]).shape == std::vector<uint64_t>{2, 6, 8, 8});
+    CHECK(dil.conv.macs() == 2 * 8 * 8 * 3 * 9 * 6);
+    // 3 groups of 1 input channel into 2 outputs each; the weight is [6, 1, 3, 3].
+    const Op& grp = conv("grp");
+    CHECK(grp.conv.groups == 3);
+    CHECK(grp.conv.reduction == 1);
+    CHECK(grp.conv.outChans == 2);
+    CHECK(grp.conv.macs() == 2 * 8 * 8 * 9 * 6);
+    CHECK(g.tensor(grp.inputs[1]).shape == std::vector<uint64_t>{6, 1, 3, 3});
+}
+
+/** A residual CNN with every ResNet op: strided convolutions, batch norm, an overlapping padded
+ *  max pool, a residual add, global average pooling, dropout and a classifier. */
+json residualCnn()
+{
+    return {{"inputs", json::array({{{"name", "img"}, {"shape", {3, 32, 32}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}})},
+            {"ops", json::array({op("stem", "conv2d", {"img"}, {{"out_channels", 16}, {"kernel_size", 7}, {"stride", 2}, {"padding", 3}, {"bias", false}}),
+                                 op("bn0", "batch_norm", {"stem"}), op("r0", "relu", {"bn0"}),
+                                 op("pool", "max_pool2d", {"r0"}, {{"kernel_size", 3}, {"stride", 2}, {"padding", 1}}),
+                                 op("c1", "conv2d", {"pool"}, {{"out_channels", 32}, {"kernel_size", 3}, {"stride", 2}, {"padding", 1}, {"bias", false}}),
+                                 op("bn1", "batch_norm", {"c1"}),
+                                 op("down", "conv2d", {"pool"}, {{"out_channels", 32}, {"kernel_size", 1}, {"stride", 2}, {"bias", false}}),
+                                 op("sum", "add", {"bn1", "down"}), op("r1", "relu", {"sum"}), op("sig", "sigmoid", {"r1"}),
+                                 op("ex", "exp", {"sig"}), op("avg", "avg_pool2d", {"ex"}, {{"kernel_size", 2}}),
+                                 op("gap", "global_avg_pool", {"avg"}), op("flat", "flatten", {"gap"}), op("drop", "dropout", {"flat"}),
+                                 op("fc", "linear", {"drop"}, {{"out_features", 10}}), op("loss", "cross_entropy", {"fc", "y"})})},
+            {"outputs", {"loss"}}};
+}
+
+TEST_CASE("Graph workload: a residual CNN's shapes, parameters, buffers and FLOPs by hand", "[graph]")
+{
+    const json train = {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp16"}, {"partials", "fp16"}, {"optimizer", "sgd"}};
+    const Experiment e = build(graphConfig(residualCnn(), train));
+    // Parameters: stem 16 x 3 x 7 x 7, bn0 2 x 16, c1 32 x 16 x 3 x 3, bn1 2 x 32, down 32 x 16,
+    // fc 32 x 10 + 10; batch norm running statistics are buffers, not parameters.
+    const uint64_t params = 2352 + 32 + 4608 + 64 + 512 + 330;
+    CHECK(bytesOfKind(e.schedule, "weight") == 2 * params);
+    CHECK(bytesOfKind(e.schedule, "buffer") == 2 * (2 * 16 + 2 * 32));
+    // SGD keeps an fp32 velocity per parameter; without momentum none; LARS as SGD; AdamW two.
+    CHECK(bytesOfKind(e.schedule, "optimizer state") == 4 * params);
+    json noMomentum = train;
+    noMomentum["momentum"] = 0;
+    CHECK(bytesOfKind(build(graphConfig(residualCnn(), noMomentum)).schedule, "optimizer state") == 0);
+    json lars = train;
+    lars["optimizer"] = "lars";
+    CHECK(bytesOfKind(build(graphConfig(residualCnn(), lars)).schedule, "optimizer state") == 4 * params);
+    json adamw = train;
+    adamw["optimizer"] = "adamw";
+    CHECK(bytesOfKind(build(graphConfig(residualCnn(), adamw)).schedule, "optimizer state") == 8 * params);
+    // Multiply-adds per sample: stem 16 x 16 positions x 2352, c1 4 x 4 x 4608, down 4 x 4 x 512,
+    // fc 320. Training adds every weight gradient and the data gradients of all but the stem
+    // (its input is the image), each with the forward's multiply-adds.
+    const double forward = 256 * 2352 + 16 * 4608 + 16 * 512 + 320;
+    CHECK(e.schedule.modelFlopsPerSample == 2 * (2 * forward + 16 * 4608 + 16 * 512 + 320));
+
+    ModelGraphInfo info;
+    const ExperimentSpec decoded = decodeExperiment(config::loadConfig(graphConfig(residualCnn()), kRoot + "/configs/g.json"));
+    const ModelSpec& spec = std::get<GraphSpec>(decoded.workload).model;
+    const Graph g = buildModelGraph(spec, 2, Precision::FP16, Precision::FP16, false, Throwing(), info);
+    auto shape = [&](const std::string& name) {
+        for (const auto& t : g.tensors)
+            if (t.name == name)
+                return t.shape;
+        return std::vector<uint64_t>{};
+    };
+    CHECK(shape("stem.out") == std::vector<uint64_t>{2, 16, 16, 16});
+    CHECK(shape("pool.out") == std::vector<uint64_t>{2, 16, 8, 8}); // (16 + 2 - 3) / 2 + 1
+    CHECK(shape("c1.out") == std::vector<uint64_t>{2, 32, 4, 4});
+    CHECK(shape("avg.out") == std::vector<uint64_t>{2, 32, 2, 2});
+    CHECK(shape("gap.out") == std::vector<uint64_t>{2, 32, 1, 1});
+    // Inference: dropout is a view and batch norm uses the running statistics.
+    CHECK(shape("drop.out").empty());
+    for (const auto& o : g.ops)
+        if (o.kind == OpKind::BatchNorm)
+            CHECK_FALSE(o.training);
+}
+
+TEST_CASE("Graph workload: every op of a residual CNN runs on tiles for cycles, forward and backward", "[graph]")
+{
+    for (const char* optimizer : {"sgd", "lars"}) {
+        INFO(optimizer);
+        const json train = {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp16"}, {"partials", "fp16"}, {"optimizer", optimizer}};
+        const Experiment e = build(graphConfig(residualCnn(), train));
+        std::map<std::string, uint64_t> cycles;
+        forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+            if (const auto* c = std::get_if<ComputeStep>(&step.op))
+                for (const auto& r : c->cycles.runs())
+                    cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
+        });
+        for (const char* name : {"stem", "bn0.stats.local", "bn0.stats", "bn0.inv_std_dev", "bn0", "pool", "c1", "bn1", "sum",
+                                 "r1", "sig", "ex", "avg", "gap", "drop", "fc", "drop.grad", "gap.grad", "avg.grad", "ex.grad",
+                                 "sig.grad", "r1.grad", "bn1.grad.params_grad.local", "bn1.grad", "c1.dgrad", "c1.wgrad",
+                                 "down.dgrad", "pool.grad", "bn0.grad", "stem.wgrad"}) {
+            INFO(name);
+            CHECK(cycles[name] > 0);
+        }
+        CHECK(cycles.count("stem.dgrad") == 0); // no gradient into the image
+        const std::string update = std::string("c1.weight.") + optimizer;
+        CHECK(cycles[update] > 0);
+        CHECK(cycles.count(update + ".trust_ratio") == (std::string(optimizer) == "lars" ? 1u : 0u));
+    }
+}
+
 TEST_CASE("Graph workload: the tutorial's CNN as a graph is the MNIST workload", "[graph]")
 {
     const Experiment graph = buildExperiment(kRoot + "/configs/graph/mnist.json");
@@ -196,8 +353,10 @@ TEST_CASE("Graph workload: every bad graph names the op and what was expected", 
                Catch::Contains("/workload/graph/ops/0/inputs/0: expected the name of a model input or of an earlier op, found \"y\""));
     CHECK_THAT(errorOf(withOps(json::array({op("r", "relu", {"x"}), op("r", "relu", {"x"})}))),
                Catch::Contains("/workload/graph/ops/1/name: \"r\" already names an input or an op"));
-    CHECK_THAT(errorOf(withOps(json::array({op("c", "conv2d", {"x"}, {{"out_channels", 4}, {"kernel_size", 3}, {"stride", 2}})}))),
-               Catch::Contains("/workload/graph/ops/0/stride: expected 1: strided convolutions are not modelled yet"));
+    CHECK_THAT(errorOf(withOps(json::array({op("c", "conv2d", {"x"}, {{"out_channels", 4}, {"kernel_size", 3}, {"groups", 2}})}))),
+               Catch::Contains("/workload/graph/ops/0/groups: expected a divisor of the input's 3 channels and of out_channels 4, found 2"));
+    CHECK_THAT(errorOf(withOps(json::array({op("c", "conv2d", {"x"}, {{"out_channels", 4}, {"kernel_size", 3}, {"dilation", 4}})}))),
+               Catch::Contains("/workload/graph/ops/0/kernel_size: expected a kernel within the padded input 8 x 8, found 9 x 9 (dilated)"));
     CHECK_THAT(errorOf(withOps(json::array({op("c", "conv2d", {"x"}, {{"out_channels", 4}, {"kernel_size", 9}})}))),
                Catch::Contains("/workload/graph/ops/0/kernel_size: expected a kernel within the padded input 8 x 8, found 9 x 9"));
     CHECK_THAT(errorOf(withOps(json::array({op("c", "conv2d", {"x"}, {{"out_channel", 4}, {"kernel_size", 3}})}))),
@@ -210,8 +369,14 @@ TEST_CASE("Graph workload: every bad graph names the op and what was expected", 
                                "(broadcasting is not modelled yet), found [4, 3, 8, 5] and [4, 3, 8, 5]"));
     CHECK_THAT(errorOf(withOps(json::array({op("r", "reshape", {"x"}, {{"shape", {5, -1}}})}))),
                Catch::Contains("/workload/graph/ops/0/shape: expected a shape of 192 elements per sample (the input is [4, 3, 8, 8])"));
-    CHECK_THAT(errorOf(withOps(json::array({op("p", "max_pool2d", {"x"}, {{"kernel_size", 2}, {"stride", 1}})}))),
-               Catch::Contains("/workload/graph/ops/0/stride: expected the kernel size [2, 2]: overlapping windows are not modelled yet"));
+    CHECK_THAT(errorOf(withOps(json::array({op("p", "max_pool2d", {"x"}, {{"kernel_size", 3}, {"padding", 2}})}))),
+               Catch::Contains("/workload/graph/ops/0/padding: expected at most half the kernel size, found 2"));
+    CHECK_THAT(errorOf(withOps(json::array({op("p", "avg_pool2d", {"x"}, {{"kernel_size", 11}, {"padding", 1}})}))),
+               Catch::Contains("/workload/graph/ops/0/kernel_size: expected a window within the padded input 10 x 10"));
+    CHECK_THAT(errorOf(withOps(json::array({op("f", "flatten", {"x"}), op("b", "batch_norm", {"f"})}))),
+               Catch::Contains("/workload/graph/ops/1/inputs/0: expected an input [batch, channels, height, width], found [4, 192]"));
+    CHECK_THAT(errorOf(graphConfig(mlp(), {{"optimizer", "adamw"}, {"momentum", 0.9}})),
+               Catch::Contains("/workload/momentum: expected only with \"optimizer\": \"sgd\" or \"lars\""));
     CHECK_THAT(errorOf(withOps(json::array({op("e", "embedding", {"x"}, {{"num_embeddings", 10}, {"embedding_dim", 4}})}))),
                Catch::Contains("/workload/graph/ops/0/inputs/0: expected an integer input (indices into the table)"));
     CHECK_THAT(errorOf(graphConfig(

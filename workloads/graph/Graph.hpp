@@ -8,7 +8,8 @@
 
 namespace ipusim {
 
-enum class TensorRole { Input, Label, Weight, Activation, Gradient, WeightGradient, Accumulator, OptimizerState, Output };
+/** Buffer: state a layer keeps and updates but does not learn (batch norm running statistics). */
+enum class TensorRole { Input, Label, Weight, Activation, Gradient, WeightGradient, Accumulator, OptimizerState, Output, Buffer };
 
 struct TensorDesc
 {
@@ -38,19 +39,29 @@ struct ConvProblem
     uint64_t outChans = 1;
     // Spatial layout, for the input halo a tile needs (1 for matmuls).
     uint64_t outWidth = 1, inWidth = 1;
+    uint32_t strideHeight = 1, strideWidth = 1, dilationHeight = 1, dilationWidth = 1;
+    /** Outputs the problem writes, when not `positions` (0): a strided convolution's data
+     *  gradient computes fewer positions than the input it fills (see dataGradProblem). */
+    uint64_t outputPositions = 0;
     Precision input = Precision::FP32, partials = Precision::FP32, output = Precision::FP32;
     [[nodiscard]] uint64_t macs() const { return groups * positions * reduction * kernelHeight * kernelWidth * outChans; }
 };
 
-/** Geometry of a stride-1 2-D convolution with zero padding on each side (a matmul is the
- *  1x1, 1x1-image case). */
+/** Geometry of a 2-D convolution with zero padding on each side, stride, kernel dilation and
+ *  channel groups, as torch.nn.Conv2d (a matmul is the 1x1, 1x1-image case). */
 struct ConvGeometry
 {
     uint64_t batch = 1, inChans = 1, inHeight = 1, inWidth = 1, outChans = 1;
     uint32_t kernelHeight = 1, kernelWidth = 1;
     uint32_t padHeight = 0, padWidth = 0;
-    [[nodiscard]] uint64_t outHeight() const { return inHeight + 2 * padHeight - kernelHeight + 1; }
-    [[nodiscard]] uint64_t outWidth() const { return inWidth + 2 * padWidth - kernelWidth + 1; }
+    uint32_t strideHeight = 1, strideWidth = 1;
+    uint32_t dilationHeight = 1, dilationWidth = 1;
+    uint32_t groups = 1;
+    /** The span of the dilated kernel. */
+    [[nodiscard]] uint64_t spanHeight() const { return uint64_t(dilationHeight) * (kernelHeight - 1) + 1; }
+    [[nodiscard]] uint64_t spanWidth() const { return uint64_t(dilationWidth) * (kernelWidth - 1) + 1; }
+    [[nodiscard]] uint64_t outHeight() const { return (inHeight + 2 * padHeight - spanHeight()) / strideHeight + 1; }
+    [[nodiscard]] uint64_t outWidth() const { return (inWidth + 2 * padWidth - spanWidth()) / strideWidth + 1; }
 };
 
 enum class OpKind {
@@ -59,8 +70,12 @@ enum class OpKind {
     Conv,          // any ConvProblem (forward, data or weight gradient)
     BiasAdd,       // add a per-channel bias
     BiasGrad,      // reduce a gradient over positions per channel
-    MaxPool,
+    MaxPool,       // `window` inputs per output; outputs over inputs as the tensors' sizes
     MaxPoolGrad,
+    AvgPool,       // as MaxPool, a sum scaled by 1 / window
+    AvgPoolGrad,
+    GlobalAvgPool, // the mean of each of `channels` channels' images of `window` positions
+    GlobalAvgPoolGrad,
     Relu,
     ReluGrad,
     SoftmaxCrossEntropy,
@@ -80,6 +95,17 @@ enum class OpKind {
     LayerNormGrad,
     Gather,         // rows of a table by index (embedding lookup); no index input: a fixed slice
     GatherGrad,     // the gathered rows' gradients added into a zeroed table-shaped gradient
+    Sigmoid,
+    SigmoidGrad,
+    Exp,
+    ExpGrad,        // the incoming gradient times the output
+    BatchNorm,      // per channel of NCHW: statistics over batch and image when `training`, else
+                    // the running ones; inputs x, gamma, beta, running mean, running variance
+    BatchNormGrad,  // outputs dx, dgamma, dbeta
+    Dropout,        // training: a random mask, regenerated from its seed for the gradient
+    DropoutGrad,
+    Sgd,            // SGD with momentum (PopTorch's SGD): velocity = m v + g + wd w; w -= lr v
+    Lars,           // SGD's momentum with the per-tensor LARS trust ratio |w| / (|g| + wd |w|)
 };
 
 struct Op
@@ -90,7 +116,7 @@ struct Op
     std::vector<int> outputs;
     ConvProblem conv;          // Conv
     ConvGeometry geometry;     // Conv (forward ops)
-    uint64_t window = 1;       // MaxPool / MaxPoolGrad
+    uint64_t window = 1;       // pooling: inputs per output
     uint64_t channels = 1;     // BiasAdd / BiasGrad / SoftmaxCrossEntropy classes
     bool forward = true;
     std::string block; // the model block (poptorch.Block) the op belongs to
@@ -98,6 +124,7 @@ struct Op
     bool unscale = false;    // optimizers: undo loss scaling on the gradient first
     bool masterWeights = false; // optimizers: update an fp32 master copy (last input), cast back
     bool attentionScaleMask = false; // Softmax / SoftmaxGrad: with the attention scale (and mask)
+    bool training = false;   // BatchNorm / BatchNormGrad: batch statistics (and running updates)
 };
 
 /** A model graph: tensors and ops in execution order. */

@@ -174,7 +174,13 @@ private:
         case LayerKind::Softmax: return unary(l, i, OpKind::Softmax);
         case LayerKind::Add: return add(l, i);
         case LayerKind::LayerNorm: return layerNorm(l, i);
-        case LayerKind::MaxPool2d: return maxPool(l, i);
+        case LayerKind::MaxPool2d: return pool(l, i, OpKind::MaxPool);
+        case LayerKind::AvgPool2d: return pool(l, i, OpKind::AvgPool);
+        case LayerKind::GlobalAvgPool: return globalAvgPool(l, i);
+        case LayerKind::BatchNorm2d: return batchNorm(l, i);
+        case LayerKind::Sigmoid: return unary(l, i, OpKind::Sigmoid);
+        case LayerKind::Exp: return unary(l, i, OpKind::Exp);
+        case LayerKind::Dropout: return dropout(l, i);
         case LayerKind::Flatten: return flatten(l, i);
         case LayerKind::Reshape: return reshape(l, i);
         case LayerKind::Embedding: return embedding(l, i);
@@ -211,16 +217,17 @@ private:
         expectInputs(i, 1);
         const Value x = input(i, 0);
         expectRank(i, x, 4, "an input [batch, channels, height, width]");
-        for (const auto& [key, v] : {std::pair<const char*, std::array<uint32_t, 2>>{"stride", l.stride}, {"dilation", l.dilation}})
-            if (v[0] != 1 || v[1] != 1)
-                m_diag.fail(at(i, key), fmt::format("expected 1: {} convolutions are not modelled yet", key == std::string("stride") ? "strided" : "dilated"));
-        if (l.groups != 1)
-            m_diag.fail(at(i, "groups"), "expected 1: grouped convolutions are not modelled yet");
-        ConvGeometry g{x.shape[0], x.shape[1], x.shape[2], x.shape[3], l.features, l.kernel[0], l.kernel[1], l.padding[0], l.padding[1]};
-        if (g.inHeight + 2 * g.padHeight < g.kernelHeight || g.inWidth + 2 * g.padWidth < g.kernelWidth)
-            m_diag.fail(at(i, "kernel_size"), fmt::format("expected a kernel within the padded input {} x {}, found {} x {}",
-                                                          g.inHeight + 2 * g.padHeight, g.inWidth + 2 * g.padWidth, g.kernelHeight, g.kernelWidth));
-        return convolution(l, x, g, {g.outChans, g.inChans, g.kernelHeight, g.kernelWidth}, {g.batch, g.outChans, g.outHeight(), g.outWidth()});
+        ConvGeometry g{x.shape[0], x.shape[1], x.shape[2], x.shape[3], l.features, l.kernel[0], l.kernel[1], l.padding[0],
+                       l.padding[1], l.stride[0], l.stride[1], l.dilation[0], l.dilation[1], l.groups};
+        if (g.inChans % g.groups != 0 || g.outChans % g.groups != 0)
+            m_diag.fail(at(i, "groups"), fmt::format("expected a divisor of the input's {} channels and of out_channels {}, found {}",
+                                                     g.inChans, g.outChans, g.groups));
+        if (g.inHeight + 2 * g.padHeight < g.spanHeight() || g.inWidth + 2 * g.padWidth < g.spanWidth())
+            m_diag.fail(at(i, "kernel_size"), fmt::format("expected a kernel within the padded input {} x {}, found {} x {}{}",
+                                                          g.inHeight + 2 * g.padHeight, g.inWidth + 2 * g.padWidth, g.spanHeight(),
+                                                          g.spanWidth(), g.dilationHeight * g.dilationWidth > 1 ? " (dilated)" : ""));
+        return convolution(l, x, g, {g.outChans, g.inChans / g.groups, g.kernelHeight, g.kernelWidth},
+                           {g.batch, g.outChans, g.outHeight(), g.outWidth()});
     }
 
     // A linear layer is a 1x1 convolution over every position but the last dimension.
@@ -290,21 +297,67 @@ private:
         return y;
     }
 
-    Value maxPool(const LayerSpec& l, std::size_t i)
+    /** Max or average pooling over windows of kernel_size every stride, as torch.nn.MaxPool2d
+     *  and AvgPool2d (floor mode). */
+    Value pool(const LayerSpec& l, std::size_t i, OpKind kind)
     {
         expectInputs(i, 1);
         const Value x = input(i, 0);
         expectRank(i, x, 4, "an input [batch, channels, height, width]");
-        if (l.stride != l.kernel)
-            m_diag.fail(at(i, "stride"), fmt::format("expected the kernel size [{}, {}]: overlapping windows are not modelled yet",
-                                                     l.kernel[0], l.kernel[1]));
-        if (l.padding != std::array<uint32_t, 2>{0, 0})
-            m_diag.fail(at(i, "padding"), "expected 0: padded pooling is not modelled yet");
-        if (x.shape[2] < l.kernel[0] || x.shape[3] < l.kernel[1])
-            m_diag.fail(at(i, "kernel_size"), fmt::format("expected a window within the input {} x {}", x.shape[2], x.shape[3]));
-        std::vector<uint64_t> out{x.shape[0], x.shape[1], x.shape[2] / l.kernel[0], x.shape[3] / l.kernel[1]};
+        for (int d : {0, 1})
+            if (2 * l.padding[d] > l.kernel[d])
+                m_diag.fail(at(i, "padding"), fmt::format("expected at most half the kernel size, found {}", l.padding[d]));
+        if (x.shape[2] + 2 * l.padding[0] < l.kernel[0] || x.shape[3] + 2 * l.padding[1] < l.kernel[1])
+            m_diag.fail(at(i, "kernel_size"), fmt::format("expected a window within the padded input {} x {}",
+                                                          x.shape[2] + 2 * l.padding[0], x.shape[3] + 2 * l.padding[1]));
+        std::vector<uint64_t> out{x.shape[0], x.shape[1], (x.shape[2] + 2 * l.padding[0] - l.kernel[0]) / l.stride[0] + 1,
+                                  (x.shape[3] + 2 * l.padding[1] - l.kernel[1]) / l.stride[1] + 1};
         Value y{tensor(l.name + ".out", out), out};
-        m_g.addOp(l.name, OpKind::MaxPool, {x.tensor}, {y.tensor}).window = uint64_t(l.kernel[0]) * l.kernel[1];
+        m_g.addOp(l.name, kind, {x.tensor}, {y.tensor}).window = uint64_t(l.kernel[0]) * l.kernel[1];
+        return y;
+    }
+
+    Value globalAvgPool(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        expectRank(i, x, 4, "an input [batch, channels, height, width]");
+        std::vector<uint64_t> out{x.shape[0], x.shape[1], 1, 1};
+        Value y{tensor(l.name + ".out", out), out};
+        Op& op = m_g.addOp(l.name, OpKind::GlobalAvgPool, {x.tensor}, {y.tensor});
+        op.window = x.shape[2] * x.shape[3];
+        op.channels = x.shape[1];
+        return y;
+    }
+
+    /** Batch norm of [N, C, H, W]: gamma and beta are learned; the running mean and variance
+     *  are buffers, updated in training and used in inference. */
+    Value batchNorm(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        expectRank(i, x, 4, "an input [batch, channels, height, width]");
+        const uint64_t C = x.shape[1];
+        const int gamma = tensor(l.name + ".weight", {C}, TensorRole::Weight);
+        const int beta = tensor(l.name + ".bias", {C}, TensorRole::Weight);
+        const int mean = tensor(l.name + ".running_mean", {C}, TensorRole::Buffer);
+        const int var = tensor(l.name + ".running_var", {C}, TensorRole::Buffer);
+        Value y{tensor(l.name + ".out", x.shape), x.shape};
+        Op& op = m_g.addOp(l.name, OpKind::BatchNorm, {x.tensor, gamma, beta, mean, var}, {y.tensor});
+        op.channels = C;
+        op.training = m_withLoss;
+        return y;
+    }
+
+    /** Dropout draws a mask in training and is the identity (a view) in inference. */
+    Value dropout(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        if (!m_withLoss)
+            return x;
+        Value y{tensor(l.name + ".out", x.shape), x.shape};
+        m_g.addOp(l.name, OpKind::Dropout, {x.tensor}, {y.tensor});
         return y;
     }
 

@@ -21,7 +21,13 @@ enum class LayerKind {
     Add,          // element-wise, operands of one shape
     Softmax,      // over the last dimension
     LayerNorm,    // over the last dimension, with gamma and beta
-    MaxPool2d,    // non-overlapping windows (stride = kernel)
+    MaxPool2d,    // windows of kernel_size every stride (padding never wins)
+    AvgPool2d,    // as MaxPool2d, the mean of each window (padding counted as zeros)
+    GlobalAvgPool,// the mean of each channel's image: [N, C, H, W] -> [N, C, 1, 1]
+    BatchNorm2d,  // per channel of [N, C, H, W]; batch statistics when training, else running ones
+    Sigmoid,
+    Exp,
+    Dropout,      // training: a random mask; inference: the identity
     Flatten,      // a view: every dimension after the batch in one
     Reshape,      // a view: the per-sample shape given
     Embedding,    // rows of a [count, dim] table by integer index

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/lowering/ConvPlanner.hpp"
 
+#include "models/common/CeilDiv.hpp"
 #include "models/timing/ExchangeTiming.hpp"
 #include "models/timing/VertexCosts.hpp"
 
@@ -9,9 +10,6 @@
 #include <algorithm>
 
 namespace ipusim {
-namespace {
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-}
 
 std::string ConvPlan::describe() const
 {
@@ -56,11 +54,17 @@ ConvPlan evaluatePlan(const IpuParams& hw, const ConvProblem& pr, ConvPlan::Expa
     } else if (expand == ConvPlan::Expand::WidthAndHeight) {
         p.inputBytesPerTile = p.positionsPerTile * chansPerTile * inBytes; // im2col patches
     } else {
-        // Rows of the input window a run of output positions needs (row-major positions).
-        const uint64_t width = expand == ConvPlan::Expand::Width ? pr.outWidth : pr.inWidth;
+        // Rows of the input window a run of output positions needs (row-major positions): each
+        // output row steps the stride down the input, and the (dilated) kernel spans more.
+        const bool widthExpanded = expand == ConvPlan::Expand::Width;
+        const uint64_t width = widthExpanded ? pr.outWidth : pr.inWidth;
         const uint64_t rows = ceilDiv(p.positionsPerTile, pr.outWidth);
-        const uint64_t cols = p.positionsPerTile >= pr.outWidth ? width : p.positionsPerTile + p.kernelWidth - 1;
-        p.inputBytesPerTile = (rows + p.kernelHeight - 1) * cols * chansPerTile * inBytes;
+        const uint64_t inRows = (rows - 1) * pr.strideHeight + uint64_t(p.kernelHeight - 1) * pr.dilationHeight + 1;
+        const uint64_t cols = p.positionsPerTile >= pr.outWidth
+                                  ? width
+                                  : (p.positionsPerTile - 1) * (widthExpanded ? 1 : pr.strideWidth) +
+                                        uint64_t(p.kernelWidth - 1) * pr.dilationWidth + 1;
+        p.inputBytesPerTile = inRows * cols * chansPerTile * inBytes;
     }
     p.weightBytesPerTile =
         uint64_t(p.outGroupsPerTile) * amp.units * chansPerTile * p.kernelHeight * p.kernelWidth * inBytes;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/lowering/GraphLowering.hpp"
 
+#include "models/common/CeilDiv.hpp"
 #include "models/timing/VertexCosts.hpp"
 
 #include <algorithm>
@@ -9,9 +10,6 @@
 
 namespace ipusim {
 namespace {
-
-constexpr uint64_t kGrainBytes = 64; // linear-mapping grain: whole 64-byte chunks per tile
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 const char* kindOf(TensorRole r)
 {
@@ -25,6 +23,7 @@ const char* kindOf(TensorRole r)
     case TensorRole::Accumulator: return "accumulator";
     case TensorRole::OptimizerState: return "optimizer state";
     case TensorRole::Output: return "output";
+    case TensorRole::Buffer: return "buffer";
     }
     return "tensor";
 }
@@ -53,7 +52,8 @@ int GraphLowering::handleOf(int tensor)
 int GraphLowering::produce(int tensor, const TileVector& bytes)
 {
     const TensorDesc& d = m_graph.tensor(tensor);
-    const bool always = d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::OptimizerState;
+    const bool always = d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::OptimizerState ||
+                        d.role == TensorRole::Buffer;
     m_handle[std::size_t(tensor)] = m_b.allocate(d.name, kindOf(d.role), bytes, always);
     return m_handle[std::size_t(tensor)];
 }
@@ -89,7 +89,7 @@ void GraphLowering::placePersistent(const std::vector<std::string>& blocks)
         const TensorDesc& d = m_graph.tensors[i];
         if (!blocks.empty() && std::find(blocks.begin(), blocks.end(), d.block) == blocks.end())
             continue;
-        if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator)
+        if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::Buffer)
             produce(int(i), linearMapping(m_hw.tiles, d.bytes(), kGrainBytes));
         else if (d.role == TensorRole::OptimizerState) { // sharded: this replica's 1/R only
             const uint64_t bytes = ceilDiv(d.bytes(), m_sharded ? m_replicas : 1);
@@ -110,6 +110,8 @@ void GraphLowering::lower(const Op& op)
     case OpKind::BiasAdd:
     case OpKind::MaxPool:
     case OpKind::MaxPoolGrad:
+    case OpKind::AvgPool:
+    case OpKind::AvgPoolGrad:
     case OpKind::Relu:
     case OpKind::ReluGrad: lowerElementwise(op); break;
     case OpKind::BiasGrad: lowerBiasGrad(op); break;
@@ -117,7 +119,13 @@ void GraphLowering::lower(const Op& op)
     case OpKind::SoftmaxCrossEntropyGrad: lowerLoss(op); break;
     case OpKind::GradAccumulate: lowerAccumulate(op); break;
     case OpKind::AdamW:
-    case OpKind::Lamb: lowerOptimizer(op); break;
+    case OpKind::Lamb:
+    case OpKind::Sgd:
+    case OpKind::Lars: lowerOptimizer(op); break;
+    case OpKind::BatchNorm: op.training ? lowerBatchNorm(op) : lowerBatchNormInference(op); break;
+    case OpKind::BatchNormGrad: lowerBatchNormGrad(op); break;
+    case OpKind::GlobalAvgPool: lowerGlobalPool(op); break;
+    case OpKind::GlobalAvgPoolGrad: lowerGlobalPoolGrad(op); break;
     case OpKind::BatchMatMul: lowerConv(op); break;
     case OpKind::Add:
     case OpKind::Gelu:
@@ -127,7 +135,13 @@ void GraphLowering::lower(const Op& op)
     case OpKind::Softmax:
     case OpKind::SoftmaxGrad:
     case OpKind::LayerNorm:
-    case OpKind::LayerNormGrad: lowerRowwise(op); break;
+    case OpKind::LayerNormGrad:
+    case OpKind::Sigmoid:
+    case OpKind::SigmoidGrad:
+    case OpKind::Exp:
+    case OpKind::ExpGrad:
+    case OpKind::Dropout:
+    case OpKind::DropoutGrad: lowerRowwise(op); break;
     case OpKind::Gather: lowerGather(op); break;
     case OpKind::GatherGrad: lowerGatherGrad(op); break;
     }
@@ -252,10 +266,15 @@ void GraphLowering::lowerConv(const Op& op)
             out[tile] = mine * bytesOf(pr.output);
         }
     }
-    // Outputs hold the real channels only (AMP groups are padded).
+    // Outputs hold the real channels only (AMP groups are padded); a problem that computes
+    // fewer positions than it writes (a strided layer's data gradient) zero-fills the rest.
     const double realShare = double(pr.outChans) / double(outGroups * amp.units);
-    for (auto& b : out)
-        b = uint64_t(double(b) * realShare);
+    const double written = pr.outputPositions ? double(pr.outputPositions) / double(pr.positions) : 1.0;
+    for (uint32_t t = 0; t < T; ++t) {
+        if (pr.outputPositions && out[t])
+            cycles[t] += costs::fill(m_hw, pr.output, uint64_t(double(out[t] / bytesOf(pr.output)) * (written - 1.0)));
+        out[t] = uint64_t(double(out[t]) * realShare * written);
+    }
 
     m_b.sync();
     const int tempHandle = m_b.allocate(op.name + " inputs", "temporary", temp);
@@ -296,6 +315,12 @@ void GraphLowering::lowerElementwise(const Op& op)
     std::vector<std::string> types;
     std::vector<ExchangeBytes> x(m_hw.tiles);
     bool needsExchange = false;
+    // Pooling: the outputs of a tile's inputs, as the tensors' sizes relate (the pooled tensor
+    // is the gradient's input and the forward's output).
+    const bool backward = op.kind == OpKind::AvgPoolGrad || op.kind == OpKind::MaxPoolGrad;
+    const uint64_t inElements = std::max<uint64_t>(1, m_graph.tensor(backward ? op.outputs.at(0) : main).elements());
+    const uint64_t outElements = std::max<uint64_t>(1, m_graph.tensor(backward ? main : op.outputs.at(0)).elements());
+    auto pooled = [&](uint64_t e) { return ceilDiv(e * outElements, inElements); };
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         const uint64_t e = elems[t];
         if (!e)
@@ -308,7 +333,17 @@ void GraphLowering::lowerElementwise(const Op& op)
             break;
         case OpKind::Relu: cycles[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Relu, type, e); break;
         case OpKind::ReluGrad: cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::ReluGrad, type, e); break;
-        case OpKind::MaxPool: cycles[t] = costs::maxPool(m_hw, type, ceilDiv(e, op.window), op.window); break;
+        case OpKind::MaxPool: cycles[t] = costs::maxPool(m_hw, type, pooled(e), op.window); break;
+        case OpKind::AvgPool:
+            cycles[t] = costs::maxPool(m_hw, type, pooled(e), op.window) + costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, pooled(e));
+            break;
+        case OpKind::AvgPoolGrad: {
+            // Each input sums the gradients of the windows it is in, then the 1 / window scale.
+            const uint64_t inputs = ceilDiv(e * inElements, outElements);
+            const uint64_t windowsPerInput = std::max<uint64_t>(1, op.window * outElements / inElements);
+            cycles[t] = costs::maxPool(m_hw, type, inputs, windowsPerInput) + costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, inputs);
+            break;
+        }
         case OpKind::MaxPoolGrad:
             // Compare each input with its window's max and route the gradient (input-sized).
             cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::MaxGrad, type, e) +
@@ -322,6 +357,8 @@ void GraphLowering::lowerElementwise(const Op& op)
     case OpKind::Relu: types = {"UnaryOp<RELU>"}; break;
     case OpKind::ReluGrad: types = {"BinaryOp<RELU_GRAD>"}; break;
     case OpKind::MaxPool: types = {"MaxPool"}; break;
+    case OpKind::AvgPool: types = {"AvgPool"}; break;
+    case OpKind::AvgPoolGrad: types = {"AvgPoolGrad"}; break;
     default: types = {"MaxPoolGrad"}; break;
     }
     m_b.sync();
@@ -362,84 +399,6 @@ void GraphLowering::gather(const std::string& name, int source, int target)
     m_b.sync();
     m_b.exchange(name, x);
     m_b.touch(handleOf(source));
-}
-
-void GraphLowering::lowerBiasGrad(const Op& op)
-{
-    // Reduce a gradient over positions per channel in three stages, as PopLibs spreads a
-    // reduction: each tile sums its own elements per channel; then channel c's partial sums
-    // from group s of contributing tiles meet on reducer tile (c, s); finally the S group
-    // sums of each channel meet on the tile of the bias gradient.
-    const int dy = op.inputs.at(0);
-    const Precision type = m_graph.tensor(dy).type;
-    const TileVector elems = elementsOn(dy);
-    const uint64_t C = op.channels;
-    const uint32_t T = m_hw.tiles;
-    TileVector local(T, 0), partials(T, 0);
-    std::vector<uint32_t> contributors;
-    for (uint32_t t = 0; t < T; ++t)
-        if (elems[t]) {
-            const uint64_t outs = rowPiece(dy, C, elems[t]);
-            local[t] = costs::reduce(m_hw, Precision::FP32, outs, ceilDiv(elems[t], outs));
-            partials[t] = outs * 4;
-            contributors.push_back(t);
-        }
-    // Partial sums per channel: every contributing tile's when each holds all the channels,
-    // fewer when the channels are split over the tiles (a wide layer).
-    uint64_t partialsTotal = 0;
-    for (uint32_t t : contributors)
-        partialsTotal += partials[t] / 4;
-    const uint64_t n = std::max<uint64_t>(1, ceilDiv(partialsTotal, std::max<uint64_t>(C, 1)));
-    uint64_t groups = 1;
-    while (groups * groups < n)
-        ++groups;
-    groups = std::max<uint64_t>(1, std::min<uint64_t>(groups, T / std::max<uint64_t>(C, 1)));
-    const uint64_t perGroup = ceilDiv(n, groups);
-
-    m_b.sync();
-    const int partialHandle = m_b.allocate(op.name + " partials", "temporary", partials);
-    m_b.compute(op.name + ".local", local, {"ReduceAdd"});
-    m_b.touch(handleOf(dy));
-
-    // Stage 2: reducer (c, s) is tile c * groups + s (wrapping when C * groups > T).
-    std::vector<ExchangeBytes> x(T);
-    TileVector stage2(T, 0), stage2Bytes(T, 0);
-    for (uint32_t t = 0; t < T; ++t)
-        x[t].send += partials[t];
-    for (uint64_t c = 0; c < C; ++c)
-        for (uint64_t g = 0; g < groups; ++g) {
-            const uint32_t r = uint32_t((c * groups + g) % T);
-            const uint64_t members = std::min(perGroup, n - std::min(n, g * perGroup));
-            x[r].recv += members * 4;
-            stage2Bytes[r] += members * 4;
-            stage2[r] += costs::reduce(m_hw, Precision::FP32, 1, std::max<uint64_t>(members, 1));
-        }
-    m_b.sync();
-    const int stage2Handle = m_b.allocate(op.name + " group partials", "temporary", stage2Bytes);
-    m_b.exchange(op.name + ".groups.in", x);
-    m_b.compute(op.name + ".groups", stage2, {"ReduceAdd"});
-    m_b.touch(partialHandle);
-
-    // Stage 3: the S group sums of each channel onto the bias gradient's tiles.
-    const int out = op.outputs.at(0);
-    const TileVector outBytes = linearMapping(T, m_graph.tensor(out).bytes(), kGrainBytes);
-    std::vector<ExchangeBytes> y(T);
-    TileVector final(T, 0);
-    for (uint64_t c = 0; c < C; ++c)
-        for (uint64_t g = 0; g < groups; ++g)
-            y[uint32_t((c * groups + g) % T)].send += 4;
-    for (uint32_t t = 0; t < T; ++t)
-        if (outBytes[t]) {
-            const uint64_t outs = outBytes[t] / bytesOf(type);
-            y[t].recv += outs * groups * 4;
-            final[t] = costs::reduce(m_hw, Precision::FP32, outs, groups);
-        }
-    m_b.sync();
-    m_b.exchange(op.name + ".final.in", y);
-    produce(out, outBytes);
-    m_b.compute(op.name, final, {"ReduceAdd"});
-    m_b.touch(stage2Handle);
-    m_b.touch(handleOf(out));
 }
 
 void GraphLowering::lowerLoss(const Op& op)
@@ -545,46 +504,57 @@ void GraphLowering::lowerAccumulate(const Op& op)
 
 void GraphLowering::lowerOptimizer(const Op& op)
 {
-    // inputs: weight, gradient (or accumulator), first moment, second moment[, fp32 master].
+    // inputs: weight, gradient (or accumulator), optimizer state (AdamW/LAMB: two moments;
+    // SGD/LARS: the velocity, if any)[, fp32 master].
     const int w = op.inputs.at(0), g = op.inputs.at(1);
     gather(op.name + ".grad", g, w);
     const TileVector elems = elementsOn(w);
     const Precision s = Precision::FP32; // optimizer state is kept in fp32
     const Precision wt = m_graph.tensor(w).type;
-    const bool lamb = op.kind == OpKind::Lamb;
+    const bool adam = op.kind == OpKind::AdamW || op.kind == OpKind::Lamb;
+    const bool trustRatio = op.kind == OpKind::Lamb || op.kind == OpKind::Lars;
+    const bool velocity = !adam && op.inputs.size() - 2 - (op.masterWeights ? 1 : 0) > 0;
     TileVector cycles(m_hw.tiles, 0), norms(m_hw.tiles, 0), apply(m_hw.tiles, 0);
     std::vector<ExchangeBytes> partialNorms(m_hw.tiles), ratio(m_hw.tiles);
     uint64_t holders = 0;
+    using costs::BinaryOpKind;
+    using costs::UnaryOpKind;
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         // With sharded state a replica updates 1/R of the weights.
         const uint64_t e = m_sharded ? ceilDiv(elems[t], m_replicas) : elems[t];
         if (!e)
             continue;
         ++holders;
-        using costs::BinaryOpKind;
-        using costs::UnaryOpKind;
-        // g /= n; m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  u = m^ / (sqrt(v^) + eps) + wd w
         // The first multiply takes the mean over micro-batches and replicas (PopTorch's Mean);
         // loss scaling adds one more to undo the scale.
-        cycles[t] = (op.unscale ? 4 : 3) * costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e) + 3 * costs::scaledAdd(m_hw, s, e) +
-                    costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::unaryOp(m_hw, UnaryOpKind::Sqrt, s, e) +
-                    costs::binaryOp(m_hw, BinaryOpKind::Add, s, e) + costs::binaryOp(m_hw, BinaryOpKind::Div, s, e);
-        // w -= lr x ratio x u, where LAMB's ratio is |w| / |u| over the whole tensor (AdamW: 1).
-        apply[t] = costs::scaledAdd(m_hw, s, e);
+        const uint64_t mean = (op.unscale ? 2 : 1) * costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e);
+        if (adam) // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  u = m^ / (sqrt(v^) + eps) + wd w
+            cycles[t] = mean + 2 * costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e) + 3 * costs::scaledAdd(m_hw, s, e) +
+                        costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::unaryOp(m_hw, UnaryOpKind::Sqrt, s, e) +
+                        costs::binaryOp(m_hw, BinaryOpKind::Add, s, e) + costs::binaryOp(m_hw, BinaryOpKind::Div, s, e);
+        else // g += wd w
+            cycles[t] = mean + costs::scaledAdd(m_hw, s, e);
+        // Then (after LAMB's or LARS's trust ratio) SGD's and LARS's v = m v + g, and every
+        // optimizer's w -= lr x ratio x update.
+        apply[t] = (velocity ? costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e) + costs::scaledAdd(m_hw, s, e) : 0) +
+                   costs::scaledAdd(m_hw, s, e);
         if (op.masterWeights) // fp16 gradient in, the updated fp32 master cast back to the weight
             apply[t] += costs::cast(m_hw, wt, s, e) + costs::cast(m_hw, s, wt, e);
-        if (!lamb) {
+        if (!trustRatio) {
             cycles[t] += apply[t];
             apply[t] = 0;
-        } else {
+        } else { // |w| and |update| (LARS: |g + wd w|) over the whole tensor
             norms[t] = 2 * (costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::reduceRows(m_hw, s, 1, e));
             partialNorms[t].send = 8;
             ratio[t].recvShared = 4;
         }
     }
     m_b.sync();
-    m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MUL>", "BinaryOp<DIV>", "UnaryOp<SQRT>"}, 8);
-    if (lamb) {
+    if (adam)
+        m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MUL>", "BinaryOp<DIV>", "UnaryOp<SQRT>"}, 8);
+    else
+        m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MUL>"}, trustRatio ? 2 : velocity ? 4 : 3);
+    if (trustRatio) {
         // Per-tile squared sums of w and u meet on tile 0, which sends back the trust ratio.
         m_b.compute(op.name + ".norms", norms, {"UnaryOp<SQUARE>", "ReduceAdd"});
         partialNorms[0].recv += holders * 8;
@@ -597,8 +567,6 @@ void GraphLowering::lowerOptimizer(const Op& op)
         ratio[0].send = 4;
         m_b.sync();
         m_b.exchange(op.name + ".trust_ratio.out", ratio);
-    }
-    if (lamb) {
         m_b.sync();
         m_b.compute(op.name + ".apply", apply, {"ScaledAdd", "Cast"});
     }
@@ -738,6 +706,12 @@ void GraphLowering::lowerRowwise(const Op& op)
     case OpKind::Softmax: types = {"ReduceMax", "ReduceAdd", "UnaryOp<EXPONENT>", "BinaryOp<DIVIDE>", "BinaryOp<ADD>"}; break;
     case OpKind::SoftmaxGrad: types = {"BinaryOp<MULTIPLY>", "ReduceAdd", "BinaryOp<SUBTRACT>"}; break;
     case OpKind::LayerNorm: types = {"ReduceAdd", "BinaryOp<SUBTRACT>", "UnaryOp<SQUARE>", "UnaryOp<RSQRT>", "BinaryOp<MULTIPLY>"}; break;
+    case OpKind::Sigmoid: types = {"NonLinearity<SIGMOID>"}; break;
+    case OpKind::SigmoidGrad: types = {"NonLinearityGrad<SIGMOID>"}; break;
+    case OpKind::Exp: types = {"UnaryOp<EXPONENT>"}; break;
+    case OpKind::ExpGrad: types = {"BinaryOp<MULTIPLY>"}; break;
+    case OpKind::Dropout:
+    case OpKind::DropoutGrad: types = {"Dropout"}; break;
     default: types = {"BinaryOp<MULTIPLY>", "ReduceAdd", "BinaryOp<SUBTRACT>"}; break;
     }
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
@@ -761,6 +735,14 @@ void GraphLowering::lowerRowwise(const Op& op)
         case OpKind::GeluGrad: cycles[t] = un(UnaryOpKind::GeluErf, e) + bin(BinaryOpKind::Mul, e); break;
         case OpKind::Tanh: cycles[t] = un(UnaryOpKind::Tanh, e); break;
         case OpKind::TanhGrad: cycles[t] = un(UnaryOpKind::Square, e) + bin(BinaryOpKind::Sub, e) + bin(BinaryOpKind::Mul, e); break;
+        case OpKind::Sigmoid: cycles[t] = un(UnaryOpKind::Sigmoid, e); break;
+        // dx = dy y (1 - y)
+        case OpKind::SigmoidGrad: cycles[t] = bin(BinaryOpKind::Sub, e) + 2 * bin(BinaryOpKind::Mul, e); break;
+        case OpKind::Exp: cycles[t] = un(UnaryOpKind::Exp, e); break;
+        case OpKind::ExpGrad: cycles[t] = bin(BinaryOpKind::Mul, e); break;
+        // The gradient draws the same mask again from the op's seed, as PopART does.
+        case OpKind::Dropout:
+        case OpKind::DropoutGrad: cycles[t] = costs::dropout(m_hw, type, e); break;
         case OpKind::Softmax: // (attention: scale, add the mask,) subtract the row max, exponentiate,
             // normalise (one reciprocal per row, then a multiply)
             cycles[t] = (op.attentionScaleMask ? bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) : 0) +

@@ -10,6 +10,9 @@
 
 namespace ipusim {
 
+/** Linear mappings place whole 64-byte chunks on each tile. */
+inline constexpr uint64_t kGrainBytes = 64;
+
 /** Lowers graph ops onto the tiles of one IPU: partitions each op, costs its vertices
  *  (workloads/costs), emits sync / exchange / compute steps with the bytes each tile sends
  *  and receives, and places every tensor and temporary in tile memory. */
@@ -68,6 +71,11 @@ private:
     void lowerConv(const Op& op);
     void lowerElementwise(const Op& op);
     void lowerBiasGrad(const Op& op);
+    void lowerBatchNorm(const Op& op);
+    void lowerBatchNormInference(const Op& op);
+    void lowerBatchNormGrad(const Op& op);
+    void lowerGlobalPool(const Op& op);
+    void lowerGlobalPoolGrad(const Op& op);
     void lowerLoss(const Op& op);
     void lowerAccumulate(const Op& op);
     void lowerOptimizer(const Op& op);
@@ -75,6 +83,22 @@ private:
     void lowerGather(const Op& op);
     void lowerGatherGrad(const Op& op);
     void lowerHost(const Op& op);
+    /** Per-channel sums over the positions of a tensor (ChannelOps.cpp). */
+    struct ChannelReduce
+    {
+        std::string name;        // steps name.local, name.groups.in, name.groups, name.final.in
+        std::string finalName;   // the last step
+        int source = -1;         // the tensor summed over its positions
+        uint64_t channels = 1;
+        uint64_t values = 1;     // sums per channel (batch norm: of x and of x squared)
+        TileVector extra;        // each tile's element-wise work before its own sums
+        std::vector<std::string> localTypes{"ReduceAdd"};
+        std::vector<int> outputs; // tensors the sums become; none: a temporary
+    };
+    /** Returns the bytes of sums per tile and, without outputs, the temporary's handle. */
+    std::pair<TileVector, int> reduceChannels(const ChannelReduce& r);
+    /** Each tile holding part of `tensor` receives `bytesPerChannel` for each of its channels. */
+    void addChannelParams(std::vector<ExchangeBytes>& x, int tensor, uint64_t channels, uint64_t bytesPerChannel) const;
     /** Brings `source` onto the tiles of `target` (same layout) when it lives elsewhere. */
     void gather(const std::string& name, int source, int target);
 

@@ -266,7 +266,7 @@ Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Dia
     const Placement placement = bertPlacement(spec, m.graph.blocks, system, diag);
     opt.availableMemoryProportion = memoryProportions(spec.availableMemoryProportion, placement, diag);
     if (opt.train)
-        m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, t.losses, spec.optimizer, spec.masterWeights, spec.lossScaling));
+        m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, t.losses, spec.optimizer));
     Schedule sched = compileGraph(m, system, placement, opt, diag);
     sched.sampleKind = "sequences";
     return sched;

@@ -31,9 +31,7 @@ struct BertSpec
     WorkloadOptions options;
     BertShape shape;
     BertTask task = BertTask::Pretraining;
-    Optimizer optimizer = Optimizer::Lamb;
-    bool masterWeights = false;
-    double lossScaling = 1.0;
+    OptimizerSpec optimizer{Optimizer::Lamb};
     MemoryProportion availableMemoryProportion;
     /** Placement by layer counts (`/workload/strategy/layers_per_ipu`, `heads_ipu`); empty:
      *  the strategy's stages place the blocks. */

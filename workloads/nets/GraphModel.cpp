@@ -45,7 +45,7 @@ Schedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, co
     const Placement placement = resolvePlacement(withBlockIpus(w.strategy, info, diag), m.graph.blocks, system, diag);
     opt.availableMemoryProportion = memoryProportions(spec.availableMemoryProportion, placement, diag);
     if (opt.train)
-        m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, info.losses, spec.optimizer, spec.masterWeights, spec.lossScaling));
+        m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, info.losses, spec.optimizer));
     return compileGraph(m, system, placement, opt, diag);
 }
 

@@ -12,9 +12,7 @@ struct GraphSpec
 {
     WorkloadOptions options;
     ModelSpec model;
-    Optimizer optimizer = Optimizer::AdamW;
-    bool masterWeights = false;
-    double lossScaling = 1.0;
+    OptimizerSpec optimizer;
     MemoryProportion availableMemoryProportion;
 };
 

@@ -30,15 +30,13 @@ std::vector<double> memoryProportions(const MemoryProportion& amp, const Placeme
 }
 
 TrainingOptions trainingOptionsOf(const CompileOptions& opt, const Placement& placement, std::vector<int> losses,
-                                  Optimizer optimizer, bool masterWeights, double lossScaling)
+                                  const OptimizerSpec& optimizer)
 {
     TrainingOptions to;
     to.losses = std::move(losses);
     to.accumulate = opt.gradientAccumulation > 1 || placement.stages.size() > 1;
     to.partials = opt.partials;
     to.optimizer = optimizer;
-    to.masterWeights = masterWeights;
-    to.lossScaling = lossScaling;
     return to;
 }
 

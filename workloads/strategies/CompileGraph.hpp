@@ -52,7 +52,7 @@ std::vector<double> memoryProportions(const MemoryProportion& proportion, const 
 /** The training pass of a model on `placement`: from `losses`, with gradient accumulators when
  *  gradient accumulation or a pipeline needs them. */
 TrainingOptions trainingOptionsOf(const CompileOptions& options, const Placement& placement, std::vector<int> losses,
-                                  Optimizer optimizer, bool masterWeights, double lossScaling);
+                                  const OptimizerSpec& optimizer);
 
 /** The compile options of a workload; the output tensors and block are the model's to fill in. */
 CompileOptions compileOptionsOf(const WorkloadOptions& workload);

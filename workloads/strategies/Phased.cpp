@@ -76,7 +76,8 @@ private:
                     const int from = m_producer[std::size_t(in)];
                     if (from < 0 || uint32_t(from) == p || ipuOf(uint32_t(from)) == ipuOf(p) || m_lowerings[ipuOf(p)]->placed(in))
                         continue;
-                    if (m_g.tensor(in).role == TensorRole::Weight || m_g.tensor(in).role == TensorRole::Accumulator)
+                    const TensorRole role = m_g.tensor(in).role;
+                    if (role == TensorRole::Weight || role == TensorRole::Accumulator || role == TensorRole::Buffer)
                         continue;
                     m_lowerings[ipuOf(p)]->importTensor(in);
                     (list == &m_fwdOps ? m_fwdBytes : m_bwdBytes)[std::size_t(from)] += m_g.tensor(in).bytes();
@@ -89,7 +90,7 @@ private:
         ProgramBuilder& b = *m_builders[ipuOf(p)];
         GraphLowering& l = *m_lowerings[ipuOf(p)];
         m_fwdLoad[p] = int(b.beginFragment("load weights"));
-        l.streamIn("phase weights load", tensorsOf(p, {TensorRole::Weight}));
+        l.streamIn("phase weights load", tensorsOf(p, {TensorRole::Weight, TensorRole::Buffer}));
         b.endFragment();
         m_fwd[p] = int(b.beginFragment("forward"));
         for (std::size_t i : m_fwdOps)
@@ -105,7 +106,10 @@ private:
                         if ((m_g.tensor(in).role == TensorRole::Activation || m_g.tensor(in).role == TensorRole::Input) && l.placed(in))
                             keep.insert(in);
             m_saved[p].assign(keep.begin(), keep.end());
-            l.streamOut("activations store", m_saved[p]);
+            std::vector<int> stored = m_saved[p]; // with the running statistics training updated
+            for (int buffer : tensorsOf(p, {TensorRole::Buffer}))
+                stored.push_back(buffer);
+            l.streamOut("activations store", stored);
         }
         b.endFragment();
         if (p == m_last) {

@@ -95,7 +95,7 @@ private:
             GraphLowering& l = loweringOf(k);
             for (int in : op.inputs) {
                 const TensorDesc& d = m_g.tensor(in);
-                if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator) {
+                if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::Buffer) {
                     if (!l.placed(in))
                         m_diag.fail("/workload/strategy",
                                     fmt::format("block \"{}\" uses weight \"{}\" of block \"{}\", which is on another IPU: "

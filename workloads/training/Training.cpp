@@ -9,14 +9,20 @@ namespace ipusim {
 
 ConvProblem forwardProblem(const ConvGeometry& g, Precision input, Precision partials)
 {
+    // Channel groups are independent convolutions of inChans / groups into outChans / groups.
     ConvProblem p;
+    p.groups = g.groups;
     p.positions = g.batch * g.outHeight() * g.outWidth();
-    p.reduction = g.inChans;
+    p.reduction = g.inChans / g.groups;
     p.kernelHeight = g.kernelHeight;
     p.kernelWidth = g.kernelWidth;
-    p.outChans = g.outChans;
+    p.outChans = g.outChans / g.groups;
     p.outWidth = g.outWidth();
     p.inWidth = g.inWidth + 2 * g.padWidth;
+    p.strideHeight = g.strideHeight;
+    p.strideWidth = g.strideWidth;
+    p.dilationHeight = g.dilationHeight;
+    p.dilationWidth = g.dilationWidth;
     p.input = input;
     p.partials = input == Precision::FP32 ? Precision::FP32 : partials;
     p.output = input;
@@ -25,14 +31,28 @@ ConvProblem forwardProblem(const ConvGeometry& g, Precision input, Precision par
 
 ConvProblem dataGradProblem(const ConvGeometry& g, Precision input, Precision partials)
 {
-    // dX = convolution of dY, padded by kernel - 1 - padding, with the flipped kernel: outputs
-    // are the (unpadded) input positions.
+    // dX = convolution of dY, padded by span - 1 - padding, with the flipped kernel: outputs
+    // are the (unpadded) input positions, one step apart.
     ConvProblem p = forwardProblem(g, input, partials);
     p.positions = g.batch * g.inHeight * g.inWidth;
-    p.reduction = g.outChans;
-    p.outChans = g.inChans;
+    p.reduction = g.outChans / g.groups;
+    p.outChans = g.inChans / g.groups;
     p.outWidth = g.inWidth;
-    p.inWidth = g.outWidth() + 2 * (g.kernelWidth - 1 - g.padWidth);
+    p.inWidth = g.outWidth() + 2 * (g.spanWidth() - 1 - g.padWidth);
+    p.strideHeight = p.strideWidth = 1;
+    if (g.strideHeight * g.strideWidth > 1) {
+        // A strided layer's gradient is a transposed convolution: dY dilated by the stride, so
+        // each input position meets only the taps that land on a dY element, at most
+        // ceil(k / stride) per dimension, and positions no tap reaches are zeros. PopLibs skips
+        // the taps that land on the dilation's zeros; we price ceil(k / stride) taps on as many
+        // positions as give the forward's multiply-adds, and fill the whole input gradient.
+        p.kernelHeight = uint32_t((g.kernelHeight + g.strideHeight - 1) / g.strideHeight);
+        p.kernelWidth = uint32_t((g.kernelWidth + g.strideWidth - 1) / g.strideWidth);
+        const uint64_t pairs = g.batch * g.outHeight() * g.outWidth() * g.kernelHeight * g.kernelWidth;
+        const uint64_t taps = uint64_t(p.kernelHeight) * p.kernelWidth;
+        p.outputPositions = p.positions;
+        p.positions = std::min(p.positions, (pairs + taps - 1) / taps);
+    }
     return p;
 }
 
@@ -41,11 +61,12 @@ ConvProblem weightGradProblem(const ConvGeometry& g, Precision input, Precision 
     // dW[o, i, kh, kw] = sum over batch and output positions of dY x X: the reduction runs
     // over every output position, the outputs are the weights.
     ConvProblem p = forwardProblem(g, input, partials);
-    p.positions = g.inChans * g.kernelHeight * g.kernelWidth;
+    p.positions = g.inChans / g.groups * g.kernelHeight * g.kernelWidth;
     p.reduction = g.batch * g.outHeight() * g.outWidth();
     p.kernelHeight = p.kernelWidth = 1;
-    p.outChans = g.outChans;
+    p.outChans = g.outChans / g.groups;
     p.outWidth = p.inWidth = 1;
+    p.strideHeight = p.strideWidth = p.dilationHeight = p.dilationWidth = 1;
     return p;
 }
 
@@ -91,6 +112,8 @@ private:
     {
         Op op{name, kind, std::move(in), std::move(outs), {}, {}, 1, from.channels, false, from.block};
         op.rows = from.rows;
+        op.window = from.window;
+        op.training = from.training;
         op.attentionScaleMask = from.attentionScaleMask;
         m_g.ops.push_back(std::move(op));
         m_out.backward.push_back(m_g.ops.size() - 1);
@@ -177,6 +200,12 @@ private:
             contribute(op.inputs[0], dx, op);
             break;
         }
+        case OpKind::AvgPool: unary(op, OpKind::AvgPoolGrad, dy, -1); break;
+        case OpKind::GlobalAvgPool: unary(op, OpKind::GlobalAvgPoolGrad, dy, -1); break;
+        case OpKind::Sigmoid: unary(op, OpKind::SigmoidGrad, dy, y); break;
+        case OpKind::Exp: unary(op, OpKind::ExpGrad, dy, y); break;
+        case OpKind::Dropout: unary(op, OpKind::DropoutGrad, dy, -1); break; // the mask again, from its seed
+        case OpKind::BatchNorm: batchNorm(op, dy); break;
         case OpKind::LayerNorm: layerNorm(op, dy); break;
         case OpKind::Gather: gather(op, dy); break;
         case OpKind::Conv: conv(op, dy); break;
@@ -185,11 +214,26 @@ private:
         }
     }
 
+    /** A gradient from the output's gradient and, unless `saved` is -1, one saved tensor. */
     void unary(const Op& op, OpKind kind, int dy, int saved)
     {
+        if (!wants(op.inputs[0]))
+            return;
         const int dx = newGrad(op.inputs[0], TensorRole::Gradient);
-        emit(op.name + ".grad", kind, {dy, saved}, {dx}, op);
+        emit(op.name + ".grad", kind, saved < 0 ? std::vector<int>{dy} : std::vector<int>{dy, saved}, {dx}, op);
         contribute(op.inputs[0], dx, op);
+    }
+
+    void batchNorm(const Op& op, int dy)
+    {
+        // One op gives all three, as PopLibs computes dgamma and dbeta on the way to dx.
+        const int x = op.inputs[0], gamma = op.inputs[1], beta = op.inputs[2];
+        const int dx = newGrad(x, TensorRole::Gradient);
+        const int dgamma = newGrad(gamma, TensorRole::WeightGradient), dbeta = newGrad(beta, TensorRole::WeightGradient);
+        emit(op.name + ".grad", OpKind::BatchNormGrad, {dy, x, gamma}, {dx, dgamma, dbeta}, op);
+        contribute(gamma, dgamma, op);
+        contribute(beta, dbeta, op);
+        contribute(x, dx, op);
     }
 
     void layerNorm(const Op& op, int dy)
@@ -282,21 +326,46 @@ private:
         }
     }
 
-    /** One optimizer update per weight (LAMB or AdamW, with fp32 state and master weights). */
+    /** The optimizer state tensors of weight `wd`: AdamW's and LAMB's two moments, SGD's and
+     *  LARS's velocity (none without momentum), all fp32. */
+    std::vector<int> optimizerState(const TensorDesc& wd)
+    {
+        std::vector<const char*> names;
+        switch (m_opt.optimizer.kind) {
+        case Optimizer::AdamW: names = {".adam_m", ".adam_v"}; break;
+        case Optimizer::Lamb: names = {".lamb_m", ".lamb_v"}; break;
+        case Optimizer::Sgd:
+        case Optimizer::Lars:
+            if (m_opt.optimizer.momentum > 0)
+                names = {".momentum"};
+            break;
+        }
+        std::vector<int> state;
+        for (const char* n : names)
+            state.push_back(m_g.addTensor(wd.name + n, wd.shape, Precision::FP32, TensorRole::OptimizerState));
+        return state;
+    }
+
+    /** One optimizer update per weight, with fp32 state and optional fp32 master weights. */
     void optimizers()
     {
-        const bool lamb = m_opt.optimizer == Optimizer::Lamb;
+        static const std::map<Optimizer, std::pair<const char*, OpKind>> kinds = {
+            {Optimizer::AdamW, {".adamw", OpKind::AdamW}},
+            {Optimizer::Lamb, {".lamb", OpKind::Lamb}},
+            {Optimizer::Sgd, {".sgd", OpKind::Sgd}},
+            {Optimizer::Lars, {".lars", OpKind::Lars}}};
+        const auto& [suffix, kind] = kinds.at(m_opt.optimizer.kind);
         for (int w : m_order) {
             const TensorDesc wd = m_g.tensor(w);
             m_g.currentBlock = wd.block;
-            const int m = m_g.addTensor(wd.name + (lamb ? ".lamb_m" : ".adam_m"), wd.shape, Precision::FP32, TensorRole::OptimizerState);
-            const int v = m_g.addTensor(wd.name + (lamb ? ".lamb_v" : ".adam_v"), wd.shape, Precision::FP32, TensorRole::OptimizerState);
-            std::vector<int> in{w, m_source[w], m, v};
-            const bool master = m_opt.masterWeights && wd.type == Precision::FP16;
+            std::vector<int> in{w, m_source[w]};
+            for (int state : optimizerState(wd))
+                in.push_back(state);
+            const bool master = m_opt.optimizer.masterWeights && wd.type == Precision::FP16;
             if (master)
                 in.push_back(m_g.addTensor(wd.name + ".master", wd.shape, Precision::FP32, TensorRole::OptimizerState));
-            Op op{wd.name + (lamb ? ".lamb" : ".adamw"), lamb ? OpKind::Lamb : OpKind::AdamW, in, {w}, {}, {}, 1, 1, false, wd.block};
-            op.unscale = m_opt.lossScaling != 1.0;
+            Op op{wd.name + suffix, kind, in, {w}, {}, {}, 1, 1, false, wd.block};
+            op.unscale = m_opt.optimizer.lossScaling != 1.0;
             op.masterWeights = master;
             m_g.ops.push_back(op);
             m_out.update.push_back(m_g.ops.size() - 1);

@@ -20,16 +20,26 @@ struct TrainingOps
     std::vector<std::size_t> update;     // once per weight update
 };
 
-enum class Optimizer { AdamW, Lamb };
+/** PopTorch's optimizers: AdamW and LAMB (two moments each), SGD with momentum and LARS (a
+ *  velocity each, when the momentum is above 0). */
+enum class Optimizer { AdamW, Lamb, Sgd, Lars };
+
+/** How weights are updated, as a workload's config gives it (`optimizer`, `momentum`,
+ *  `master_weights`, `loss_scaling`). */
+struct OptimizerSpec
+{
+    Optimizer kind = Optimizer::AdamW;
+    double momentum = 0.9;       // SGD and LARS: 0 keeps no velocity
+    bool masterWeights = false;  // fp32 master copies of fp16 weights, updated and cast back
+    double lossScaling = 1.0;    // the loss gradient is scaled up; optimizers scale it back
+};
 
 struct TrainingOptions
 {
     std::vector<int> losses;     // the loss tensors the backward pass starts from
     bool accumulate = false;     // gradient accumulators (gradient accumulation or pipelining)
     Precision partials = Precision::FP32;
-    Optimizer optimizer = Optimizer::AdamW;
-    bool masterWeights = false;  // fp32 master copies of fp16 weights, updated and cast back
-    double lossScaling = 1.0;    // the loss gradient is scaled up; optimizers scale it back
+    OptimizerSpec optimizer;
 };
 
 /** Appends the backward pass of every forward op in `graph` (reverse order, from the gradients
