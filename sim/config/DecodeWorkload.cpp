@@ -2,6 +2,7 @@
 #include "sim/config/ExperimentSpec.hpp"
 
 #include "models/program/ScheduleJson.hpp"
+#include "sim/config/OnnxModel.hpp"
 #include "sim/config/Schema.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +16,8 @@ namespace {
 
 using json = nlohmann::json;
 using config::LoadedConfig;
+using config::OnnxBlock;
+using config::OnnxSource;
 
 Precision precisionOf(const json& v) { return v == "fp16" ? Precision::FP16 : Precision::FP32; }
 
@@ -192,7 +195,8 @@ LayerKind layerKindOf(const std::string& op)
         {"embedding", LayerKind::Embedding},  {"cross_entropy", LayerKind::CrossEntropy},
         {"avg_pool2d", LayerKind::AvgPool2d}, {"global_avg_pool", LayerKind::GlobalAvgPool},
         {"batch_norm", LayerKind::BatchNorm2d}, {"sigmoid", LayerKind::Sigmoid}, {"exp", LayerKind::Exp},
-        {"dropout", LayerKind::Dropout}};
+        {"dropout", LayerKind::Dropout}, {"sub", LayerKind::Sub}, {"mul", LayerKind::Mul}, {"div", LayerKind::Div},
+        {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose}};
     return kinds.at(op);
 }
 
@@ -225,6 +229,7 @@ LayerSpec layerOf(const json& op)
     l.groups = op.value("groups", 1u);
     l.bias = op.value("bias", true);
     l.shape = op.value("shape", std::vector<int64_t>());
+    l.perm = op.value("dims", std::vector<uint32_t>());
     return l;
 }
 
@@ -259,6 +264,40 @@ WorkloadSpec decodeGraph(const LoadedConfig& cfg, const SystemParams& system, co
     return spec;
 }
 
+/** `/workload/file`, relative to the folder of the config file that gives it. */
+std::string modelFileOf(const LoadedConfig& cfg)
+{
+    const std::string file = cfg.doc.at("workload").at("file");
+    if (!file.empty() && file.front() == '/')
+        return file;
+    const std::string from = cfg.fileOf("/workload/file");
+    const auto slash = from.rfind('/');
+    return slash == std::string::npos ? file : from.substr(0, slash + 1) + file;
+}
+
+WorkloadSpec decodeOnnx(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
+{
+    const json& w = cfg.doc.at("workload");
+    rejectLayerCounts(cfg, "an ONNX model's");
+    OnnxSource source;
+    source.path = modelFileOf(cfg);
+    for (const auto& [name, shape] : w.at("inputs").items())
+        source.inputs[name] = shape.get<std::vector<uint64_t>>();
+    for (const json& b : w.at("blocks")) {
+        OnnxBlock block{b.at("name"), b.at("prefix"), std::nullopt};
+        if (b.contains("ipu"))
+            block.ipu = b.at("ipu").get<uint32_t>();
+        source.blocks.push_back(block);
+    }
+    source.crossEntropy = w.at("loss") == "cross_entropy";
+    GraphSpec spec;
+    spec.options = optionsOf(cfg, system, run);
+    spec.model = importOnnx(source, cfg);
+    spec.optimizer = optimizerOf(cfg);
+    spec.availableMemoryProportion = memoryProportionOf(w);
+    return spec;
+}
+
 /** The workload kinds: the name in `/workload/kind` and how its spec is decoded. */
 struct WorkloadKind
 {
@@ -270,6 +309,7 @@ constexpr WorkloadKind kWorkloadKinds[] = {
     {"mnist", decodeMnist},
     {"bert", decodeBert},
     {"graph", decodeGraph},
+    {"onnx", decodeOnnx},
 };
 
 } // namespace

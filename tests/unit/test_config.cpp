@@ -134,7 +134,7 @@ TEST_CASE("Config: the workload kind selects its own schema", "[config][errors]"
 {
     json d = minimal();
     d["workload"] = {{"kind", "resnet"}};
-    CHECK_THAT(errorOf(d), Catch::Contains("/workload/kind: expected one of [\"schedule\",\"mnist\",\"bert\",\"graph\"]"));
+    CHECK_THAT(errorOf(d), Catch::Contains("/workload/kind: expected one of [\"schedule\",\"mnist\",\"bert\",\"graph\",\"onnx\"]"));
     json s = minimal();
     s["workload"] = {{"kind", "schedule"}};
     CHECK_THROWS_WITH(buildExperiment(config::loadConfig(s, kRoot + "/configs/test.json")),

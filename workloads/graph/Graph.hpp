@@ -85,6 +85,11 @@ enum class OpKind {
     Lamb,           // AdamW's moments scaled per tensor by the trust ratio |w| / |update|
     BatchMatMul,    // `conv.groups` matmuls of two activations (attention scores, context)
     Add,            // element-wise sum of two tensors of one shape (residuals, gradient sums)
+    Sub,            // element-wise, two tensors of one shape
+    Mul,
+    Div,
+    DivGradRhs,     // d(a / b) / db = -dy a / b^2: inputs dy, a, b
+    Scale,          // times a constant
     Gelu,
     GeluGrad,
     Tanh,

@@ -58,6 +58,16 @@ private:
         return fmt::format("{}/ops/{}{}", m_model.pointer, layer, key.empty() ? "" : "/" + key);
     }
 
+    /** Fails at layer i's attribute `key`: its pointer, or for a layer imported from a model
+     *  file, the file's pointer and the layer's origin (its ONNX node). */
+    [[noreturn]] void fail(std::size_t layer, const std::string& key, const std::string& message) const
+    {
+        const std::string& origin = m_model.layers[layer].origin;
+        if (origin.empty())
+            m_diag.fail(at(layer, key), message);
+        m_diag.fail(m_model.pointer, fmt::format("{}{}: {}", origin, key.empty() ? "" : " " + key, message));
+    }
+
     void declareInputs()
     {
         for (std::size_t i = 0; i < m_model.inputs.size(); ++i) {
@@ -87,7 +97,7 @@ private:
         const std::string& name = m_model.layers[layer].inputs.at(k);
         auto it = m_values.find(name);
         if (it == m_values.end())
-            m_diag.fail(at(layer, fmt::format("inputs/{}", k)),
+            fail(layer, fmt::format("inputs/{}", k),
                         fmt::format("expected the name of a model input or of an earlier op, found \"{}\"", name));
         Value& v = it->second;
         if (v.tensor < 0) {
@@ -102,19 +112,19 @@ private:
     {
         const auto& l = m_model.layers[layer];
         if (l.inputs.size() != n)
-            m_diag.fail(at(layer, "inputs"), fmt::format("expected {} input{}, found {}", n, n == 1 ? "" : "s", l.inputs.size()));
+            fail(layer, "inputs", fmt::format("expected {} input{}, found {}", n, n == 1 ? "" : "s", l.inputs.size()));
     }
 
     void expectRank(std::size_t layer, const Value& v, std::size_t rank, const char* what) const
     {
         if (v.shape.size() != rank)
-            m_diag.fail(at(layer, "inputs/0"), fmt::format("expected {}, found {}", what, shapeText(v.shape)));
+            fail(layer, "inputs/0", fmt::format("expected {}, found {}", what, shapeText(v.shape)));
     }
 
     void define(const LayerSpec& l, std::size_t layer, Value v)
     {
         if (m_values.count(l.name))
-            m_diag.fail(at(layer, "name"), fmt::format("\"{}\" already names an input or an op", l.name));
+            fail(layer, "name", fmt::format("\"{}\" already names an input or an op", l.name));
         m_values[l.name] = std::move(v);
         m_producer[l.name] = m_g.currentBlock;
     }
@@ -148,7 +158,7 @@ private:
         const std::string& block = m_g.currentBlock;
         auto [it, added] = m_blockIpus.emplace(block, ipu);
         if (!added && it->second != ipu)
-            m_diag.fail(at(i, "ipu"), fmt::format("block \"{}\" is already on IPU {}", block, it->second));
+            fail(i, "ipu", fmt::format("block \"{}\" is already on IPU {}", block, it->second));
         m_ipuPointers.emplace(block, at(i, "ipu"));
     }
 
@@ -159,7 +169,7 @@ private:
             return;
         for (const auto& [block, layer] : m_firstLayer)
             if (!m_blockIpus.count(block))
-                m_diag.fail(at(layer), fmt::format("expected an \"ipu\" for block \"{}\": other blocks name theirs", block));
+                fail(layer, "", fmt::format("expected an \"ipu\" for block \"{}\": other blocks name theirs", block));
     }
 
     Value value(const LayerSpec& l, std::size_t i)
@@ -172,7 +182,12 @@ private:
         case LayerKind::Gelu: return unary(l, i, OpKind::Gelu);
         case LayerKind::Tanh: return unary(l, i, OpKind::Tanh);
         case LayerKind::Softmax: return unary(l, i, OpKind::Softmax);
-        case LayerKind::Add: return add(l, i);
+        case LayerKind::Add: return binary(l, i, OpKind::Add);
+        case LayerKind::Sub: return binary(l, i, OpKind::Sub);
+        case LayerKind::Mul: return binary(l, i, OpKind::Mul);
+        case LayerKind::Div: return binary(l, i, OpKind::Div);
+        case LayerKind::Scale: return unary(l, i, OpKind::Scale);
+        case LayerKind::Transpose: return transpose(l, i);
         case LayerKind::LayerNorm: return layerNorm(l, i);
         case LayerKind::MaxPool2d: return pool(l, i, OpKind::MaxPool);
         case LayerKind::AvgPool2d: return pool(l, i, OpKind::AvgPool);
@@ -220,10 +235,10 @@ private:
         ConvGeometry g{x.shape[0], x.shape[1], x.shape[2], x.shape[3], l.features, l.kernel[0], l.kernel[1], l.padding[0],
                        l.padding[1], l.stride[0], l.stride[1], l.dilation[0], l.dilation[1], l.groups};
         if (g.inChans % g.groups != 0 || g.outChans % g.groups != 0)
-            m_diag.fail(at(i, "groups"), fmt::format("expected a divisor of the input's {} channels and of out_channels {}, found {}",
+            fail(i, "groups", fmt::format("expected a divisor of the input's {} channels and of out_channels {}, found {}",
                                                      g.inChans, g.outChans, g.groups));
         if (g.inHeight + 2 * g.padHeight < g.spanHeight() || g.inWidth + 2 * g.padWidth < g.spanWidth())
-            m_diag.fail(at(i, "kernel_size"), fmt::format("expected a kernel within the padded input {} x {}, found {} x {}{}",
+            fail(i, "kernel_size", fmt::format("expected a kernel within the padded input {} x {}, found {} x {}{}",
                                                           g.inHeight + 2 * g.padHeight, g.inWidth + 2 * g.padWidth, g.spanHeight(),
                                                           g.spanWidth(), g.dilationHeight * g.dilationWidth > 1 ? " (dilated)" : ""));
         return convolution(l, x, g, {g.outChans, g.inChans / g.groups, g.kernelHeight, g.kernelWidth},
@@ -236,7 +251,7 @@ private:
         expectInputs(i, 1);
         const Value x = input(i, 0);
         if (x.shape.size() < 2)
-            m_diag.fail(at(i, "inputs/0"), fmt::format("expected at least one dimension after the batch, found {}", shapeText(x.shape)));
+            fail(i, "inputs/0", fmt::format("expected at least one dimension after the batch, found {}", shapeText(x.shape)));
         const uint64_t K = x.shape.back();
         ConvGeometry g{product(x.shape, 0, 1), K, 1, 1, l.features, 1, 1};
         std::vector<uint64_t> out = x.shape;
@@ -252,7 +267,7 @@ private:
         const bool fits = r >= 3 && b.shape.size() == r && std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin()) &&
                           a.shape[r - 1] == b.shape[r - 2];
         if (!fits)
-            m_diag.fail(at(i, "inputs"), fmt::format("expected [..., M, K] and [..., K, N] with the same leading dimensions "
+            fail(i, "inputs", fmt::format("expected [..., M, K] and [..., K, N] with the same leading dimensions "
                                                      "(broadcasting is not modelled yet), found {} and {}", shapeText(a.shape), shapeText(b.shape)));
         const uint64_t groups = product(a.shape, 0, 2), M = a.shape[r - 2], K = a.shape[r - 1], N = b.shape[r - 1];
         std::vector<uint64_t> out = a.shape;
@@ -273,16 +288,36 @@ private:
         return y;
     }
 
-    Value add(const LayerSpec& l, std::size_t i)
+    /** add, sub, mul, div of two tensors of one shape. */
+    Value binary(const LayerSpec& l, std::size_t i, OpKind kind)
     {
         expectInputs(i, 2);
         const Value a = input(i, 0), b = input(i, 1);
         if (a.shape != b.shape)
-            m_diag.fail(at(i, "inputs"), fmt::format("expected operands of one shape (broadcasting is not modelled yet), found {} and {}",
-                                                     shapeText(a.shape), shapeText(b.shape)));
+            fail(i, "inputs", fmt::format("expected operands of one shape (broadcasting is not modelled yet), found {} and {}",
+                                          shapeText(a.shape), shapeText(b.shape)));
         Value y{tensor(l.name + ".out", a.shape), a.shape};
-        m_g.addOp(l.name, OpKind::Add, {a.tensor, b.tensor}, {y.tensor});
+        m_g.addOp(l.name, kind, {a.tensor, b.tensor}, {y.tensor});
         return y;
+    }
+
+    Value transpose(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        Value v = input(i, 0);
+        std::vector<uint32_t> sorted = l.perm;
+        std::sort(sorted.begin(), sorted.end());
+        bool permutation = sorted.size() == v.shape.size();
+        for (std::size_t k = 0; permutation && k < sorted.size(); ++k)
+            permutation = sorted[k] == k;
+        if (!permutation || l.perm.at(0) != 0)
+            fail(i, "dims", fmt::format("expected a permutation of the {} dimensions of {} that keeps the batch (0) first",
+                                        v.shape.size(), shapeText(v.shape)));
+        std::vector<uint64_t> out;
+        for (uint32_t d : l.perm)
+            out.push_back(v.shape[d]);
+        v.shape = out;
+        return v;
     }
 
     Value layerNorm(const LayerSpec& l, std::size_t i)
@@ -306,9 +341,9 @@ private:
         expectRank(i, x, 4, "an input [batch, channels, height, width]");
         for (int d : {0, 1})
             if (2 * l.padding[d] > l.kernel[d])
-                m_diag.fail(at(i, "padding"), fmt::format("expected at most half the kernel size, found {}", l.padding[d]));
+                fail(i, "padding", fmt::format("expected at most half the kernel size, found {}", l.padding[d]));
         if (x.shape[2] + 2 * l.padding[0] < l.kernel[0] || x.shape[3] + 2 * l.padding[1] < l.kernel[1])
-            m_diag.fail(at(i, "kernel_size"), fmt::format("expected a window within the padded input {} x {}",
+            fail(i, "kernel_size", fmt::format("expected a window within the padded input {} x {}",
                                                           x.shape[2] + 2 * l.padding[0], x.shape[3] + 2 * l.padding[1]));
         std::vector<uint64_t> out{x.shape[0], x.shape[1], (x.shape[2] + 2 * l.padding[0] - l.kernel[0]) / l.stride[0] + 1,
                                   (x.shape[3] + 2 * l.padding[1] - l.kernel[1]) / l.stride[1] + 1};
@@ -380,12 +415,12 @@ private:
             if (l.shape[k] == -1 && inferred < 0)
                 inferred = int(k);
             else if (l.shape[k] <= 0)
-                m_diag.fail(at(i, fmt::format("shape/{}", k)), fmt::format("expected a positive size or one -1, found {}", l.shape[k]));
+                fail(i, fmt::format("shape/{}", k), fmt::format("expected a positive size or one -1, found {}", l.shape[k]));
             else
                 known *= uint64_t(l.shape[k]);
         }
         if (inferred >= 0 ? elements % known != 0 : known != elements)
-            m_diag.fail(at(i, "shape"), fmt::format("expected a shape of {} elements per sample (the input is {})", elements, shapeText(v.shape)));
+            fail(i, "shape", fmt::format("expected a shape of {} elements per sample (the input is {})", elements, shapeText(v.shape)));
         v.shape = {v.shape[0]};
         for (std::size_t k = 0; k < l.shape.size(); ++k)
             v.shape.push_back(int(k) == inferred ? elements / known : uint64_t(l.shape[k]));
@@ -397,7 +432,7 @@ private:
         expectInputs(i, 1);
         const Value ids = input(i, 0);
         if (!ids.integer)
-            m_diag.fail(at(i, "inputs/0"), "expected an integer input (indices into the table)");
+            fail(i, "inputs/0", "expected an integer input (indices into the table)");
         const int table = tensor(l.name + ".weight", {l.rows, l.features}, TensorRole::Weight);
         std::vector<uint64_t> out = ids.shape;
         out.push_back(l.features);
@@ -415,7 +450,7 @@ private:
         expectRank(i, logits, 2, "logits [batch, classes]");
         const Value labels = input(i, 1);
         if (!labels.integer || labels.shape != std::vector<uint64_t>{logits.shape[0]})
-            m_diag.fail(at(i, "inputs/1"), fmt::format("expected integer labels [{}], found {}{}", logits.shape[0],
+            fail(i, "inputs/1", fmt::format("expected integer labels [{}], found {}{}", logits.shape[0],
                                                        labels.integer ? "" : "non-integer ", shapeText(labels.shape)));
         Value loss{m_g.addTensor(l.name, {1}, Precision::FP32, TensorRole::Output), {1}};
         m_g.addOp(l.name, OpKind::SoftmaxCrossEntropy, {logits.tensor, labels.tensor}, {loss.tensor}).channels = logits.shape[1];

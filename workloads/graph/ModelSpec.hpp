@@ -19,6 +19,11 @@ enum class LayerKind {
     Gelu,
     Tanh,
     Add,          // element-wise, operands of one shape
+    Sub,
+    Mul,
+    Div,
+    Scale,        // times a constant (x * c, x / c)
+    Transpose,    // a view: dimensions permuted, the batch first
     Softmax,      // over the last dimension
     LayerNorm,    // over the last dimension, with gamma and beta
     MaxPool2d,    // windows of kernel_size every stride (padding never wins)
@@ -48,6 +53,10 @@ struct LayerSpec
     uint32_t groups = 1;
     bool bias = true;
     std::vector<int64_t> shape; // reshape: per sample, one -1 inferred
+    std::vector<uint32_t> perm; // transpose: every dimension, the batch (0) first
+    /** Where an imported layer came from (`ONNX node "/fc/Gemm"`), for messages; empty for a
+     *  layer of a JSON graph, whose pointer names it. */
+    std::string origin;
 };
 
 /** A model input, per sample (the micro-batch is the leading dimension); `integer` inputs
@@ -65,8 +74,11 @@ struct ModelSpec
     std::vector<LayerSpec> layers;
     std::vector<std::string> outputs; // what goes back to the host
     /** Where the model is described, for messages: layer i is `pointer`/ops/i, input i
-     *  `pointer`/inputs/i. */
+     *  `pointer`/inputs/i; an imported layer is `pointer` and its origin. */
     std::string pointer = "/workload/graph";
+    /** Where training without a loss is reported, and what it expects. */
+    std::string lossPointer = "/workload/graph/ops";
+    std::string lossExpected = "a loss op (cross_entropy)";
 };
 
 } // namespace ipusim

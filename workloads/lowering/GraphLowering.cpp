@@ -128,6 +128,11 @@ void GraphLowering::lower(const Op& op)
     case OpKind::GlobalAvgPoolGrad: lowerGlobalPoolGrad(op); break;
     case OpKind::BatchMatMul: lowerConv(op); break;
     case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::DivGradRhs:
+    case OpKind::Scale:
     case OpKind::Gelu:
     case OpKind::GeluGrad:
     case OpKind::Tanh:
@@ -706,6 +711,11 @@ void GraphLowering::lowerRowwise(const Op& op)
     case OpKind::Softmax: types = {"ReduceMax", "ReduceAdd", "UnaryOp<EXPONENT>", "BinaryOp<DIVIDE>", "BinaryOp<ADD>"}; break;
     case OpKind::SoftmaxGrad: types = {"BinaryOp<MULTIPLY>", "ReduceAdd", "BinaryOp<SUBTRACT>"}; break;
     case OpKind::LayerNorm: types = {"ReduceAdd", "BinaryOp<SUBTRACT>", "UnaryOp<SQUARE>", "UnaryOp<RSQRT>", "BinaryOp<MULTIPLY>"}; break;
+    case OpKind::Sub: types = {"BinaryOp<SUBTRACT>"}; break;
+    case OpKind::Mul: types = {"BinaryOp<MULTIPLY>"}; break;
+    case OpKind::Div: types = {"BinaryOp<DIVIDE>"}; break;
+    case OpKind::DivGradRhs: types = {"BinaryOp<MULTIPLY>", "BinaryOp<DIVIDE>"}; break;
+    case OpKind::Scale: types = {"BroadcastScalar1D<MULTIPLY>"}; break;
     case OpKind::Sigmoid: types = {"NonLinearity<SIGMOID>"}; break;
     case OpKind::SigmoidGrad: types = {"NonLinearityGrad<SIGMOID>"}; break;
     case OpKind::Exp: types = {"UnaryOp<EXPONENT>"}; break;
@@ -735,6 +745,12 @@ void GraphLowering::lowerRowwise(const Op& op)
         case OpKind::GeluGrad: cycles[t] = un(UnaryOpKind::GeluErf, e) + bin(BinaryOpKind::Mul, e); break;
         case OpKind::Tanh: cycles[t] = un(UnaryOpKind::Tanh, e); break;
         case OpKind::TanhGrad: cycles[t] = un(UnaryOpKind::Square, e) + bin(BinaryOpKind::Sub, e) + bin(BinaryOpKind::Mul, e); break;
+        case OpKind::Sub: cycles[t] = bin(BinaryOpKind::Sub, e); break;
+        case OpKind::Mul: cycles[t] = bin(BinaryOpKind::Mul, e); break;
+        case OpKind::Div: cycles[t] = bin(BinaryOpKind::Div, e); break;
+        case OpKind::DivGradRhs: cycles[t] = 2 * bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Div, e); break; // -dy a / b / b
+        // A constant factor: the scalar broadcast costs as BinaryOp's multiply (poplibs-costs §3.9).
+        case OpKind::Scale: cycles[t] = bin(BinaryOpKind::Mul, e); break;
         case OpKind::Sigmoid: cycles[t] = un(UnaryOpKind::Sigmoid, e); break;
         // dx = dy y (1 - y)
         case OpKind::SigmoidGrad: cycles[t] = bin(BinaryOpKind::Sub, e) + 2 * bin(BinaryOpKind::Mul, e); break;

@@ -4,6 +4,8 @@
 #include "workloads/graph/ModelBuilder.hpp"
 #include "workloads/strategies/CompileGraph.hpp"
 
+#include <fmt/format.h>
+
 #include <string>
 
 namespace ipusim {
@@ -39,7 +41,7 @@ Schedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, co
     if (info.outputs.empty())
         diag.fail(spec.model.pointer + "/outputs", "expected at least one output that the run computes");
     if (opt.train && info.losses.empty())
-        diag.fail(spec.model.pointer + "/ops", "expected a loss op (cross_entropy) to train from, or \"mode\": \"infer\"");
+        diag.fail(spec.model.lossPointer, fmt::format("expected {} to train from, or \"mode\": \"infer\"", spec.model.lossExpected));
     opt.out.tensors = info.outputs;
     opt.out.block = info.outputBlock;
     const Placement placement = resolvePlacement(withBlockIpus(w.strategy, info, diag), m.graph.blocks, system, diag);

@@ -189,6 +189,19 @@ private:
             contribute(op.inputs[0], dy, op);
             contribute(op.inputs[1], dy, op);
             break;
+        case OpKind::Sub:
+            contribute(op.inputs[0], dy, op);
+            unaryOn(op, op.inputs[1], OpKind::Scale, {dy}, ".grad_rhs"); // -dy
+            break;
+        case OpKind::Mul: // dy b, dy a
+            unaryOn(op, op.inputs[0], OpKind::Mul, {dy, op.inputs[1]}, ".grad_lhs");
+            unaryOn(op, op.inputs[1], OpKind::Mul, {dy, op.inputs[0]}, ".grad_rhs");
+            break;
+        case OpKind::Div: // dy / b, -dy a / b^2
+            unaryOn(op, op.inputs[0], OpKind::Div, {dy, op.inputs[1]}, ".grad_lhs");
+            unaryOn(op, op.inputs[1], OpKind::DivGradRhs, {dy, op.inputs[0], op.inputs[1]}, ".grad_rhs");
+            break;
+        case OpKind::Scale: unary(op, OpKind::Scale, dy, -1); break;
         case OpKind::Relu: unary(op, OpKind::ReluGrad, dy, y); break;
         case OpKind::Gelu: unary(op, OpKind::GeluGrad, dy, op.inputs[0]); break;
         case OpKind::Tanh: unary(op, OpKind::TanhGrad, dy, y); break;
@@ -212,6 +225,16 @@ private:
         case OpKind::BatchMatMul: batchMatMul(op, dy); break;
         default: throw std::logic_error("no gradient rule for " + op.name);
         }
+    }
+
+    /** The gradient of input `x` of `op`, made by one op of `kind` from `in`. */
+    void unaryOn(const Op& op, int x, OpKind kind, std::vector<int> in, const char* suffix)
+    {
+        if (!wants(x))
+            return;
+        const int dx = newGrad(x, TensorRole::Gradient);
+        emit(op.name + suffix, kind, std::move(in), {dx}, op);
+        contribute(x, dx, op);
     }
 
     /** A gradient from the output's gradient and, unless `saved` is -1, one saved tensor. */

@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: MIT
+#include "sim/config/OnnxModel.hpp"
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <functional>
+#include <set>
+
+namespace ipusim::config {
+namespace {
+
+/** Operand positions that hold weights (parameters), never data, by op type. */
+bool weightPosition(const std::string& op, std::size_t k)
+{
+    if (op == "Conv" || op == "Gemm" || op == "LayerNormalization")
+        return k >= 1;
+    if (op == "BatchNormalization")
+        return k >= 1;
+    if (op == "Gather")
+        return k == 0;
+    return false;
+}
+
+bool integerType(int32_t elemType)
+{
+    using T = onnx::TensorProto_DataType;
+    return elemType == T::TensorProto_DataType_INT64 || elemType == T::TensorProto_DataType_INT32;
+}
+
+/** One dimension as the file gives it: a size, or unknown (a name or nothing). */
+struct Dim
+{
+    std::optional<int64_t> size;
+    std::string name;
+};
+
+std::vector<Dim> dimsOf(const onnx::TypeProto& type)
+{
+    std::vector<Dim> dims;
+    if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+        return dims;
+    for (const auto& d : type.tensor_type().shape().dim()) {
+        Dim dim;
+        if (d.has_dim_value() && d.dim_value() > 0)
+            dim.size = d.dim_value();
+        dim.name = d.has_dim_param() ? d.dim_param() : "";
+        dims.push_back(dim);
+    }
+    return dims;
+}
+
+std::string dimsText(const std::vector<Dim>& dims)
+{
+    std::vector<std::string> parts;
+    for (const auto& d : dims)
+        parts.push_back(d.size ? std::to_string(*d.size) : (d.name.empty() ? "?" : d.name));
+    return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+class OnnxImporter
+{
+public:
+    OnnxImporter(const OnnxSource& source, const Diagnostics& diag) : m_src(source), m_diag(diag) {}
+
+    ModelSpec run()
+    {
+        read();
+        collectTensors();
+        declareInputs();
+        for (const auto& node : m_model.graph().node())
+            convert(node);
+        checkBlocks();
+        outputs();
+        return std::move(m_spec);
+    }
+
+private:
+    [[noreturn]] void failFile(const std::string& message) const { m_diag.fail("/workload/file", message); }
+
+    [[noreturn]] void failNode(const onnx::NodeProto& node, const std::string& message) const
+    {
+        failFile(fmt::format("{}: {}", originOf(node), message));
+    }
+
+    std::string nameOf(const onnx::NodeProto& node) const { return node.name().empty() ? node.output(0) : node.name(); }
+    std::string originOf(const onnx::NodeProto& node) const { return fmt::format("ONNX node \"{}\" ({})", nameOf(node), node.op_type()); }
+
+    void read()
+    {
+        std::ifstream in(m_src.path, std::ios::binary);
+        if (!in)
+            failFile(fmt::format("cannot read ONNX model \"{}\"", m_src.path));
+        if (!m_model.ParseFromIstream(&in))
+            failFile(fmt::format("\"{}\" is not an ONNX model (a ModelProto)", m_src.path));
+        int64_t opset = -1;
+        for (const auto& o : m_model.opset_import())
+            if (o.domain().empty() || o.domain() == "ai.onnx")
+                opset = o.version();
+        if (opset < 13 || opset > 17)
+            failFile(fmt::format("expected opset 13 to 17 (torch.onnx.export(..., opset_version=13)), found {}", opset));
+        try {
+            onnx::shape_inference::InferShapes(m_model);
+        } catch (const std::exception& e) {
+            failFile(fmt::format("ONNX shape inference failed on \"{}\": {}", m_src.path, e.what()));
+        }
+    }
+
+    /** Shapes and types of every named value, weights and constants. */
+    void collectTensors()
+    {
+        const auto& g = m_model.graph();
+        for (const auto& init : g.initializer()) {
+            m_params.insert(init.name());
+            m_dims[init.name()] = {};
+            for (int64_t d : init.dims())
+                m_dims[init.name()].push_back({d, ""});
+            m_constants[init.name()] = init;
+        }
+        for (const auto& vi : g.value_info())
+            m_dims[vi.name()] = dimsOf(vi.type());
+        for (const auto& vi : g.output())
+            m_dims[vi.name()] = dimsOf(vi.type());
+        for (const auto& vi : g.input())
+            if (!m_params.count(vi.name())) // an initializer's own dims stand
+                m_dims[vi.name()] = dimsOf(vi.type());
+        for (const auto& node : g.node())
+            if (node.op_type() == "Constant")
+                for (const auto& a : node.attribute())
+                    if (a.name() == "value")
+                        m_constants[node.output(0)] = a.t();
+        // torch.onnx.export without parameters makes the weights graph inputs: an input is a
+        // weight when everything that reads it reads a weight.
+        for (const auto& node : g.node())
+            for (int k = 0; k < node.input_size(); ++k)
+                m_readers[node.input(k)].push_back({&node, k});
+        for (const auto& vi : g.input()) {
+            const bool isData = m_src.inputs.empty() ? !weightLike(vi.name()) : m_src.inputs.count(vi.name()) > 0;
+            if (isData && !m_params.count(vi.name()))
+                m_dataInputs.push_back(vi);
+            else
+                m_params.insert(vi.name());
+        }
+    }
+
+    /** Whether every reader of `value` takes it as a weight: in a weight position, as a 1-D
+     *  operand of an element-wise op (a bias), or through a transpose or identity whose output
+     *  is read as a weight. */
+    bool weightLike(const std::string& value) const
+    {
+        auto it = m_readers.find(value);
+        if (it == m_readers.end())
+            return false;
+        for (const auto& [node, k] : it->second) {
+            const std::string& op = node->op_type();
+            const bool elementwise = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+            if (weightPosition(op, std::size_t(k)) || (op == "MatMul" && k == 1) || (elementwise && rankOf(value) == 1))
+                continue;
+            if ((op == "Transpose" || op == "Identity") && weightLike(node->output(0)))
+                continue;
+            return false;
+        }
+        return true;
+    }
+
+    void declareInputs()
+    {
+        for (const auto& [name, shape] : m_src.inputs) {
+            const bool found = std::any_of(m_dataInputs.begin(), m_dataInputs.end(), [&](const auto& vi) { return vi.name() == name; });
+            if (!found)
+                m_diag.fail("/workload/inputs/" + name, fmt::format("expected the name of a graph input of \"{}\"", m_src.path));
+        }
+        for (const auto& vi : m_dataInputs) {
+            const std::vector<Dim> dims = dimsOf(vi.type());
+            if (dims.empty())
+                m_diag.fail("/workload/inputs", fmt::format("expected the per-sample shape of input \"{}\": the file gives none", vi.name()));
+            ModelInput in;
+            in.name = vi.name();
+            in.integer = integerType(vi.type().tensor_type().elem_type());
+            auto given = m_src.inputs.find(vi.name());
+            if (given != m_src.inputs.end()) {
+                if (given->second.size() + 1 != dims.size())
+                    m_diag.fail("/workload/inputs/" + vi.name(), fmt::format("expected {} dimension{} (the file's input is {}, the batch first), found {}",
+                                                                           dims.size() - 1, dims.size() == 2 ? "" : "s", dimsText(dims),
+                                                                           given->second.size()));
+                in.shape = given->second;
+            } else {
+                for (std::size_t k = 1; k < dims.size(); ++k) {
+                    if (!dims[k].size)
+                        m_diag.fail("/workload/inputs", fmt::format("expected the per-sample shape of input \"{}\": the file leaves dimension {} "
+                                                                    "of {} dynamic",
+                                                                    vi.name(), k, dimsText(dims)));
+                    in.shape.push_back(uint64_t(*dims[k].size));
+                }
+            }
+            m_fileBatch = dims[0].size.value_or(-1);
+            m_values[vi.name()] = vi.name();
+            m_spec.inputs.push_back(in);
+        }
+    }
+
+    // --- attributes ---------------------------------------------------------------------
+
+    const onnx::AttributeProto* attr(const onnx::NodeProto& node, const std::string& name) const
+    {
+        for (const auto& a : node.attribute())
+            if (a.name() == name)
+                return &a;
+        return nullptr;
+    }
+    int64_t intAttr(const onnx::NodeProto& node, const std::string& name, int64_t fallback) const
+    {
+        const auto* a = attr(node, name);
+        return a ? a->i() : fallback;
+    }
+    std::vector<int64_t> intsAttr(const onnx::NodeProto& node, const std::string& name, std::vector<int64_t> fallback) const
+    {
+        const auto* a = attr(node, name);
+        return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : fallback;
+    }
+
+    /** A 2-D attribute as [height, width]. */
+    std::array<uint32_t, 2> pairAttr(const onnx::NodeProto& node, const std::string& name, std::array<uint32_t, 2> fallback) const
+    {
+        const auto v = intsAttr(node, name, {});
+        if (v.empty())
+            return fallback;
+        if (v.size() != 2)
+            failNode(node, fmt::format("expected a 2-D {} (an NCHW input), found {} values", name, v.size()));
+        return {uint32_t(v[0]), uint32_t(v[1])};
+    }
+
+    /** ONNX pads [top, left, bottom, right] as torch's symmetric padding. */
+    std::array<uint32_t, 2> padsAttr(const onnx::NodeProto& node) const
+    {
+        const auto* autoPad = attr(node, "auto_pad");
+        if (autoPad && autoPad->s() != "NOTSET")
+            failNode(node, fmt::format("expected explicit pads, found auto_pad {}", autoPad->s()));
+        const auto p = intsAttr(node, "pads", {0, 0, 0, 0});
+        if (p.size() != 4 || p[0] != p[2] || p[1] != p[3])
+            failNode(node, fmt::format("expected the same padding on both sides of each dimension, found pads [{}]", fmt::join(p, ", ")));
+        return {uint32_t(p[0]), uint32_t(p[1])};
+    }
+
+    std::vector<int64_t> dimsOfParam(const onnx::NodeProto& node, int k) const
+    {
+        const std::string& name = node.input(k);
+        if (!m_params.count(name))
+            failNode(node, fmt::format("expected input {} (\"{}\") to be a weight of the model, not computed", k, name));
+        std::vector<int64_t> out;
+        auto it = m_dims.find(name);
+        if (it != m_dims.end())
+            for (const auto& d : it->second)
+                out.push_back(d.size.value_or(-1));
+        if (out.empty() || std::count(out.begin(), out.end(), -1))
+            failNode(node, fmt::format("expected a known shape for weight \"{}\"", name));
+        return out;
+    }
+
+    /** The rank of a value (from shape inference), or 0 when unknown. */
+    std::size_t rankOf(const std::string& value) const
+    {
+        auto it = m_dims.find(value);
+        return it == m_dims.end() ? 0 : it->second.size();
+    }
+
+    /** The value of a constant (a Constant node or an initializer with data), as integers. */
+    std::optional<std::vector<int64_t>> constantInts(const std::string& name) const
+    {
+        auto it = m_constants.find(name);
+        if (it == m_constants.end())
+            return std::nullopt;
+        const onnx::TensorProto& t = it->second;
+        std::vector<int64_t> v(t.int64_data().begin(), t.int64_data().end());
+        if (v.empty() && t.has_raw_data() && t.data_type() == onnx::TensorProto_DataType_INT64) {
+            v.resize(t.raw_data().size() / sizeof(int64_t));
+            std::copy_n(t.raw_data().data(), v.size() * sizeof(int64_t), reinterpret_cast<char*>(v.data()));
+        }
+        return v;
+    }
+
+    /** Whether a value is a single-element constant (a scalar operand). */
+    bool scalarConstant(const std::string& name) const
+    {
+        auto it = m_constants.find(name);
+        if (it == m_constants.end())
+            return false;
+        int64_t n = 1;
+        for (int64_t d : it->second.dims())
+            n *= d;
+        return n == 1;
+    }
+
+    // --- nodes ---------------------------------------------------------------------------
+
+    /** The layer reading value `name`. */
+    std::string valueOf(const onnx::NodeProto& node, int k) const
+    {
+        const std::string& name = node.input(k);
+        auto it = m_values.find(name);
+        if (it != m_values.end())
+            return it->second;
+        if (m_params.count(name))
+            failNode(node, fmt::format("expected input {} (\"{}\") to be data, found a weight: broadcasting a learned tensor is not modelled yet", k, name));
+        failNode(node, fmt::format("input {} (\"{}\") is no graph input and no earlier node's output", k, name));
+    }
+
+    LayerSpec layerFor(const onnx::NodeProto& node, LayerKind kind, std::vector<int> inputs)
+    {
+        LayerSpec l;
+        l.name = nameOf(node);
+        if (m_layerNames.count(l.name))
+            l.name += "#" + std::to_string(m_layerNames.size());
+        m_layerNames.insert(l.name);
+        l.kind = kind;
+        l.origin = originOf(node);
+        for (int k : inputs)
+            l.inputs.push_back(valueOf(node, k));
+        const OnnxBlock* block = blockOf(l.name);
+        if (block) {
+            l.block = block->name;
+            l.ipu = block->ipu;
+        }
+        return l;
+    }
+
+    /** The block whose prefix is the longest that starts `name`. */
+    const OnnxBlock* blockOf(const std::string& name)
+    {
+        const OnnxBlock* best = nullptr;
+        for (std::size_t i = 0; i < m_src.blocks.size(); ++i) {
+            const OnnxBlock& b = m_src.blocks[i];
+            if (name.rfind(b.prefix, 0) == 0 && (!best || b.prefix.size() > best->prefix.size())) {
+                best = &b;
+                m_usedBlocks.insert(i);
+            }
+        }
+        return best;
+    }
+
+    /** The layer whose output `value` is, if it is the last layer so far (nothing read it yet
+     *  that a fused bias would change). */
+    LayerSpec* producer(const std::string& value)
+    {
+        auto it = m_values.find(value);
+        if (it == m_values.end() || m_spec.layers.empty() || m_spec.layers.back().name != it->second)
+            return nullptr;
+        return &m_spec.layers.back();
+    }
+
+    void add(const onnx::NodeProto& node, LayerSpec l)
+    {
+        m_values[node.output(0)] = l.name;
+        m_spec.layers.push_back(std::move(l));
+    }
+
+    /** A node that only renames its input (Identity, a Dropout in inference export). */
+    void alias(const onnx::NodeProto& node) { m_values[node.output(0)] = valueOf(node, 0); }
+
+    void convert(const onnx::NodeProto& node)
+    {
+        static const std::map<std::string, LayerKind> unary = {
+            {"Relu", LayerKind::Relu}, {"Sigmoid", LayerKind::Sigmoid}, {"Tanh", LayerKind::Tanh}, {"Exp", LayerKind::Exp},
+            {"GlobalAveragePool", LayerKind::GlobalAvgPool}, {"Dropout", LayerKind::Dropout}};
+        const std::string& op = node.op_type();
+        if (!node.domain().empty() && node.domain() != "ai.onnx")
+            failNode(node, fmt::format("unsupported op domain \"{}\"", node.domain()));
+        if (op == "Constant")
+            return;
+        if (op == "Identity" && m_params.count(node.input(0))) {
+            m_params.insert(node.output(0));
+            m_dims[node.output(0)] = m_dims[node.input(0)];
+            return;
+        }
+        if (op == "Identity")
+            return alias(node);
+        auto u = unary.find(op);
+        if (u != unary.end())
+            return add(node, layerFor(node, u->second, {0}));
+        if (op == "Conv")
+            return conv(node);
+        if (op == "BatchNormalization")
+            return add(node, layerFor(node, LayerKind::BatchNorm2d, {0}));
+        if (op == "MaxPool" || op == "AveragePool")
+            return pool(node);
+        if (op == "Gemm" || op == "MatMul")
+            return matmul(node);
+        if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
+            return binary(node);
+        if (op == "Softmax" || op == "LayerNormalization")
+            return lastAxis(node);
+        if (op == "Flatten")
+            return flatten(node);
+        if (op == "Reshape")
+            return reshape(node);
+        if (op == "Transpose")
+            return transpose(node);
+        if (op == "Gather")
+            return gather(node);
+        if (op == "SoftmaxCrossEntropyLoss")
+            return add(node, layerFor(node, LayerKind::CrossEntropy, {0, 1}));
+        std::string hint;
+        if (op == "ReduceMean" || op == "Pow" || op == "Sqrt")
+            hint = " (LayerNorm exports as one LayerNormalization node with opset_version=17)";
+        else if (op == "Erf")
+            hint = " (GELU exports as Erf and element-wise nodes before opset 20)";
+        failNode(node, fmt::format("unsupported op{}; supported: {}", hint, fmt::join(supportedOnnxOps(), ", ")));
+    }
+
+    void conv(const onnx::NodeProto& node)
+    {
+        const auto w = dimsOfParam(node, 1);
+        if (w.size() != 4)
+            failNode(node, fmt::format("expected a 2-D convolution (weight [out, in, kh, kw]), found a weight of {} dimensions", w.size()));
+        LayerSpec l = layerFor(node, LayerKind::Conv2d, {0});
+        l.features = uint64_t(w[0]);
+        l.kernel = pairAttr(node, "kernel_shape", {uint32_t(w[2]), uint32_t(w[3])});
+        l.stride = pairAttr(node, "strides", {1, 1});
+        l.dilation = pairAttr(node, "dilations", {1, 1});
+        l.padding = padsAttr(node);
+        l.groups = uint32_t(intAttr(node, "group", 1));
+        l.bias = node.input_size() > 2 && !node.input(2).empty();
+        add(node, l);
+    }
+
+    void pool(const onnx::NodeProto& node)
+    {
+        if (intAttr(node, "ceil_mode", 0) != 0)
+            failNode(node, "expected ceil_mode 0 (torch's default floor mode)");
+        if (pairAttr(node, "dilations", {1, 1}) != std::array<uint32_t, 2>{1, 1})
+            failNode(node, "expected dilations 1: dilated pooling is not modelled yet");
+        LayerSpec l = layerFor(node, node.op_type() == "MaxPool" ? LayerKind::MaxPool2d : LayerKind::AvgPool2d, {0});
+        l.kernel = pairAttr(node, "kernel_shape", {1, 1});
+        l.stride = pairAttr(node, "strides", {1, 1}); // ONNX's default, unlike torch's
+        l.padding = padsAttr(node);
+        add(node, l);
+    }
+
+    void matmul(const onnx::NodeProto& node)
+    {
+        const bool gemm = node.op_type() == "Gemm";
+        if (gemm && intAttr(node, "transA", 0) != 0)
+            failNode(node, "expected transA 0");
+        if (!gemm && !m_params.count(node.input(1))) // two activations
+            return add(node, layerFor(node, LayerKind::MatMul, {0, 1}));
+        const auto w = dimsOfParam(node, 1);
+        if (w.size() != 2)
+            failNode(node, fmt::format("expected a 2-D weight, found {} dimensions", w.size()));
+        LayerSpec l = layerFor(node, LayerKind::Linear, {0});
+        l.features = uint64_t(gemm && intAttr(node, "transB", 0) ? w[0] : w[1]);
+        l.bias = gemm && node.input_size() > 2 && !node.input(2).empty();
+        add(node, l);
+    }
+
+    void binary(const onnx::NodeProto& node)
+    {
+        static const std::map<std::string, LayerKind> kinds = {
+            {"Add", LayerKind::Add}, {"Sub", LayerKind::Sub}, {"Mul", LayerKind::Mul}, {"Div", LayerKind::Div}};
+        // A constant scalar operand (an attention scale, a residual factor) is one multiply-like
+        // pass over the other operand.
+        for (int k : {0, 1})
+            if (scalarConstant(node.input(k)))
+                return add(node, layerFor(node, LayerKind::Scale, {1 - k}));
+        // MatMul then Add of a 1-D weight is nn.Linear's bias (torch exports a linear layer on
+        // more than two dimensions so).
+        for (int k : {0, 1}) {
+            LayerSpec* linear = producer(node.input(1 - k));
+            if (node.op_type() == "Add" && m_params.count(node.input(k)) && rankOf(node.input(k)) == 1 && linear &&
+                linear->kind == LayerKind::Linear && !linear->bias) {
+                linear->bias = true;
+                m_values[node.output(0)] = linear->name;
+                return;
+            }
+        }
+        add(node, layerFor(node, kinds.at(node.op_type()), {0, 1}));
+    }
+
+    /** Softmax and LayerNormalization over the last axis, as the graph workload has them. */
+    void lastAxis(const onnx::NodeProto& node)
+    {
+        const bool softmax = node.op_type() == "Softmax";
+        const int64_t axis = intAttr(node, "axis", -1);
+        const auto rank = int64_t(rankOf(node.input(0)));
+        if (axis != -1 && axis != rank - 1)
+            failNode(node, fmt::format("expected axis -1 (the last of {} dimensions), found {}", rank, axis));
+        add(node, layerFor(node, softmax ? LayerKind::Softmax : LayerKind::LayerNorm, {0}));
+    }
+
+    void flatten(const onnx::NodeProto& node)
+    {
+        if (intAttr(node, "axis", 1) != 1)
+            failNode(node, "expected axis 1 (keep the batch, flatten the rest)");
+        add(node, layerFor(node, LayerKind::Flatten, {0}));
+    }
+
+    void reshape(const onnx::NodeProto& node)
+    {
+        const auto target = constantInts(node.input(1));
+        if (!target || target->empty())
+            failNode(node, "expected a constant target shape (a shape computed in the graph is not supported)");
+        const int64_t first = target->front();
+        if (!(first == 0 || first == -1 || first == m_fileBatch))
+            failNode(node, fmt::format("expected the batch dimension first in the target shape [{}]", fmt::join(*target, ", ")));
+        LayerSpec l = layerFor(node, LayerKind::Reshape, {0});
+        const auto it = m_dims.find(node.input(0));
+        for (std::size_t k = 1; k < target->size(); ++k) {
+            int64_t d = (*target)[k];
+            if (d == 0) { // copy the input's dimension
+                if (it == m_dims.end() || k >= it->second.size() || !it->second[k].size)
+                    failNode(node, fmt::format("expected a known input dimension {} for the 0 in the target shape", k));
+                d = *it->second[k].size;
+            }
+            l.shape.push_back(d);
+        }
+        add(node, l);
+    }
+
+    void transpose(const onnx::NodeProto& node)
+    {
+        const std::size_t rank = rankOf(node.input(0));
+        std::vector<int64_t> fallback;
+        for (std::size_t k = rank; k-- > 0;)
+            fallback.push_back(int64_t(k));
+        if (m_params.count(node.input(0))) { // a transposed weight (a training-mode nn.Linear)
+            const auto w = dimsOfParam(node, 0);
+            std::vector<Dim> out;
+            for (int64_t d : intsAttr(node, "perm", fallback))
+                out.push_back({w.at(std::size_t(d)), ""});
+            m_params.insert(node.output(0));
+            m_dims[node.output(0)] = out;
+            return;
+        }
+        LayerSpec l = layerFor(node, LayerKind::Transpose, {0});
+        for (int64_t d : intsAttr(node, "perm", fallback))
+            l.perm.push_back(uint32_t(d));
+        add(node, l);
+    }
+
+    void gather(const onnx::NodeProto& node)
+    {
+        if (intAttr(node, "axis", 0) != 0)
+            failNode(node, "expected axis 0 (rows of an embedding table)");
+        const auto table = dimsOfParam(node, 0);
+        if (table.size() != 2)
+            failNode(node, "expected a 2-D table [rows, dim]");
+        LayerSpec l = layerFor(node, LayerKind::Embedding, {1});
+        l.rows = uint64_t(table[0]);
+        l.features = uint64_t(table[1]);
+        add(node, l);
+    }
+
+    void checkBlocks() const
+    {
+        for (std::size_t i = 0; i < m_src.blocks.size(); ++i)
+            if (!m_usedBlocks.count(i))
+                m_diag.fail(fmt::format("/workload/blocks/{}/prefix", i),
+                            fmt::format("no node name of \"{}\" starts with \"{}\"", m_src.path, m_src.blocks[i].prefix));
+    }
+
+    void outputs()
+    {
+        for (const auto& out : m_model.graph().output()) {
+            auto it = m_values.find(out.name());
+            if (it == m_values.end())
+                failFile(fmt::format("graph output \"{}\" is no node's output", out.name()));
+            m_spec.outputs.push_back(it->second);
+        }
+        if (!m_src.crossEntropy)
+            return;
+        if (m_spec.outputs.empty())
+            failFile("expected a graph output (the logits) for \"loss\": \"cross_entropy\"");
+        if (std::any_of(m_spec.layers.begin(), m_spec.layers.end(), [](const LayerSpec& l) { return l.kind == LayerKind::CrossEntropy; }))
+            m_diag.fail("/workload/loss", "expected \"none\": the model has its own loss (SoftmaxCrossEntropyLoss)");
+        m_spec.inputs.push_back({"labels", {}, true});
+        LayerSpec loss;
+        loss.name = "loss";
+        loss.kind = LayerKind::CrossEntropy;
+        loss.inputs = {m_spec.outputs.front(), "labels"};
+        loss.origin = "the cross-entropy loss /workload/loss adds";
+        m_spec.layers.push_back(loss);
+        m_spec.outputs.push_back("loss");
+    }
+
+    const OnnxSource& m_src;
+    const Diagnostics& m_diag;
+    onnx::ModelProto m_model;
+    ModelSpec m_spec;
+    std::set<std::string> m_params;                      // weights: initializers and weight-only inputs
+    std::map<std::string, std::vector<Dim>> m_dims;      // value -> its shape, as the file gives or infers it
+    std::map<std::string, onnx::TensorProto> m_constants;
+    std::vector<onnx::ValueInfoProto> m_dataInputs;
+    std::map<std::string, std::vector<std::pair<const onnx::NodeProto*, int>>> m_readers; // value -> (node, operand)
+    std::map<std::string, std::string> m_values;         // ONNX value -> the model input or layer that holds it
+    std::set<std::string> m_layerNames;
+    std::set<std::size_t> m_usedBlocks;
+    int64_t m_fileBatch = -1;
+};
+
+} // namespace
+
+const std::vector<std::string>& supportedOnnxOps()
+{
+    static const std::vector<std::string> ops = {
+        "Add", "AveragePool", "BatchNormalization", "Constant", "Conv", "Div", "Dropout", "Exp", "Flatten", "Gather",
+        "Gemm", "GlobalAveragePool", "Identity", "LayerNormalization", "MatMul", "MaxPool", "Mul", "Relu", "Reshape",
+        "Sigmoid", "Softmax", "SoftmaxCrossEntropyLoss", "Sub", "Tanh", "Transpose"};
+    return ops;
+}
+
+ModelSpec importOnnx(const OnnxSource& source, const Diagnostics& diag)
+{
+    ModelSpec m = OnnxImporter(source, diag).run();
+    m.pointer = "/workload/file";
+    m.lossPointer = "/workload/loss";
+    m.lossExpected = "\"cross_entropy\" (or a SoftmaxCrossEntropyLoss node in the model)";
+    return m;
+}
+
+} // namespace ipusim::config

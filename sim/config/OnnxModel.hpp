@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/common/Diagnostics.hpp"
+#include "workloads/graph/ModelSpec.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ipusim::config {
+
+/** A block of an imported model: the nodes whose names start with `prefix` (the module path
+ *  torch.onnx.export writes into node names, e.g. "/layer1/"). */
+struct OnnxBlock
+{
+    std::string name;
+    std::string prefix;
+    std::optional<uint32_t> ipu;
+};
+
+/** `"workload": {"kind": "onnx"}`'s model: the file and what the config adds to it. */
+struct OnnxSource
+{
+    std::string path; // as resolved against the config's folder
+    /** Per-sample shapes of the model's data inputs; empty: every graph input that feeds data
+     *  (not a weight position), shaped as the file gives it. */
+    std::map<std::string, std::vector<uint64_t>> inputs;
+    std::vector<OnnxBlock> blocks;
+    /** Adds softmax cross-entropy of the first output against int32 "labels" (a classifier
+     *  exported without its loss). */
+    bool crossEntropy = false;
+};
+
+/** Reads an ONNX model (opset 13 to 17, as torch.onnx.export writes it), runs ONNX shape
+ *  inference and maps each node onto a layer of the graph workload; the file's first input
+ *  dimension is the batch. Errors (an unreadable file, an unsupported op, a shape the file
+ *  leaves dynamic, a block prefix no node has) name the node or the config pointer. */
+ModelSpec importOnnx(const OnnxSource& source, const Diagnostics& diag);
+
+/** The ONNX op types importOnnx maps, for messages and the README. */
+const std::vector<std::string>& supportedOnnxOps();
+
+} // namespace ipusim::config

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+// ONNX models exported by PyTorch (tools/onnx/export_models.py, at build time) simulate to the
+// same figures as the same models written as JSON graphs; ResNet-50's multiply-adds and
+// parameters are torchvision's.
+#include "Simulate.hpp"
+
+#include "models/program/Schedule.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#ifdef IPUSIM_ONNX_DIR
+
+using namespace ipusim;
+using json = nlohmann::json;
+
+namespace {
+
+/** A summary without what names tensors, steps and files: the figures alone. */
+json figures(json s)
+{
+    if (s.is_object()) {
+        for (const char* key : {"name", "config", "workload", "simulator", "tensor", "peak_at", "compute_set", "live", "largest_tensors"})
+            s.erase(key);
+        for (auto& [key, value] : s.items())
+            value = figures(value);
+    } else if (s.is_array()) {
+        for (auto& value : s)
+            value = figures(value);
+    }
+    return s;
+}
+
+json workload(const std::string& mode)
+{
+    return {{"mode", mode}, {"micro_batch", 4}, {"precision", "fp16"}, {"partials", "fp16"}};
+}
+
+/** tests/onnx/<model>.json as a graph workload, with a cross-entropy loss for training. */
+json graphDoc(const std::string& model, const std::string& mode)
+{
+    json graph = config::readJsonFile(test::kRoot + "/tests/onnx/" + model + ".json");
+    if (mode == "train") {
+        graph["inputs"].push_back({{"name", "labels"}, {"shape", json::array()}, {"dtype", "int32"}});
+        graph["ops"].push_back({{"name", "loss"}, {"op", "cross_entropy"}, {"inputs", {graph["outputs"][0], "labels"}}});
+        graph["outputs"].push_back("loss");
+    }
+    json w = workload(mode);
+    w["kind"] = "graph";
+    w["graph"] = graph;
+    return {{"system", {{"base", "hardware/mk2.json"}}}, {"workload", w}};
+}
+
+json onnxDoc(const std::string& model, const std::string& mode)
+{
+    json w = workload(mode);
+    w["kind"] = "onnx";
+    w["file"] = std::string(IPUSIM_ONNX_DIR) + "/" + model + ".onnx";
+    w["loss"] = mode == "train" ? "cross_entropy" : "none";
+    return {{"system", {{"base", "hardware/mk2.json"}}}, {"workload", w}};
+}
+
+} // namespace
+
+TEST_CASE("ONNX import: PyTorch's MLP, residual CNN and transformer block simulate as their JSON graphs", "[onnx]")
+{
+    for (const auto& [model, mode] : std::vector<std::pair<std::string, std::string>>{
+             {"mlp", "train"}, {"cnn", "train"}, {"cnn", "infer"}, {"block", "infer"}}) {
+        const json fromOnnx = figures(test::simulateDoc(onnxDoc(model, mode)));
+        const json fromGraph = figures(test::simulateDoc(graphDoc(model, mode)));
+        INFO(model << " " << mode << "\ndifferences: " << json::diff(fromGraph, fromOnnx).dump());
+        CHECK(fromOnnx == fromGraph);
+        CHECK(fromOnnx.at("total_cycles").get<uint64_t>() > 0);
+    }
+}
+
+TEST_CASE("ONNX import: blocks by node-name prefix pipeline a model as block annotations do", "[onnx]")
+{
+    auto onM2000 = [](json doc) {
+        doc["system"]["base"] = "hardware/m2000.json";
+        doc["workload"]["strategy"] = {{"kind", "pipelined"}};
+        doc["workload"]["micro_batch"] = 4;
+        doc["run"] = {{"gradient_accumulation", 8}};
+        return doc;
+    };
+    json onnx = onM2000(onnxDoc("cnn", "train"));
+    onnx["workload"]["blocks"] = json::array({{{"name", "front"}, {"prefix", "/stem/"}, {"ipu", 0}},
+                                              {{"name", "back"}, {"prefix", "/conv/"}, {"ipu", 1}}});
+    json graph = onM2000(graphDoc("cnn", "train"));
+    graph["workload"]["graph"]["ops"][0]["block"] = "front";
+    graph["workload"]["graph"]["ops"][0]["ipu"] = 0;
+    graph["workload"]["graph"]["ops"][4]["block"] = "back"; // conv: the first node under /conv/
+    graph["workload"]["graph"]["ops"][4]["ipu"] = 1;
+    const json fromOnnx = figures(test::simulateDoc(onnx));
+    const json fromGraph = figures(test::simulateDoc(graph));
+    INFO("differences: " << json::diff(fromGraph, fromOnnx).dump());
+    CHECK(fromOnnx == fromGraph);
+    CHECK(fromOnnx.at("num_ipus") == 4);
+}
+
+TEST_CASE("ONNX import: ResNet-50 has torchvision's multiply-adds and parameters", "[onnx][resnet]")
+{
+    json doc = onnxDoc("resnet50", "infer");
+    doc["workload"]["precision"] = "fp32";
+    doc["workload"]["partials"] = "fp32";
+    doc["workload"]["micro_batch"] = 1;
+    const Experiment e = buildExperiment(config::loadConfig(doc, test::kRoot + "/configs/r.json"));
+    // Forward multiply-adds per 224 x 224 image, every convolution tap counted (torchvision
+    // quotes 4.09 GFLOPS counting multiply-adds): 2 FLOPs each here.
+    CHECK(e.schedule.modelFlopsPerSample == Approx(2 * 4.0892e9).epsilon(0.001));
+    uint64_t weights = 0, buffers = 0;
+    for (const auto& t : e.schedule.programs.at(0).tensors)
+        for (const auto& r : t.bytes.runs()) {
+            if (t.kind == "weight")
+                weights += uint64_t(r.count) * r.value;
+            if (t.kind == "buffer")
+                buffers += uint64_t(r.count) * r.value;
+        }
+    CHECK(weights / 4 == 25557032); // sum(p.numel() for p in resnet50().parameters())
+    CHECK(buffers / 4 == 2 * 26560); // the running mean and variance of 53 batch norms
+}
+
+#endif

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+// ONNX import: models built here with the ONNX library, mapped layer by layer, and every
+// import error with its message (unsupported op, dynamic shapes, missing input shapes, unknown
+// block prefixes, unreadable files).
+#include "sim/config/ConfigError.hpp"
+#include "sim/config/ConfigLoader.hpp"
+#include "sim/config/OnnxModel.hpp"
+#include "models/program/ScheduleJson.hpp"
+#include "sim/engine/Experiment.hpp"
+
+#include <catch2/catch.hpp>
+#include <onnx/onnx_pb.h>
+
+#include <cstdio>
+#include <fstream>
+
+using namespace ipusim;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kRoot = IPUSIM_SOURCE_DIR;
+
+/** A graph input or output of `type` with `dims` (0: a dynamic dimension named "n"). */
+void declare(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims,
+             int32_t type = onnx::TensorProto_DataType_FLOAT)
+{
+    v->set_name(name);
+    v->clear_type();
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    for (int64_t d : dims) {
+        auto* dim = t->mutable_shape()->add_dim();
+        if (d > 0)
+            dim->set_dim_value(d);
+        else
+            dim->set_dim_param("n");
+    }
+}
+
+onnx::NodeProto* node(onnx::GraphProto* g, const std::string& name, const std::string& op, std::vector<std::string> in,
+                      std::vector<std::string> out)
+{
+    auto* n = g->add_node();
+    n->set_name(name);
+    n->set_op_type(op);
+    for (const auto& i : in)
+        n->add_input(i);
+    for (const auto& o : out)
+        n->add_output(o);
+    return n;
+}
+
+void intsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v)
+{
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_INTS);
+    for (int64_t x : v)
+        a->add_ints(x);
+}
+
+void intAttr(onnx::NodeProto* n, const std::string& name, int64_t v)
+{
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_INT);
+    a->set_i(v);
+}
+
+/** A 784 -> 1024 -> 10 MLP as torch.onnx.export writes it without weights: Gemm with a bias,
+ *  then a transposed weight and a MatMul (a bias-free nn.Linear). */
+onnx::ModelProto mlpModel(int64_t opset = 17)
+{
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(opset);
+    auto* g = m.mutable_graph();
+    g->set_name("mlp");
+    declare(g->add_input(), "input", {1, 784});
+    declare(g->add_input(), "fc1.weight", {1024, 784});
+    declare(g->add_input(), "fc1.bias", {1024});
+    declare(g->add_input(), "fc2.weight", {10, 1024});
+    intAttr(node(g, "/fc1/Gemm", "Gemm", {"input", "fc1.weight", "fc1.bias"}, {"h"}), "transB", 1);
+    node(g, "/relu1/Relu", "Relu", {"h"}, {"r"});
+    intsAttr(node(g, "/fc2/Transpose", "Transpose", {"fc2.weight"}, {"w2t"}), "perm", {1, 0});
+    node(g, "/fc2/MatMul", "MatMul", {"r", "w2t"}, {"output"});
+    declare(g->add_output(), "output", {1, 10});
+    return m;
+}
+
+struct TempFile
+{
+    std::string path;
+    explicit TempFile(const onnx::ModelProto& m, const std::string& name)
+        : path(std::string(IPUSIM_BINARY_DIR) + "/test_" + name + ".onnx")
+    {
+        std::ofstream out(path, std::ios::binary);
+        m.SerializeToOstream(&out);
+    }
+    ~TempFile() { std::remove(path.c_str()); }
+};
+
+json onnxConfig(const std::string& file, const json& workload = json::object())
+{
+    json w = {{"kind", "onnx"}, {"file", file}, {"mode", "infer"}, {"micro_batch", 4}};
+    w.update(workload);
+    return {{"system", {{"base", "hardware/mk2.json"}}}, {"workload", w}};
+}
+
+Experiment build(const json& doc) { return buildExperiment(config::loadConfig(doc, kRoot + "/configs/o.json")); }
+
+std::string errorOf(const json& doc)
+{
+    try {
+        build(doc);
+    } catch (const config::ConfigError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+struct Throwing : Diagnostics
+{
+protected:
+    void raise(const std::string& pointer, const std::string& message) const override
+    {
+        throw std::runtime_error(pointer + ": " + message);
+    }
+};
+
+} // namespace
+
+TEST_CASE("ONNX import: an MLP maps node by node onto graph layers", "[onnx]")
+{
+    const TempFile f(mlpModel(), "mlp");
+    const ModelSpec m = config::importOnnx({f.path, {}, {}, false}, Throwing());
+    // The weights are inputs of the file, but only data is a model input.
+    REQUIRE(m.inputs.size() == 1);
+    CHECK(m.inputs[0].name == "input");
+    CHECK(m.inputs[0].shape == std::vector<uint64_t>{784});
+    REQUIRE(m.layers.size() == 3); // the weight's transpose is no layer
+    CHECK(m.layers[0].kind == LayerKind::Linear);
+    CHECK(m.layers[0].features == 1024);
+    CHECK(m.layers[0].bias);
+    CHECK(m.layers[1].kind == LayerKind::Relu);
+    CHECK(m.layers[2].kind == LayerKind::Linear);
+    CHECK(m.layers[2].features == 10);
+    CHECK_FALSE(m.layers[2].bias);
+    CHECK(m.layers[2].origin == "ONNX node \"/fc2/MatMul\" (MatMul)");
+    CHECK(m.outputs == std::vector<std::string>{"/fc2/MatMul"});
+
+    // The same MLP as a JSON graph compiles to the same schedule, apart from names.
+    const Experiment onnxRun = build(onnxConfig(f.path));
+    json graph = {{"inputs", json::array({{{"name", "input"}, {"shape", {784}}}})},
+                  {"ops", json::array({{{"name", "/fc1/Gemm"}, {"op", "linear"}, {"inputs", {"input"}}, {"out_features", 1024}},
+                                       {{"name", "/relu1/Relu"}, {"op", "relu"}, {"inputs", {"/fc1/Gemm"}}},
+                                       {{"name", "/fc2/MatMul"}, {"op", "linear"}, {"inputs", {"/relu1/Relu"}}, {"out_features", 10}, {"bias", false}}})},
+                  {"outputs", {"/fc2/MatMul"}}};
+    json doc = onnxConfig("", {{"graph", graph}});
+    doc["workload"]["kind"] = "graph";
+    doc["workload"].erase("file");
+    const Experiment graphRun = build(doc);
+    CHECK(scheduleToJson(onnxRun.schedule) == scheduleToJson(graphRun.schedule));
+}
+
+TEST_CASE("ONNX import: every import error names the node or the config pointer", "[onnx][errors]")
+{
+    {
+        onnx::ModelProto m = mlpModel();
+        m.mutable_graph()->mutable_node(1)->set_op_type("Erf");
+        const TempFile f(m, "erf");
+        CHECK_THAT(errorOf(onnxConfig(f.path)),
+                   Catch::Contains("/workload/file: ONNX node \"/relu1/Relu\" (Erf): unsupported op (GELU exports as Erf and "
+                                   "element-wise nodes before opset 20); supported: Add, AveragePool"));
+    }
+    {
+        onnx::ModelProto m = mlpModel();
+        declare(m.mutable_graph()->mutable_input(0), "input", {1, 0});
+        const TempFile f(m, "dynamic");
+        CHECK_THAT(errorOf(onnxConfig(f.path)),
+                   Catch::Contains("/workload/inputs: expected the per-sample shape of input \"input\": the file leaves dimension 1 "
+                                   "of [1, n] dynamic"));
+        // Given in the config, it runs.
+        CHECK(errorOf(onnxConfig(f.path, {{"inputs", {{"input", {784}}}}})) == "no error");
+        CHECK_THAT(errorOf(onnxConfig(f.path, {{"inputs", {{"input", {28, 28}}}}})),
+                   Catch::Contains("/workload/inputs/input: expected 1 dimension (the file's input is [1, n], the batch first), found 2"));
+        CHECK_THAT(errorOf(onnxConfig(f.path, {{"inputs", {{"images", {784}}}}})),
+                   Catch::Contains("/workload/inputs/images: expected the name of a graph input of"));
+    }
+    {
+        // A reshape to a shape the graph computes (x.view(x.size(0), -1) exported with dynamic axes).
+        onnx::ModelProto m = mlpModel();
+        auto* g = m.mutable_graph();
+        g->mutable_node(3)->set_output(0, "mm");
+        node(g, "/Shape", "Shape", {"mm"}, {"shape"});
+        node(g, "/Reshape", "Reshape", {"mm", "shape"}, {"output"});
+        const TempFile f(m, "reshape");
+        CHECK_THAT(errorOf(onnxConfig(f.path)), Catch::Contains("ONNX node \"/Shape\" (Shape): unsupported op"));
+        g->mutable_node(4)->set_op_type("Identity");
+        const TempFile f2(m, "reshape2");
+        CHECK_THAT(errorOf(onnxConfig(f2.path)),
+                   Catch::Contains("ONNX node \"/Reshape\" (Reshape): expected a constant target shape (a shape computed in the graph is not supported)"));
+    }
+    {
+        const TempFile f(mlpModel(), "blocks");
+        const json blocks = json::array({{{"name", "a"}, {"prefix", "/fc1/"}}, {{"name", "b"}, {"prefix", "/fc3/"}}});
+        CHECK_THAT(errorOf(onnxConfig(f.path, {{"blocks", blocks}})),
+                   Catch::Contains("/workload/blocks/1/prefix: no node name of \"" + f.path + "\" starts with \"/fc3/\""));
+        CHECK_THAT(errorOf(onnxConfig(f.path, {{"mode", "train"}})),
+                   Catch::Contains("/workload/loss: expected \"cross_entropy\" (or a SoftmaxCrossEntropyLoss node in the model) to train from"));
+    }
+    {
+        const TempFile f(mlpModel(11), "opset");
+        CHECK_THAT(errorOf(onnxConfig(f.path)),
+                   Catch::Contains("/workload/file: expected opset 13 to 17 (torch.onnx.export(..., opset_version=13)), found 11"));
+    }
+    {
+        onnx::ModelProto m = mlpModel();
+        intsAttr(m.mutable_graph()->mutable_node(0), "pads", {1, 0, 0, 0});
+        m.mutable_graph()->mutable_node(0)->set_op_type("Conv");
+        const TempFile f(m, "conv");
+        CHECK_THAT(errorOf(onnxConfig(f.path)),
+                   Catch::Contains("ONNX node \"/fc1/Gemm\" (Conv): expected a 2-D convolution (weight [out, in, kh, kw]), found a weight of 2 dimensions"));
+    }
+    CHECK_THAT(errorOf(onnxConfig("nope.onnx")), Catch::Contains("/workload/file: cannot read ONNX model \"" + kRoot + "/configs/nope.onnx\""));
+    CHECK_THAT(errorOf(onnxConfig(kRoot + "/configs/default.json")), Catch::Contains("is not an ONNX model"));
+}

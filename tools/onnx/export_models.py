@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Exports models to ONNX for ipusim's "onnx" workload, without weights (only the graph).
+
+    export_models.py OUTDIR resnet50           torchvision's ResNet-50 v1.5 -> OUTDIR/resnet50.onnx
+    export_models.py OUTDIR mlp cnn block       the small models the tests compare with JSON graphs
+
+Models are exported in training mode (torch.onnx.TrainingMode.TRAINING), so batch norm keeps
+its own node and dropout stays, with node names carrying the module path ("/layer1/...") that
+"blocks" prefixes match. Needs Debian's python3-torch and python3-torchvision.
+"""
+import sys
+
+import torch
+from torch import nn
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 1024)
+        self.relu1 = nn.ReLU()
+        self.fc2 = nn.Linear(1024, 10, bias=False)
+
+    def forward(self, x):
+        return self.fc2(self.relu1(self.fc1(x)))
+
+
+class Cnn(nn.Module):
+    """A small residual CNN: strided convolutions, batch norm, pooling, a residual add."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, stride=2, padding=1, bias=False)
+        self.bn0 = nn.BatchNorm2d(16)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.conv = nn.Conv2d(16, 32, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(32)
+        self.down = nn.Conv2d(16, 32, 1, stride=2, bias=False)
+        self.gap = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.bn0(self.stem(x))))
+        x = torch.relu(self.bn1(self.conv(x)) + self.down(x))
+        return self.fc(torch.flatten(self.gap(x), 1))
+
+
+class Block(nn.Module):
+    """A tiny post-norm transformer encoder layer: 4 heads of 16 over 32 tokens."""
+
+    def __init__(self, seq=32, dim=64, heads=4):
+        super().__init__()
+        self.seq, self.dim, self.heads = seq, dim, heads
+        self.q = nn.Linear(dim, dim)
+        self.k = nn.Linear(dim, dim)
+        self.v = nn.Linear(dim, dim)
+        self.proj = nn.Linear(dim, dim)
+        self.ln1 = nn.LayerNorm(dim)
+        self.ff1 = nn.Linear(dim, 4 * dim)
+        self.ff2 = nn.Linear(4 * dim, dim)
+        self.ln2 = nn.LayerNorm(dim)
+
+    def split(self, t):
+        return t.reshape(-1, self.seq, self.heads, self.dim // self.heads).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        scores = torch.matmul(q, k.permute(0, 1, 3, 2)) / (self.dim // self.heads) ** 0.5
+        context = torch.matmul(torch.softmax(scores, -1), v).permute(0, 2, 1, 3).reshape(-1, self.seq, self.dim)
+        x = self.ln1(x + self.proj(context))
+        return self.ln2(x + self.ff2(torch.relu(self.ff1(x))))
+
+
+def resnet50():
+    import torchvision
+
+    return torchvision.models.resnet50()  # v1.5: the stride on the 3x3 convolution
+
+
+MODELS = {
+    "mlp": (Mlp, [1, 784]),
+    "cnn": (Cnn, [1, 3, 32, 32]),
+    "block": (Block, [1, 32, 64]),
+    "resnet50": (resnet50, [1, 3, 224, 224]),
+}
+
+
+def export(name, out_dir):
+    make, shape = MODELS[name]
+    torch.manual_seed(0)
+    model = make()
+    model.train()
+    torch.onnx.export(model, (torch.zeros(shape),), f"{out_dir}/{name}.onnx", opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      export_params=False, input_names=["input"], output_names=["output"])
+
+
+def main():
+    if len(sys.argv) < 3 or any(n not in MODELS for n in sys.argv[2:]):
+        sys.exit(f"usage: export_models.py OUTDIR {{{'|'.join(MODELS)}}}...")
+    import warnings
+
+    warnings.filterwarnings("ignore")  # torch's notes on training-mode export
+    for name in sys.argv[2:]:
+        export(name, sys.argv[1])
+
+
+if __name__ == "__main__":
+    main()
