@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 
 namespace ipusim {
@@ -28,6 +31,32 @@ StrategySpec withBlockIpus(const StrategySpec& strategy, const ModelGraphInfo& i
     return s;
 }
 
+/** PopART outlines identical subgraphs: the updates of weights of one shape are the same code,
+ *  compiled once. Keys every step of an update op (its exchanges, norms, trust ratio) by the
+ *  optimizer and the weight's shape and type. */
+std::function<std::string(const std::string&)> updateOutlining(const Graph& g, const TrainingOps& training)
+{
+    auto keys = std::make_shared<std::map<std::string, std::string>>();
+    for (std::size_t i : training.update) {
+        const Op& op = g.ops[i];
+        const TensorDesc& w = g.tensor(op.inputs.at(0));
+        const std::string optimizer = op.name.substr(op.name.rfind('.') + 1);
+        (*keys)[op.name] =
+            fmt::format("{}[{}]{}{}", optimizer, fmt::join(w.shape, "x"), nameOf(w.type), op.masterWeights ? "+master" : "");
+    }
+    return [keys](const std::string& step) {
+        for (const char* suffix : {"", ".grad", ".norms", ".norms.in", ".trust_ratio", ".trust_ratio.out", ".apply"}) {
+            const std::size_t n = std::char_traits<char>::length(suffix);
+            if (step.size() <= n || step.compare(step.size() - n, n, suffix) != 0)
+                continue;
+            auto it = keys->find(step.substr(0, step.size() - n));
+            if (it != keys->end())
+                return it->second + suffix;
+        }
+        return std::string();
+    };
+}
+
 } // namespace
 
 Schedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, const Diagnostics& diag)
@@ -46,8 +75,10 @@ Schedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, co
     opt.out.block = info.outputBlock;
     const Placement placement = resolvePlacement(withBlockIpus(w.strategy, info, diag), m.graph.blocks, system, diag);
     opt.availableMemoryProportion = memoryProportions(spec.availableMemoryProportion, placement, diag);
-    if (opt.train)
+    if (opt.train) {
         m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, info.losses, spec.optimizer));
+        opt.outline = updateOutlining(m.graph, m.training);
+    }
     return compileGraph(m, system, placement, opt, diag);
 }
 
