@@ -240,7 +240,8 @@ ModelSpec modelOf(const LoadedConfig& cfg)
     const json& g = cfg.doc.at("workload").at("graph");
     ModelSpec m;
     for (const json& in : g.at("inputs"))
-        m.inputs.push_back({in.at("name"), in.at("shape").get<std::vector<uint64_t>>(), in.value("dtype", std::string("float")) == "int32"});
+        m.inputs.push_back({in.at("name"), in.at("shape").get<std::vector<uint64_t>>(), in.value("dtype", std::string("float")) == "int32",
+                            in.value("dtype", std::string("float")) == "uint8"});
     const json& ops = g.at("ops");
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const std::string ptr = fmt::format("/workload/graph/ops/{}", i);
@@ -290,6 +291,7 @@ WorkloadSpec decodeOnnx(const LoadedConfig& cfg, const SystemParams& system, con
         source.blocks.push_back(block);
     }
     source.crossEntropy = w.at("loss") == "cross_entropy";
+    source.eightBitInputs = w.at("eight_bit_io");
     GraphSpec spec;
     spec.options = optionsOf(cfg, system, run);
     spec.model = importOnnx(source, cfg);

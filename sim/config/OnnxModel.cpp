@@ -181,6 +181,7 @@ private:
             ModelInput in;
             in.name = vi.name();
             in.integer = integerType(vi.type().tensor_type().elem_type());
+            in.eightBit = m_src.eightBitInputs && !in.integer;
             auto given = m_src.inputs.find(vi.name());
             if (given != m_src.inputs.end()) {
                 if (given->second.size() + 1 != dims.size())

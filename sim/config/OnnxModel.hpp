@@ -31,6 +31,8 @@ struct OnnxSource
     /** Adds softmax cross-entropy of the first output against int32 "labels" (a classifier
      *  exported without its loss). */
     bool crossEntropy = false;
+    /** Float data inputs cross from the host as 8-bit values, cast on the IPU. */
+    bool eightBitInputs = false;
 };
 
 /** Reads an ONNX model (opset 13 to 17, as torch.onnx.export writes it), runs ONNX shape

@@ -31,6 +31,15 @@ strip() { sed '/"simulator": {/,/}/d' "$1"; }
 for f in configs/schedules/*.json configs/graph/*.json configs/mnist/train.json configs/mnist/infer.json configs/mnist/pipelined*.json configs/mnist/sharded.json configs/mnist/offload_optimiser.json configs/mnist/phased_*.json; do
   expect 0 "total" -- "$ipusim" run "$f" --out "$out/c"
 done
+# ResNet-50, from the ONNX model the build exported (when python3-torch was there to export it).
+resnet=$(dirname "$ipusim")/models/resnet50.onnx
+if [ -f "$resnet" ]; then
+  for f in configs/resnet/*.json; do
+    expect 0 "samples/s" -- "$ipusim" run "$f" --out "$out/c" --set "/workload/file=\"$resnet\""
+  done
+  expect 1 "/workload/blocks/0/prefix: no node name of" -- "$ipusim" run configs/resnet/resnet50_pod16.json --out "$out/d" \
+    --set "/workload/file=\"$resnet\"" --set '/workload/blocks=[{"name": "x", "prefix": "/layer5/"}]'
+fi
 expect 0 "/system/ipu/tiles" -- "$ipusim" params
 expect 0 "Usage" -- "$ipusim" --help
 expect 0 "--set" -- "$ipusim" run --help

@@ -120,4 +120,34 @@ TEST_CASE("ONNX import: ResNet-50 has torchvision's multiply-adds and parameters
     CHECK(buffers / 4 == 2 * 26560); // the running mean and variance of 53 batch norms
 }
 
+TEST_CASE("ResNet-50 on IPU-POD16 and POD64: replicas change the all-reduce, never a replica's work", "[onnx][resnet]")
+{
+    // The POD64 config at the POD16 config's gradient accumulation: the same work per replica.
+    const auto sets = *test::bundledModelSets(test::kRoot + "/configs/resnet/resnet50_pod64.json");
+    std::vector<std::string> pod64Sets = sets;
+    pod64Sets.push_back("/run/gradient_accumulation=10");
+    const json pod16 = test::simulateFile("configs/resnet/resnet50_pod16.json", sets);
+    const json pod64 = test::simulateFile("configs/resnet/resnet50_pod64.json", pod64Sets);
+    CHECK(pod64.at("ipus").at(0).at("breakdown").at("compute") == pod16.at("ipus").at(0).at("breakdown").at("compute"));
+    CHECK(pod64.at("ipus").at(0).at("breakdown").at("exchange") == pod16.at("ipus").at(0).at("breakdown").at("exchange"));
+    CHECK(pod64.at("samples") == 4 * pod16.at("samples").get<uint64_t>());
+    // A longer ring all-reduces the same gradients in more steps: at most perfect scaling.
+    const double efficiency = pod64.at("samples_per_second").get<double>() / (4 * pod16.at("samples_per_second").get<double>());
+    CHECK(efficiency > 0.5);
+    CHECK(efficiency <= 1.0);
+}
+
+TEST_CASE("Eight-bit I/O: images cross the host link as bytes and are cast on the IPU", "[onnx][resnet]")
+{
+    json doc = onnxDoc("cnn", "train");
+    const json wide = test::simulateDoc(doc);
+    doc["workload"]["eight_bit_io"] = true;
+    const json narrow = test::simulateDoc(doc);
+    // 4 images of 3 x 32 x 32: fp16 is 2 bytes each, 8-bit 1; labels (int32) and the loss the same.
+    const uint64_t images = 4 * 3 * 32 * 32;
+    CHECK(wide.at("ipus").at(0).at("host_bytes_to_ipu").get<uint64_t>() - narrow.at("ipus").at(0).at("host_bytes_to_ipu").get<uint64_t>() ==
+          images);
+    CHECK(narrow.at("breakdown").at("compute").get<uint64_t>() > wide.at("breakdown").at("compute").get<uint64_t>()); // the cast
+}
+
 #endif

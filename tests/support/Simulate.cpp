@@ -24,6 +24,23 @@ nlohmann::json simulateFile(const std::string& file, const std::vector<std::stri
     return simulate(config::loadConfig(kRoot + "/" + file, sets));
 }
 
+std::optional<std::vector<std::string>> bundledModelSets(const std::string& path)
+{
+    const nlohmann::json doc = config::readJsonFile(path);
+    if (!doc.contains("workload") || doc["workload"].value("kind", "") != "onnx")
+        return std::vector<std::string>{};
+    const std::string file = doc["workload"].at("file");
+    const auto at = file.find("build/models/");
+    if (at == std::string::npos)
+        return std::vector<std::string>{};
+#ifdef IPUSIM_ONNX_DIR
+    const std::string exported = std::string(IPUSIM_ONNX_DIR) + "/" + file.substr(at + std::string("build/models/").size());
+    return std::vector<std::string>{"/workload/file=" + nlohmann::json(exported).dump()};
+#else
+    return std::nullopt;
+#endif
+}
+
 nlohmann::json simulateDoc(const nlohmann::json& doc)
 {
     return simulate(config::loadConfig(doc, kRoot + "/configs/inline.json"));

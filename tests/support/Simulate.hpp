@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ inline const std::string kRoot = IPUSIM_SOURCE_DIR;
  *  fit in memory. */
 nlohmann::json simulate(const Experiment& e, const RunOptions& options = {});
 nlohmann::json simulate(const config::LoadedConfig& cfg, const RunOptions& options = {});
+/** Overrides that point a shipped ONNX config at the models this build exported (the configs
+ *  name build/models, the README's build folder, which need not be this build's). Empty for
+ *  other configs; nullopt when the build exported no models (no python3-torch). */
+std::optional<std::vector<std::string>> bundledModelSets(const std::string& path);
 /** A config file of the tree (relative path) with overrides. */
 nlohmann::json simulateFile(const std::string& file, const std::vector<std::string>& sets = {});
 /** An inline config document; its bases resolve from configs/. */

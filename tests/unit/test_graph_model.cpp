@@ -82,6 +82,11 @@ TEST_CASE("Graph workload: an MLP's FLOPs and weights by hand", "[graph]")
     // fp16 weights: 1024 x 784 + a 1024 bias + 10 x 1024 without a bias.
     CHECK(bytesOfKind(e.schedule, "weight") == 2 * (1024 * 784 + 1024 + 10 * 1024));
     CHECK(e.schedule.samplesPerHostCall == 4);
+    // 8-bit input: 1 byte per element crosses from the host, cast to fp16 on the IPU.
+    CHECK(bytesOfKind(e.schedule, "input") == 4 * 784 * 2);
+    json eightBit = mlp();
+    eightBit["inputs"][0]["dtype"] = "uint8";
+    CHECK(bytesOfKind(build(graphConfig(eightBit, {{"precision", "fp16"}, {"partials", "fp16"}})).schedule, "input") == 4 * 784 * (1 + 2));
     // Training adds a backward pass twice the forward's matmuls (no data gradient into x).
     json graph = mlp();
     graph["inputs"].push_back({{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}});

@@ -98,6 +98,7 @@ enum class OpKind {
     SoftmaxGrad,
     LayerNorm,      // over rows of `channels` elements, then gamma and beta
     LayerNormGrad,
+    Cast,           // 8-bit host data to the model's precision
     Gather,         // rows of a table by index (embedding lookup); no index input: a fixed slice
     GatherGrad,     // the gathered rows' gradients added into a zeroed table-shaped gradient
     Sigmoid,

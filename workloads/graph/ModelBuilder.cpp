@@ -30,6 +30,7 @@ struct Value
     int tensor = -1;
     std::vector<uint64_t> shape; // with the micro-batch first
     bool integer = false;
+    bool eightBit = false;
 };
 
 class ModelBuilder
@@ -78,6 +79,7 @@ private:
             v.shape = in.shape;
             v.shape.insert(v.shape.begin(), m_batch);
             v.integer = in.integer;
+            v.eightBit = in.eightBit;
             m_values[in.name] = v;
         }
     }
@@ -102,8 +104,14 @@ private:
         Value& v = it->second;
         if (v.tensor < 0) {
             const TensorRole role = v.integer && onlyLossesRead(name) ? TensorRole::Label : TensorRole::Input;
-            v.tensor = m_g.addTensor(name, v.shape, v.integer ? Precision::FP32 : m_type, role); // int32: 4 bytes
+            const Precision streamed = v.integer ? Precision::FP32 : v.eightBit ? Precision::U8 : m_type; // int32: 4 bytes
+            v.tensor = m_g.addTensor(name, v.shape, streamed, role);
             m_g.addOp("host.load." + name, OpKind::HostLoad, {}, {v.tensor});
+            if (v.eightBit) { // still the model's input: no gradient flows into it
+                const int cast = m_g.addTensor(name + ".cast", v.shape, m_type, TensorRole::Input);
+                m_g.addOp(name + ".cast", OpKind::Cast, {v.tensor}, {cast});
+                v.tensor = cast;
+            }
         }
         return v;
     }

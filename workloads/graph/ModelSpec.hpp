@@ -60,12 +60,14 @@ struct LayerSpec
 };
 
 /** A model input, per sample (the micro-batch is the leading dimension); `integer` inputs
- *  (labels, token ids) are 32-bit. */
+ *  (labels, token ids) are 32-bit; `eightBit` data crosses from the host as 8-bit values and is
+ *  cast on the IPU (Graphcore's eight-bit I/O for images). */
 struct ModelInput
 {
     std::string name;
     std::vector<uint64_t> shape;
     bool integer = false;
+    bool eightBit = false;
 };
 
 struct ModelSpec

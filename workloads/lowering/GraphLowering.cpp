@@ -112,6 +112,7 @@ void GraphLowering::lower(const Op& op)
     case OpKind::MaxPoolGrad:
     case OpKind::AvgPool:
     case OpKind::AvgPoolGrad:
+    case OpKind::Cast:
     case OpKind::Relu:
     case OpKind::ReluGrad: lowerElementwise(op); break;
     case OpKind::BiasGrad: lowerBiasGrad(op); break;
@@ -337,6 +338,7 @@ void GraphLowering::lowerElementwise(const Op& op)
             needsExchange = true;
             break;
         case OpKind::Relu: cycles[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Relu, type, e); break;
+        case OpKind::Cast: cycles[t] = costs::cast(m_hw, type, m_graph.tensor(op.outputs.at(0)).type, e); break;
         case OpKind::ReluGrad: cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::ReluGrad, type, e); break;
         case OpKind::MaxPool: cycles[t] = costs::maxPool(m_hw, type, pooled(e), op.window); break;
         case OpKind::AvgPool:
@@ -363,6 +365,7 @@ void GraphLowering::lowerElementwise(const Op& op)
     case OpKind::ReluGrad: types = {"BinaryOp<RELU_GRAD>"}; break;
     case OpKind::MaxPool: types = {"MaxPool"}; break;
     case OpKind::AvgPool: types = {"AvgPool"}; break;
+    case OpKind::Cast: types = {"Cast"}; break;
     case OpKind::AvgPoolGrad: types = {"AvgPoolGrad"}; break;
     default: types = {"MaxPoolGrad"}; break;
     }
