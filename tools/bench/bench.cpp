@@ -106,6 +106,8 @@ int sc_main(int argc, char* argv[])
         {"BERT-Large phase 1 step, POD64 (GA 512)", pod64, {}},
         {"BERT-Large phase 2 step, POD16 (GA 2048)", "configs/bert/large_phase2_pod16.json", {}},
         {"BERT-Large SQuAD inference, M2000 (DI 64)", "configs/bert/large_squad_infer_m2000.json", {}},
+        {"ResNet-50 LARS step, POD16 (16 x GA 10, from ONNX)", "configs/resnet/resnet50_pod16.json", {}},
+        {"ResNet-50 LARS step, POD64 (64 x GA 3, from ONNX)", "configs/resnet/resnet50_pod64.json", {}},
     };
     for (int r : {1, 4, 16})
         cases.push_back({"pipelined host call, POD64, " + std::to_string(r) + " replica(s)", "configs/mnist/pipelined_pod16.json", mnistPod64(r)});
