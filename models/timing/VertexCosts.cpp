@@ -240,6 +240,11 @@ uint64_t inverseStdDeviation(const IpuParams& hw, uint64_t n)
     return hw.workers * (6 + 4 + 5 * ceilDiv(perWorker, 2));
 }
 
+uint64_t encodeOneHot(const IpuParams& hw, uint64_t n)
+{
+    return hw.workers * (11 + 74 * ceilDiv(n, hw.workers));
+}
+
 uint64_t dropout(const IpuParams& hw, Precision type, uint64_t n)
 {
     const uint64_t vectors = ceilDiv(n, hw.vectorWidth(type));

@@ -59,6 +59,9 @@ uint64_t inverseStdDeviation(const IpuParams& hw, uint64_t n);
 /** poprand DropoutSupervisor over n elements (draw the mask and apply it):
  *  W x ceil(vectors / W) x 2 + 40 (poprandCycleEstimators.cpp). */
 uint64_t dropout(const IpuParams& hw, Precision type, uint64_t n);
+/** popops EncodeOneHot of n indices (a worker vertex per worker's share): 11 + 74 per index
+ *  (poplibs-costs §3.12). */
+uint64_t encodeOneHot(const IpuParams& hw, uint64_t n);
 /** popops Fill of n elements (zeroing a gradient), §3.5: 26 + n/vw (half), 23 + n/vw (float). */
 uint64_t fill(const IpuParams& hw, Precision type, uint64_t n);
 /** popops MultiSlice (§3.5, getMultiSliceCycleEstimate): each worker checks its share of the

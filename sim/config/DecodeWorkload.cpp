@@ -196,7 +196,8 @@ LayerKind layerKindOf(const std::string& op)
         {"avg_pool2d", LayerKind::AvgPool2d}, {"global_avg_pool", LayerKind::GlobalAvgPool},
         {"batch_norm", LayerKind::BatchNorm2d}, {"sigmoid", LayerKind::Sigmoid}, {"exp", LayerKind::Exp},
         {"dropout", LayerKind::Dropout}, {"sub", LayerKind::Sub}, {"mul", LayerKind::Mul}, {"div", LayerKind::Div},
-        {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose}};
+        {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose}, {"log_softmax", LayerKind::LogSoftmax},
+        {"nll_loss", LayerKind::NllLoss}};
     return kinds.at(op);
 }
 

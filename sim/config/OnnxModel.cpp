@@ -392,7 +392,7 @@ private:
             return matmul(node);
         if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
             return binary(node);
-        if (op == "Softmax" || op == "LayerNormalization")
+        if (op == "Softmax" || op == "LayerNormalization" || op == "LogSoftmax")
             return lastAxis(node);
         if (op == "Flatten")
             return flatten(node);
@@ -402,8 +402,8 @@ private:
             return transpose(node);
         if (op == "Gather")
             return gather(node);
-        if (op == "SoftmaxCrossEntropyLoss")
-            return add(node, layerFor(node, LayerKind::CrossEntropy, {0, 1}));
+        if (op == "SoftmaxCrossEntropyLoss" || op == "NegativeLogLikelihoodLoss")
+            return loss(node);
         std::string hint;
         if (op == "ReduceMean" || op == "Pow" || op == "Sqrt")
             hint = " (LayerNorm exports as one LayerNormalization node with opset_version=17)";
@@ -483,12 +483,26 @@ private:
     /** Softmax and LayerNormalization over the last axis, as the graph workload has them. */
     void lastAxis(const onnx::NodeProto& node)
     {
-        const bool softmax = node.op_type() == "Softmax";
+        static const std::map<std::string, LayerKind> kinds = {
+            {"Softmax", LayerKind::Softmax}, {"LogSoftmax", LayerKind::LogSoftmax}, {"LayerNormalization", LayerKind::LayerNorm}};
         const int64_t axis = intAttr(node, "axis", -1);
         const auto rank = int64_t(rankOf(node.input(0)));
         if (axis != -1 && axis != rank - 1)
             failNode(node, fmt::format("expected axis -1 (the last of {} dimensions), found {}", rank, axis));
-        add(node, layerFor(node, softmax ? LayerKind::Softmax : LayerKind::LayerNorm, {0}));
+        add(node, layerFor(node, kinds.at(node.op_type()), {0}));
+    }
+
+    /** torch's cross_entropy and nll_loss: a mean over the batch, no class weights (an ignored
+     *  label index changes no cycles). */
+    void loss(const onnx::NodeProto& node)
+    {
+        const auto* reduction = attr(node, "reduction");
+        if (reduction && reduction->s() != "mean")
+            failNode(node, fmt::format("expected reduction \"mean\", found \"{}\"", reduction->s()));
+        if (node.input_size() > 2 && !node.input(2).empty())
+            failNode(node, "expected no class weights");
+        const bool nll = node.op_type() == "NegativeLogLikelihoodLoss";
+        add(node, layerFor(node, nll ? LayerKind::NllLoss : LayerKind::CrossEntropy, {0, 1}));
     }
 
     void flatten(const onnx::NodeProto& node)
@@ -574,8 +588,9 @@ private:
             return;
         if (m_spec.outputs.empty())
             failFile("expected a graph output (the logits) for \"loss\": \"cross_entropy\"");
-        if (std::any_of(m_spec.layers.begin(), m_spec.layers.end(), [](const LayerSpec& l) { return l.kind == LayerKind::CrossEntropy; }))
-            m_diag.fail("/workload/loss", "expected \"none\": the model has its own loss (SoftmaxCrossEntropyLoss)");
+        if (std::any_of(m_spec.layers.begin(), m_spec.layers.end(),
+                        [](const LayerSpec& l) { return l.kind == LayerKind::CrossEntropy || l.kind == LayerKind::NllLoss; }))
+            m_diag.fail("/workload/loss", "expected \"none\": the model has its own loss");
         m_spec.inputs.push_back({"labels", {}, true});
         LayerSpec loss;
         loss.name = "loss";
@@ -607,8 +622,9 @@ const std::vector<std::string>& supportedOnnxOps()
 {
     static const std::vector<std::string> ops = {
         "Add", "AveragePool", "BatchNormalization", "Constant", "Conv", "Div", "Dropout", "Exp", "Flatten", "Gather",
-        "Gemm", "GlobalAveragePool", "Identity", "LayerNormalization", "MatMul", "MaxPool", "Mul", "Relu", "Reshape",
-        "Sigmoid", "Softmax", "SoftmaxCrossEntropyLoss", "Sub", "Tanh", "Transpose"};
+        "Gemm", "GlobalAveragePool", "Identity", "LayerNormalization", "LogSoftmax", "MatMul", "MaxPool", "Mul",
+        "NegativeLogLikelihoodLoss", "Relu", "Reshape", "Sigmoid", "Softmax", "SoftmaxCrossEntropyLoss", "Sub", "Tanh",
+        "Transpose"};
     return ops;
 }
 
@@ -617,7 +633,7 @@ ModelSpec importOnnx(const OnnxSource& source, const Diagnostics& diag)
     ModelSpec m = OnnxImporter(source, diag).run();
     m.pointer = "/workload/file";
     m.lossPointer = "/workload/loss";
-    m.lossExpected = "\"cross_entropy\" (or a SoftmaxCrossEntropyLoss node in the model)";
+    m.lossExpected = "\"cross_entropy\" (or a SoftmaxCrossEntropyLoss or NegativeLogLikelihoodLoss node in the model)";
     return m;
 }
 

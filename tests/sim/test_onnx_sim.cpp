@@ -74,6 +74,18 @@ TEST_CASE("ONNX import: PyTorch's MLP, residual CNN and transformer block simula
     }
 }
 
+TEST_CASE("ONNX import: a model with its own loss trains as the graph with cross_entropy", "[onnx]")
+{
+    json onnx = onnxDoc("mlp_loss", "train");
+    onnx["workload"]["loss"] = "none"; // SoftmaxCrossEntropyLoss is in the file
+    json graph = graphDoc("mlp", "train");
+    graph["workload"]["graph"]["outputs"] = {"loss"}; // the model returns only its loss
+    const json fromOnnx = figures(test::simulateDoc(onnx));
+    const json fromGraph = figures(test::simulateDoc(graph));
+    INFO("differences: " << json::diff(fromGraph, fromOnnx).dump());
+    CHECK(fromOnnx == fromGraph);
+}
+
 TEST_CASE("ONNX import: blocks by node-name prefix pipeline a model as block annotations do", "[onnx]")
 {
     auto onM2000 = [](json doc) {

@@ -98,6 +98,8 @@ TEST_CASE("Batch norm and dropout vertices", "[costs]")
     CHECK(dropout(hw, Precision::FP16, 1024) == 556);
     // fp32: 512 vectors, 86 per worker
     CHECK(dropout(hw, Precision::FP32, 1024) == 6 * 86 * 2 + 40);
+    // EncodeOneHot, 40 labels: 7 per worker; 6 x (11 + 74 x 7)
+    CHECK(encodeOneHot(hw, 40) == 3174);
 }
 
 TEST_CASE("Costs grow with work and never shrink", "[costs]")

@@ -340,6 +340,34 @@ TEST_CASE("Graph workload: every other op kind's FLOPs, parameters and work by h
     CHECK(cycles.count("r") == 0);
 }
 
+TEST_CASE("Graph workload: log_softmax and nll_loss train like a classifier's cross-entropy", "[graph]")
+{
+    const json graph = {{"inputs", json::array({{{"name", "x"}, {"shape", {256}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}})},
+                        {"ops", json::array({op("fc", "linear", {"x"}, {{"out_features", 64}}), op("lp", "log_softmax", {"fc"}),
+                                             op("nll", "nll_loss", {"lp", "y"})})},
+                        {"outputs", {"nll"}}};
+    const Experiment e = build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 8}}));
+    CHECK(e.schedule.modelFlopsPerSample == 2.0 * 2 * 256 * 64); // forward and weight gradient (no gradient into x)
+    std::map<std::string, uint64_t> cycles;
+    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* c = std::get_if<ComputeStep>(&step.op))
+            for (const auto& r : c->cycles.runs())
+                cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
+    });
+    for (const char* name : {"lp", "nll", "nll.sum", "nll.grad", "lp.grad", "fc.wgrad"}) {
+        INFO(name);
+        CHECK(cycles[name] > 0);
+    }
+    // Inference leaves the loss out: the log-probabilities are the output.
+    json infer = graph;
+    infer["outputs"] = {"lp"};
+    CHECK(errorOf(graphConfig(infer)) == "no error");
+    json wrong = graph;
+    wrong["ops"][2]["inputs"] = {"lp", "x"};
+    CHECK_THAT(errorOf(graphConfig(wrong, {{"mode", "train"}})),
+               Catch::Contains("/workload/graph/ops/2/inputs/1: expected integer labels [4], found non-integer [4, 256]"));
+}
+
 TEST_CASE("Graph workload: the tutorial's CNN as a graph is the MNIST workload", "[graph]")
 {
     const Experiment graph = buildExperiment(kRoot + "/configs/graph/mnist.json");
@@ -441,7 +469,7 @@ TEST_CASE("Graph workload: every bad graph names the op and what was expected", 
                Catch::Contains("/workload/graph/outputs/0: expected the name of an op, found \"x\""));
     CHECK_THAT(errorOf(graphConfig({{"inputs", json::array({{{"name", "x"}, {"shape", {3}}}})}, {"ops", json::array({op("r", "relu", {"x"})})},
                                     {"outputs", {"r"}}}, {{"mode", "train"}})),
-               Catch::Contains("/workload/graph/ops: expected a loss op (cross_entropy) to train from"));
+               Catch::Contains("/workload/graph/ops: expected a loss op (cross_entropy or nll_loss) to train from"));
     CHECK_THAT(errorOf(withOps(json::array({op("s", "sigmoidish", {"x"})}))), Catch::Contains("/workload/graph/ops/0/op: expected one of"));
     CHECK_THAT(errorOf(graphConfig(mlp(), {{"strategy", {{"kind", "pipelined"}, {"layers_per_ipu", {1, 1}}}}})),
                Catch::Contains("/workload/strategy/layers_per_ipu: expected only for BERT: a graph's blocks are placed with \"stages\" or \"block_ipus\""));

@@ -208,7 +208,7 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
         CHECK_THAT(errorOf(onnxConfig(f.path, {{"blocks", blocks}})),
                    Catch::Contains("/workload/blocks/1/prefix: no node name of \"" + f.path + "\" starts with \"/fc3/\""));
         CHECK_THAT(errorOf(onnxConfig(f.path, {{"mode", "train"}})),
-                   Catch::Contains("/workload/loss: expected \"cross_entropy\" (or a SoftmaxCrossEntropyLoss node in the model) to train from"));
+                   Catch::Contains("/workload/loss: expected \"cross_entropy\" (or a SoftmaxCrossEntropyLoss or NegativeLogLikelihoodLoss node in the model) to train from"));
     }
     {
         const TempFile f(mlpModel(11), "opset");

@@ -3,7 +3,7 @@
 """Exports models to ONNX for ipusim's "onnx" workload, without weights (only the graph).
 
     export_models.py OUTDIR resnet50           torchvision's ResNet-50 v1.5 -> OUTDIR/resnet50.onnx
-    export_models.py OUTDIR mlp cnn block       the small models the tests compare with JSON graphs
+    export_models.py OUTDIR mlp mlp_loss cnn block   the small models the tests compare with JSON graphs
 
 Models are exported in training mode (torch.onnx.TrainingMode.TRAINING), so batch norm keeps
 its own node and dropout stays, with node names carrying the module path ("/layer1/...") that
@@ -72,28 +72,37 @@ class Block(nn.Module):
         return self.ln2(x + self.ff2(torch.relu(self.ff1(x))))
 
 
+class MlpLoss(Mlp):
+    """The MLP with its loss inside, as PopTorch models return it: exports SoftmaxCrossEntropyLoss."""
+
+    def forward(self, x, labels):
+        return nn.functional.cross_entropy(super().forward(x), labels)
+
+
 def resnet50():
     import torchvision
 
     return torchvision.models.resnet50()  # v1.5: the stride on the 3x3 convolution
 
 
-MODELS = {
-    "mlp": (Mlp, [1, 784]),
-    "cnn": (Cnn, [1, 3, 32, 32]),
-    "block": (Block, [1, 32, 64]),
-    "resnet50": (resnet50, [1, 3, 224, 224]),
+MODELS = {  # name: (constructor, example inputs)
+    "mlp": (Mlp, lambda: (torch.zeros(1, 784),)),
+    "mlp_loss": (MlpLoss, lambda: (torch.zeros(1, 784), torch.zeros(1, dtype=torch.long))),
+    "cnn": (Cnn, lambda: (torch.zeros(1, 3, 32, 32),)),
+    "block": (Block, lambda: (torch.zeros(1, 32, 64),)),
+    "resnet50": (resnet50, lambda: (torch.zeros(1, 3, 224, 224),)),
 }
 
 
 def export(name, out_dir):
-    make, shape = MODELS[name]
+    make, inputs = MODELS[name]
     torch.manual_seed(0)
     model = make()
     model.train()
-    torch.onnx.export(model, (torch.zeros(shape),), f"{out_dir}/{name}.onnx", opset_version=17,
+    example = inputs()
+    torch.onnx.export(model, example, f"{out_dir}/{name}.onnx", opset_version=17,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      export_params=False, input_names=["input"], output_names=["output"])
+                      export_params=False, input_names=["input", "labels"][:len(example)], output_names=["output"])
 
 
 def main():

@@ -80,6 +80,10 @@ enum class OpKind {
     ReluGrad,
     SoftmaxCrossEntropy,
     SoftmaxCrossEntropyGrad,
+    NllLoss,        // the mean of minus the labels' log-probabilities (after a LogSoftmax)
+    NllLossGrad,
+    LogSoftmax,     // over rows of `channels` elements
+    LogSoftmaxGrad,
     GradAccumulate, // accumulator += gradient
     AdamW,          // optimizer update of one weight
     Lamb,           // AdamW's moments scaled per tensor by the trust ratio |w| / |update|
@@ -132,6 +136,9 @@ struct Op
     bool attentionScaleMask = false; // Softmax / SoftmaxGrad: with the attention scale (and mask)
     bool training = false;   // BatchNorm / BatchNormGrad: batch statistics (and running updates)
 };
+
+/** Whether an op is a loss, where training's backward pass starts. */
+inline bool isLoss(OpKind k) { return k == OpKind::SoftmaxCrossEntropy || k == OpKind::NllLoss; }
 
 /** A model graph: tensors and ops in execution order. */
 struct Graph

@@ -14,6 +14,8 @@
 namespace ipusim {
 namespace {
 
+bool isLossLayer(LayerKind k) { return k == LayerKind::CrossEntropy || k == LayerKind::NllLoss; }
+
 std::string shapeText(const std::vector<uint64_t>& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 /** The product of the dimensions of `s` from `first` on, leaving out the last `dropLast`. */
@@ -88,7 +90,7 @@ private:
     [[nodiscard]] bool onlyLossesRead(const std::string& name) const
     {
         for (const auto& l : m_model.layers)
-            if (l.kind != LayerKind::CrossEntropy && std::count(l.inputs.begin(), l.inputs.end(), name))
+            if (!isLossLayer(l.kind) && std::count(l.inputs.begin(), l.inputs.end(), name))
                 return false;
         return true;
     }
@@ -152,7 +154,7 @@ private:
     void layer(std::size_t i)
     {
         const LayerSpec& l = m_model.layers[i];
-        if (l.kind == LayerKind::CrossEntropy && !m_withLoss)
+        if (isLossLayer(l.kind) && !m_withLoss)
             return;
         enterBlock(l.block.empty() ? (m_g.currentBlock.empty() ? "model" : m_g.currentBlock) : l.block, i);
         if (l.ipu)
@@ -207,7 +209,9 @@ private:
         case LayerKind::Flatten: return flatten(l, i);
         case LayerKind::Reshape: return reshape(l, i);
         case LayerKind::Embedding: return embedding(l, i);
-        case LayerKind::CrossEntropy: return crossEntropy(l, i);
+        case LayerKind::CrossEntropy: return loss(l, i, OpKind::SoftmaxCrossEntropy);
+        case LayerKind::NllLoss: return loss(l, i, OpKind::NllLoss);
+        case LayerKind::LogSoftmax: return unary(l, i, OpKind::LogSoftmax);
         }
         return {};
     }
@@ -291,7 +295,7 @@ private:
         const Value x = input(i, 0);
         Value y{tensor(l.name + ".out", x.shape), x.shape};
         Op& op = m_g.addOp(l.name, kind, {x.tensor}, {y.tensor});
-        if (kind == OpKind::Softmax)
+        if (kind == OpKind::Softmax || kind == OpKind::LogSoftmax)
             op.channels = x.shape.back(); // the rows it normalises
         return y;
     }
@@ -451,25 +455,26 @@ private:
         return y;
     }
 
-    Value crossEntropy(const LayerSpec& l, std::size_t i)
+    /** Softmax cross-entropy of logits, or NLL of log-probabilities, against integer labels. */
+    Value loss(const LayerSpec& l, std::size_t i, OpKind kind)
     {
         expectInputs(i, 2);
         const Value logits = input(i, 0);
-        expectRank(i, logits, 2, "logits [batch, classes]");
+        expectRank(i, logits, 2, kind == OpKind::NllLoss ? "log-probabilities [batch, classes]" : "logits [batch, classes]");
         const Value labels = input(i, 1);
         if (!labels.integer || labels.shape != std::vector<uint64_t>{logits.shape[0]})
             fail(i, "inputs/1", fmt::format("expected integer labels [{}], found {}{}", logits.shape[0],
-                                                       labels.integer ? "" : "non-integer ", shapeText(labels.shape)));
-        Value loss{m_g.addTensor(l.name, {1}, Precision::FP32, TensorRole::Output), {1}};
-        m_g.addOp(l.name, OpKind::SoftmaxCrossEntropy, {logits.tensor, labels.tensor}, {loss.tensor}).channels = logits.shape[1];
-        return loss;
+                                            labels.integer ? "" : "non-integer ", shapeText(labels.shape)));
+        Value value{m_g.addTensor(l.name, {1}, Precision::FP32, TensorRole::Output), {1}};
+        m_g.addOp(l.name, kind, {logits.tensor, labels.tensor}, {value.tensor}).channels = logits.shape[1];
+        return value;
     }
 
     void outputs(ModelGraphInfo& info)
     {
         std::set<std::string> lossLayers;
         for (const auto& l : m_model.layers)
-            if (l.kind == LayerKind::CrossEntropy)
+            if (isLossLayer(l.kind))
                 lossLayers.insert(l.name);
         for (std::size_t k = 0; k < m_model.outputs.size(); ++k) {
             const std::string& name = m_model.outputs[k];

@@ -37,6 +37,8 @@ enum class LayerKind {
     Reshape,      // a view: the per-sample shape given
     Embedding,    // rows of a [count, dim] table by integer index
     CrossEntropy, // softmax cross-entropy of [batch, classes] logits against integer labels
+    LogSoftmax,   // over the last dimension
+    NllLoss,      // minus the mean log-probability of integer labels in [batch, classes]
 };
 
 /** One layer; the attributes its kind does not use keep their defaults. */
@@ -80,7 +82,7 @@ struct ModelSpec
     std::string pointer = "/workload/graph";
     /** Where training without a loss is reported, and what it expects. */
     std::string lossPointer = "/workload/graph/ops";
-    std::string lossExpected = "a loss op (cross_entropy)";
+    std::string lossExpected = "a loss op (cross_entropy or nll_loss)";
 };
 
 } // namespace ipusim

@@ -117,7 +117,9 @@ void GraphLowering::lower(const Op& op)
     case OpKind::ReluGrad: lowerElementwise(op); break;
     case OpKind::BiasGrad: lowerBiasGrad(op); break;
     case OpKind::SoftmaxCrossEntropy:
-    case OpKind::SoftmaxCrossEntropyGrad: lowerLoss(op); break;
+    case OpKind::SoftmaxCrossEntropyGrad:
+    case OpKind::NllLoss:
+    case OpKind::NllLossGrad: lowerLoss(op); break;
     case OpKind::GradAccumulate: lowerAccumulate(op); break;
     case OpKind::AdamW:
     case OpKind::Lamb:
@@ -147,7 +149,9 @@ void GraphLowering::lower(const Op& op)
     case OpKind::Exp:
     case OpKind::ExpGrad:
     case OpKind::Dropout:
-    case OpKind::DropoutGrad: lowerRowwise(op); break;
+    case OpKind::DropoutGrad:
+    case OpKind::LogSoftmax:
+    case OpKind::LogSoftmaxGrad: lowerRowwise(op); break;
     case OpKind::Gather: lowerGather(op); break;
     case OpKind::GatherGrad: lowerGatherGrad(op); break;
     }
@@ -418,7 +422,8 @@ void GraphLowering::lowerLoss(const Op& op)
     const int labels = op.inputs.back();
     const Precision type = m_graph.tensor(op.inputs[0]).type;
     const uint64_t classes = op.channels;
-    const bool forward = op.kind == OpKind::SoftmaxCrossEntropy;
+    const bool forward = op.kind == OpKind::SoftmaxCrossEntropy || op.kind == OpKind::NllLoss;
+    const bool nll = op.kind == OpKind::NllLoss || op.kind == OpKind::NllLossGrad;
     std::vector<ExchangeBytes> x(m_hw.tiles), stats(m_hw.tiles);
     addSends(x, labels);
     TileVector cycles(m_hw.tiles, 0), combine(m_hw.tiles, 0);
@@ -438,7 +443,11 @@ void GraphLowering::lowerLoss(const Op& op)
             if (part == 0)
                 rowsTotal += split ? 0 : rows;
             x[t].recv += rows * 4;
-            if (forward)
+            if (nll) // PopART's NLL: the labels one-hot encoded, times the log-probabilities (scaled by
+                     // -1/batch for the gradient), summed per row going forward
+                cycles[t] += costs::encodeOneHot(m_hw, rows) + costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e) +
+                             (forward ? costs::reduceRows(m_hw, Precision::FP32, rows, perRow) : 0);
+            else if (forward)
                 cycles[t] += costs::reduceRows(m_hw, type, rows, perRow) + costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
                              costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) + costs::reduceRows(m_hw, Precision::FP32, rows, perRow) +
                              costs::unaryOp(m_hw, costs::UnaryOpKind::Log, Precision::FP32, rows) +
@@ -451,18 +460,23 @@ void GraphLowering::lowerLoss(const Op& op)
             // Pieces of a row (over tiles or vocabulary parts) send their row max and sum to
             // the row's reducer and get the combined pair back; reducers rotate over the
             // tiles, so each tile also combines as many rows as it holds pieces of.
+            // NLL's pieces combine only their share of each row's picked value, and only going forward.
             const uint64_t pieces = parts * ceilDiv(classes, perRow);
-            if (pieces > 1) {
-                stats[t].send += 2 * rows * 8;
-                stats[t].recv += 2 * rows * 8;
-                combine[t] = 2 * costs::reduce(m_hw, Precision::FP32, rows, pieces);
+            const uint64_t statistics = nll ? (forward ? 1 : 0) : 2;
+            if (pieces > 1 && statistics > 0) {
+                stats[t].send += statistics * rows * 8;
+                stats[t].recv += statistics * rows * 8;
+                combine[t] = statistics * costs::reduce(m_hw, Precision::FP32, rows, pieces);
                 rowPieces = std::max(rowPieces, pieces);
             }
         }
     }
     m_b.sync();
     m_b.exchange(op.name + ".labels", x);
-    m_b.compute(op.name, cycles, {forward ? "SoftmaxCrossEntropy" : "SoftmaxCrossEntropyGrad"}, 6);
+    if (nll)
+        m_b.compute(op.name, cycles, {"EncodeOneHot", "BinaryOp<MULTIPLY>", "ReduceAdd"}, 3);
+    else
+        m_b.compute(op.name, cycles, {forward ? "SoftmaxCrossEntropy" : "SoftmaxCrossEntropyGrad"}, 6);
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     if (rowPieces > 1) {
@@ -700,7 +714,8 @@ void GraphLowering::lowerRowwise(const Op& op)
     const uint64_t C = std::max<uint64_t>(op.channels, 1);
     TileVector cycles(m_hw.tiles, 0), combine(m_hw.tiles, 0);
     std::vector<ExchangeBytes> params(m_hw.tiles), stats(m_hw.tiles);
-    const bool reducesRows = op.kind == OpKind::Softmax || op.kind == OpKind::SoftmaxGrad || layerNorm;
+    const bool reducesRows = op.kind == OpKind::Softmax || op.kind == OpKind::SoftmaxGrad || op.kind == OpKind::LogSoftmax ||
+                             op.kind == OpKind::LogSoftmaxGrad || layerNorm;
     bool splitRows = false;
     auto bin = [&](BinaryOpKind k, uint64_t e) { return costs::binaryOp(m_hw, k, type, e); };
     auto un = [&](UnaryOpKind k, uint64_t e) { return costs::unaryOp(m_hw, k, type, e); };
@@ -714,6 +729,8 @@ void GraphLowering::lowerRowwise(const Op& op)
     case OpKind::Softmax: types = {"ReduceMax", "ReduceAdd", "UnaryOp<EXPONENT>", "BinaryOp<DIVIDE>", "BinaryOp<ADD>"}; break;
     case OpKind::SoftmaxGrad: types = {"BinaryOp<MULTIPLY>", "ReduceAdd", "BinaryOp<SUBTRACT>"}; break;
     case OpKind::LayerNorm: types = {"ReduceAdd", "BinaryOp<SUBTRACT>", "UnaryOp<SQUARE>", "UnaryOp<RSQRT>", "BinaryOp<MULTIPLY>"}; break;
+    case OpKind::LogSoftmax: types = {"ReduceMax", "ReduceAdd", "UnaryOp<EXPONENT>", "UnaryOp<LOGARITHM>", "BinaryOp<SUBTRACT>"}; break;
+    case OpKind::LogSoftmaxGrad: types = {"UnaryOp<EXPONENT>", "ReduceAdd", "BinaryOp<MULTIPLY>", "BinaryOp<SUBTRACT>"}; break;
     case OpKind::Sub: types = {"BinaryOp<SUBTRACT>"}; break;
     case OpKind::Mul: types = {"BinaryOp<MULTIPLY>"}; break;
     case OpKind::Div: types = {"BinaryOp<DIVIDE>"}; break;
@@ -748,6 +765,15 @@ void GraphLowering::lowerRowwise(const Op& op)
         case OpKind::GeluGrad: cycles[t] = un(UnaryOpKind::GeluErf, e) + bin(BinaryOpKind::Mul, e); break;
         case OpKind::Tanh: cycles[t] = un(UnaryOpKind::Tanh, e); break;
         case OpKind::TanhGrad: cycles[t] = un(UnaryOpKind::Square, e) + bin(BinaryOpKind::Sub, e) + bin(BinaryOpKind::Mul, e); break;
+        case OpKind::LogSoftmax: // x - max - log(sum(exp(x - max))): the row max, exponentiate, sum, one log per row
+            cycles[t] = costs::reduceRows(m_hw, type, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) +
+                        costs::reduceRows(m_hw, f32, rows, piece) + costs::unaryOp(m_hw, UnaryOpKind::Log, f32, rows) +
+                        bin(BinaryOpKind::Sub, e);
+            break;
+        case OpKind::LogSoftmaxGrad: // dx = dy - exp(y) sum(dy)
+            cycles[t] = un(UnaryOpKind::Exp, e) + costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Mul, e) +
+                        bin(BinaryOpKind::Sub, e);
+            break;
         case OpKind::Sub: cycles[t] = bin(BinaryOpKind::Sub, e); break;
         case OpKind::Mul: cycles[t] = bin(BinaryOpKind::Mul, e); break;
         case OpKind::Div: cycles[t] = bin(BinaryOpKind::Div, e); break;

@@ -14,7 +14,7 @@ std::vector<const Op*> opsOf(const Graph& g, const std::vector<std::size_t>& ind
 
 bool recomputable(const Op& op)
 {
-    return op.kind != OpKind::HostLoad && op.kind != OpKind::SoftmaxCrossEntropy;
+    return op.kind != OpKind::HostLoad && !isLoss(op.kind);
 }
 
 Op storeOp(const OutputPlan& out)

@@ -154,7 +154,7 @@ private:
             return;
         const int y = op.outputs.empty() ? -1 : op.outputs[0];
         m_g.currentBlock = op.block; // gradients live with the op that makes them
-        if (op.kind == OpKind::SoftmaxCrossEntropy) {
+        if (isLoss(op.kind)) {
             if (std::find(m_opt.losses.begin(), m_opt.losses.end(), y) != m_opt.losses.end())
                 lossGradient(op);
             return;
@@ -170,7 +170,7 @@ private:
         std::vector<int> parts(op.inputs.begin(), op.inputs.end() - 1), dparts;
         for (int part : parts)
             dparts.push_back(newGrad(part, TensorRole::Gradient));
-        emit(op.name + ".grad", OpKind::SoftmaxCrossEntropyGrad, op.inputs, dparts, op);
+        emit(op.name + ".grad", op.kind == OpKind::NllLoss ? OpKind::NllLossGrad : OpKind::SoftmaxCrossEntropyGrad, op.inputs, dparts, op);
         for (std::size_t k = 0; k < parts.size(); ++k)
             contribute(parts[k], dparts[k], op);
     }
@@ -206,6 +206,7 @@ private:
         case OpKind::Gelu: unary(op, OpKind::GeluGrad, dy, op.inputs[0]); break;
         case OpKind::Tanh: unary(op, OpKind::TanhGrad, dy, y); break;
         case OpKind::Softmax: unary(op, OpKind::SoftmaxGrad, dy, y); break;
+        case OpKind::LogSoftmax: unary(op, OpKind::LogSoftmaxGrad, dy, y); break;
         case OpKind::MaxPool: {
             const int dx = newGrad(op.inputs[0], TensorRole::Gradient);
             Op* b = emit(op.name + ".grad", OpKind::MaxPoolGrad, {dy, op.inputs[0], y}, {dx}, op);
