@@ -101,13 +101,30 @@ private:
         for (const auto& o : m_model.opset_import())
             if (o.domain().empty() || o.domain() == "ai.onnx")
                 opset = o.version();
+        if (opset < 0)
+            failFile("expected an opset of the default ONNX domain (13 to 17), found none");
         if (opset < 13 || opset > 17)
             failFile(fmt::format("expected opset 13 to 17 (torch.onnx.export(..., opset_version=13)), found {}", opset));
+        checkDivisors();
         try {
             onnx::shape_inference::InferShapes(m_model);
         } catch (const std::exception& e) {
             failFile(fmt::format("ONNX shape inference failed on \"{}\": {}", m_src.path, e.what()));
         }
+    }
+
+    /** ONNX's shape inference divides by strides, dilations, kernel sizes and groups without
+     *  checking them: a zero would stop the process, so they are checked first. */
+    void checkDivisors() const
+    {
+        for (const auto& node : m_model.graph().node())
+            for (const auto& a : node.attribute()) {
+                const bool divisors = a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape";
+                if (divisors && std::any_of(a.ints().begin(), a.ints().end(), [](int64_t v) { return v < 1; }))
+                    failNode(node, fmt::format("expected {} of 1 to 65535, found [{}]", a.name(), fmt::join(a.ints(), ", ")));
+                if (a.name() == "group" && a.i() < 1)
+                    failNode(node, fmt::format("expected a group count of at least 1, found {}", a.i()));
+            }
     }
 
     /** Shapes and types of every named value, weights and constants. */
@@ -119,7 +136,8 @@ private:
             m_dims[init.name()] = {};
             for (int64_t d : init.dims())
                 m_dims[init.name()].push_back({d, ""});
-            m_constants[init.name()] = init;
+            if (init.dims_size() <= 1 && (init.dims_size() == 0 || init.dims(0) <= 16)) // shapes and scalars, not weights
+                m_constants[init.name()] = init;
         }
         for (const auto& vi : g.value_info())
             m_dims[vi.name()] = dimsOf(vi.type());
@@ -139,7 +157,7 @@ private:
             for (int k = 0; k < node.input_size(); ++k)
                 m_readers[node.input(k)].push_back({&node, k});
         for (const auto& vi : g.input()) {
-            const bool isData = m_src.inputs.empty() ? !weightLike(vi.name()) : m_src.inputs.count(vi.name()) > 0;
+            const bool isData = m_src.inputs.count(vi.name()) > 0 || !weightLike(vi.name());
             if (isData && !m_params.count(vi.name()))
                 m_dataInputs.push_back(vi);
             else
@@ -232,6 +250,8 @@ private:
             return fallback;
         if (v.size() != 2)
             failNode(node, fmt::format("expected a 2-D {} (an NCHW input), found {} values", name, v.size()));
+        if (v[0] < 1 || v[1] < 1 || v[0] > 65535 || v[1] > 65535)
+            failNode(node, fmt::format("expected {} of 1 to 65535, found [{}, {}]", name, v[0], v[1]));
         return {uint32_t(v[0]), uint32_t(v[1])};
     }
 
@@ -244,6 +264,8 @@ private:
         const auto p = intsAttr(node, "pads", {0, 0, 0, 0});
         if (p.size() != 4 || p[0] != p[2] || p[1] != p[3])
             failNode(node, fmt::format("expected the same padding on both sides of each dimension, found pads [{}]", fmt::join(p, ", ")));
+        if (p[0] < 0 || p[1] < 0 || p[0] > 65535 || p[1] > 65535)
+            failNode(node, fmt::format("expected pads of 0 to 65535, found [{}]", fmt::join(p, ", ")));
         return {uint32_t(p[0]), uint32_t(p[1])};
     }
 
@@ -325,6 +347,7 @@ private:
         if (block) {
             l.block = block->name;
             l.ipu = block->ipu;
+            l.ipuPointer = fmt::format("/workload/blocks/{}/ipu", block - m_src.blocks.data());
         }
         return l;
     }
@@ -332,15 +355,25 @@ private:
     /** The block whose prefix is the longest that starts `name`. */
     const OnnxBlock* blockOf(const std::string& name)
     {
-        const OnnxBlock* best = nullptr;
+        std::optional<std::size_t> best;
         for (std::size_t i = 0; i < m_src.blocks.size(); ++i) {
             const OnnxBlock& b = m_src.blocks[i];
-            if (name.rfind(b.prefix, 0) == 0 && (!best || b.prefix.size() > best->prefix.size())) {
-                best = &b;
-                m_usedBlocks.insert(i);
-            }
+            if (name.rfind(b.prefix, 0) == 0 && (!best || b.prefix.size() > m_src.blocks[*best].prefix.size()))
+                best = i;
         }
-        return best;
+        if (!best)
+            return nullptr;
+        m_usedBlocks.insert(*best);
+        return &m_src.blocks[*best];
+    }
+
+    /** Whether `node` is the only reader of `value` and `value` is no graph output. */
+    bool onlyReader(const std::string& value, const onnx::NodeProto& node) const
+    {
+        auto it = m_readers.find(value);
+        const bool output = std::any_of(m_model.graph().output().begin(), m_model.graph().output().end(),
+                                        [&](const auto& o) { return o.name() == value; });
+        return !output && it != m_readers.end() && it->second.size() == 1 && it->second[0].first == &node;
     }
 
     /** The layer whose output `value` is, if it is the last layer so far (nothing read it yet
@@ -370,6 +403,7 @@ private:
         const std::string& op = node.op_type();
         if (!node.domain().empty() && node.domain() != "ai.onnx")
             failNode(node, fmt::format("unsupported op domain \"{}\"", node.domain()));
+        expectOperands(node);
         if (op == "Constant")
             return;
         if (op == "Identity" && m_params.count(node.input(0))) {
@@ -412,6 +446,29 @@ private:
         failNode(node, fmt::format("unsupported op{}; supported: {}", hint, fmt::join(supportedOnnxOps(), ", ")));
     }
 
+    /** Every op this maps reads at least its required operands and writes an output. */
+    void expectOperands(const onnx::NodeProto& node) const
+    {
+        static const std::map<std::string, int> required = {
+            {"Conv", 2}, {"BatchNormalization", 5}, {"Gemm", 2}, {"MatMul", 2}, {"Add", 2}, {"Sub", 2}, {"Mul", 2}, {"Div", 2},
+            {"Reshape", 2}, {"Gather", 2}, {"SoftmaxCrossEntropyLoss", 2}, {"NegativeLogLikelihoodLoss", 2}, {"LayerNormalization", 2}};
+        auto it = required.find(node.op_type());
+        const int needed = it == required.end() ? 1 : it->second;
+        if (node.op_type() != "Constant" && node.input_size() < needed)
+            failNode(node, fmt::format("expected {} input{}, found {}", needed, needed == 1 ? "" : "s", node.input_size()));
+        if (node.output_size() < 1)
+            failNode(node, "expected an output");
+    }
+
+    /** The size of dimension `k` of a value, when the file or shape inference knows it. */
+    std::optional<int64_t> dimOf(const std::string& value, std::size_t k) const
+    {
+        auto it = m_dims.find(value);
+        if (it == m_dims.end() || k >= it->second.size())
+            return std::nullopt;
+        return it->second[k].size;
+    }
+
     void conv(const onnx::NodeProto& node)
     {
         const auto w = dimsOfParam(node, 1);
@@ -423,7 +480,14 @@ private:
         l.stride = pairAttr(node, "strides", {1, 1});
         l.dilation = pairAttr(node, "dilations", {1, 1});
         l.padding = padsAttr(node);
-        l.groups = uint32_t(intAttr(node, "group", 1));
+        const int64_t group = intAttr(node, "group", 1);
+        if (group < 1 || w[0] % group != 0)
+            failNode(node, fmt::format("expected a group count that divides the {} output channels, found {}", w[0], group));
+        l.groups = uint32_t(group);
+        const auto channels = dimOf(node.input(0), 1);
+        if (channels && *channels != w[1] * group)
+            failNode(node, fmt::format("expected an input of {} x {} = {} channels for weight \"{}\" [{}], found {}", w[1], group,
+                                       w[1] * group, node.input(1), fmt::join(w, ", "), *channels));
         l.bias = node.input_size() > 2 && !node.input(2).empty();
         add(node, l);
     }
@@ -435,6 +499,8 @@ private:
         if (pairAttr(node, "dilations", {1, 1}) != std::array<uint32_t, 2>{1, 1})
             failNode(node, "expected dilations 1: dilated pooling is not modelled yet");
         LayerSpec l = layerFor(node, node.op_type() == "MaxPool" ? LayerKind::MaxPool2d : LayerKind::AvgPool2d, {0});
+        if (!attr(node, "kernel_shape"))
+            failNode(node, "expected a kernel_shape");
         l.kernel = pairAttr(node, "kernel_shape", {1, 1});
         l.stride = pairAttr(node, "strides", {1, 1}); // ONNX's default, unlike torch's
         l.padding = padsAttr(node);
@@ -452,7 +518,14 @@ private:
         if (w.size() != 2)
             failNode(node, fmt::format("expected a 2-D weight, found {} dimensions", w.size()));
         LayerSpec l = layerFor(node, LayerKind::Linear, {0});
-        l.features = uint64_t(gemm && intAttr(node, "transB", 0) ? w[0] : w[1]);
+        const bool transposed = gemm && intAttr(node, "transB", 0);
+        l.features = uint64_t(transposed ? w[0] : w[1]);
+        const int64_t reduced = transposed ? w[1] : w[0];
+        const std::size_t rank = rankOf(node.input(0));
+        const auto k = rank ? dimOf(node.input(0), rank - 1) : std::nullopt;
+        if (k && *k != reduced)
+            failNode(node, fmt::format("expected an input whose last dimension is {} for weight \"{}\" [{}], found {}", reduced,
+                                       node.input(1), fmt::join(w, ", "), *k));
         l.bias = gemm && node.input_size() > 2 && !node.input(2).empty();
         add(node, l);
     }
@@ -464,14 +537,17 @@ private:
         // A constant scalar operand (an attention scale, a residual factor) is one multiply-like
         // pass over the other operand.
         for (int k : {0, 1})
-            if (scalarConstant(node.input(k)))
+            if (scalarConstant(node.input(k))) {
+                if (node.op_type() == "Div" && k == 0)
+                    failNode(node, "expected a tensor divided by a constant: a constant divided by a tensor is not modelled yet");
                 return add(node, layerFor(node, LayerKind::Scale, {1 - k}));
+            }
         // MatMul then Add of a 1-D weight is nn.Linear's bias (torch exports a linear layer on
         // more than two dimensions so).
         for (int k : {0, 1}) {
             LayerSpec* linear = producer(node.input(1 - k));
             if (node.op_type() == "Add" && m_params.count(node.input(k)) && rankOf(node.input(k)) == 1 && linear &&
-                linear->kind == LayerKind::Linear && !linear->bias) {
+                linear->kind == LayerKind::Linear && !linear->bias && onlyReader(node.input(1 - k), node)) {
                 linear->bias = true;
                 m_values[node.output(0)] = linear->name;
                 return;
@@ -543,15 +619,21 @@ private:
         if (m_params.count(node.input(0))) { // a transposed weight (a training-mode nn.Linear)
             const auto w = dimsOfParam(node, 0);
             std::vector<Dim> out;
-            for (int64_t d : intsAttr(node, "perm", fallback))
-                out.push_back({w.at(std::size_t(d)), ""});
+            for (int64_t d : intsAttr(node, "perm", fallback)) {
+                if (d < 0 || std::size_t(d) >= w.size())
+                    failNode(node, fmt::format("expected perm values 0 to {}, found {}", w.size() - 1, d));
+                out.push_back({w[std::size_t(d)], ""});
+            }
             m_params.insert(node.output(0));
             m_dims[node.output(0)] = out;
             return;
         }
         LayerSpec l = layerFor(node, LayerKind::Transpose, {0});
-        for (int64_t d : intsAttr(node, "perm", fallback))
+        for (int64_t d : intsAttr(node, "perm", fallback)) {
+            if (d < 0 || (rank && std::size_t(d) >= rank))
+                failNode(node, fmt::format("expected perm values 0 to {}, found {}", rank ? rank - 1 : 0, d));
             l.perm.push_back(uint32_t(d));
+        }
         add(node, l);
     }
 
@@ -591,6 +673,8 @@ private:
         if (std::any_of(m_spec.layers.begin(), m_spec.layers.end(),
                         [](const LayerSpec& l) { return l.kind == LayerKind::CrossEntropy || l.kind == LayerKind::NllLoss; }))
             m_diag.fail("/workload/loss", "expected \"none\": the model has its own loss");
+        if (std::any_of(m_spec.inputs.begin(), m_spec.inputs.end(), [](const ModelInput& in) { return in.name == "labels"; }))
+            m_diag.fail("/workload/loss", "expected \"none\": the model already has an input \"labels\" (its own loss?)");
         m_spec.inputs.push_back({"labels", {}, true});
         LayerSpec loss;
         loss.name = "loss";

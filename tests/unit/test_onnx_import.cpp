@@ -89,6 +89,22 @@ onnx::ModelProto mlpModel(int64_t opset = 17)
     return m;
 }
 
+/** A 3 -> 4 channel 3x3 convolution on 8 x 8 images. */
+onnx::ModelProto convModel()
+{
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    declare(g->add_input(), "input", {1, 3, 8, 8});
+    declare(g->add_input(), "conv.weight", {4, 3, 3, 3});
+    auto* c = node(g, "/conv/Conv", "Conv", {"input", "conv.weight"}, {"output"});
+    intsAttr(c, "kernel_shape", {3, 3});
+    intsAttr(c, "pads", {1, 1, 1, 1});
+    declare(g->add_output(), "output", {1, 4, 8, 8});
+    return m;
+}
+
 struct TempFile
 {
     std::string path;
@@ -222,6 +238,51 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
         const TempFile f(m, "conv");
         CHECK_THAT(errorOf(onnxConfig(f.path)),
                    Catch::Contains("ONNX node \"/fc1/Gemm\" (Conv): expected a 2-D convolution (weight [out, in, kh, kw]), found a weight of 2 dimensions"));
+    }
+    {
+        const TempFile ok(convModel(), "conv_ok");
+        CHECK(errorOf(onnxConfig(ok.path)) == "no error");
+        onnx::ModelProto m = convModel();
+        intsAttr(m.mutable_graph()->mutable_node(0), "strides", {0, 0});
+        const TempFile f(m, "conv_stride");
+        CHECK_THAT(errorOf(onnxConfig(f.path)), Catch::Contains("ONNX node \"/conv/Conv\" (Conv): expected strides of 1 to 65535, found [0, 0]"));
+        m = convModel();
+        intAttr(m.mutable_graph()->mutable_node(0), "group", 2);
+        const TempFile g(m, "conv_group");
+        CHECK_THAT(errorOf(onnxConfig(g.path)),
+                   Catch::Contains("(Conv): expected an input of 3 x 2 = 6 channels for weight \"conv.weight\" [4, 3, 3, 3], found 3"));
+        m = convModel();
+        m.mutable_graph()->mutable_node(0)->mutable_attribute(1)->set_ints(0, -1);
+        const TempFile p(m, "conv_pads");
+        // ONNX's shape inference finds the output no longer fits the file's.
+        CHECK_THAT(errorOf(onnxConfig(p.path)), Catch::Contains("/workload/file: ONNX shape inference failed on"));
+        m = convModel();
+        m.mutable_graph()->mutable_node(0)->mutable_input()->RemoveLast();
+        const TempFile one(m, "conv_inputs");
+        CHECK_THAT(errorOf(onnxConfig(one.path)), Catch::Contains("ONNX node \"/conv/Conv\" (Conv): expected 2 inputs, found 1"));
+    }
+    {
+        onnx::ModelProto m = mlpModel();
+        declare(m.mutable_graph()->mutable_input(1), "fc1.weight", {1024, 700});
+        const TempFile f(m, "gemm_k");
+        CHECK_THAT(errorOf(onnxConfig(f.path)),
+                   Catch::Contains("ONNX node \"/fc1/Gemm\" (Gemm): expected an input whose last dimension is 700 for weight \"fc1.weight\" [1024, 700], found 784"));
+    }
+    {
+        // c / x: a constant over a tensor.
+        onnx::ModelProto m = mlpModel();
+        auto* g = m.mutable_graph();
+        auto* c = node(g, "/c", "Constant", {}, {"c"});
+        auto* a = c->add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+        a->mutable_t()->set_data_type(onnx::TensorProto_DataType_FLOAT);
+        a->mutable_t()->add_float_data(2.0f);
+        g->mutable_node(3)->set_output(0, "mm");
+        node(g, "/Div", "Div", {"c", "mm"}, {"output"});
+        const TempFile f(m, "div");
+        CHECK_THAT(errorOf(onnxConfig(f.path)),
+                   Catch::Contains("ONNX node \"/Div\" (Div): expected a tensor divided by a constant: a constant divided by a tensor is not modelled yet"));
     }
     CHECK_THAT(errorOf(onnxConfig("nope.onnx")), Catch::Contains("/workload/file: cannot read ONNX model \"" + kRoot + "/configs/nope.onnx\""));
     CHECK_THAT(errorOf(onnxConfig(kRoot + "/configs/default.json")), Catch::Contains("is not an ONNX model"));

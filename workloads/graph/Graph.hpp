@@ -111,7 +111,7 @@ enum class OpKind {
     ExpGrad,        // the incoming gradient times the output
     BatchNorm,      // per channel of NCHW: statistics over batch and image when `training`, else
                     // the running ones; inputs x, gamma, beta, running mean, running variance
-    BatchNormGrad,  // outputs dx, dgamma, dbeta
+    BatchNormGrad,  // outputs dx (unless x is a model input), dgamma, dbeta
     Dropout,        // training: a random mask, regenerated from its seed for the gradient
     DropoutGrad,
     Sgd,            // SGD with momentum (PopTorch's SGD): velocity = m v + g + wd w; w -= lr v

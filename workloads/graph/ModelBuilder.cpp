@@ -166,10 +166,12 @@ private:
     void nameIpu(uint32_t ipu, std::size_t i)
     {
         const std::string& block = m_g.currentBlock;
+        const LayerSpec& l = m_model.layers[i];
+        const std::string pointer = l.origin.empty() ? at(i, "ipu") : l.ipuPointer;
         auto [it, added] = m_blockIpus.emplace(block, ipu);
         if (!added && it->second != ipu)
-            fail(i, "ipu", fmt::format("block \"{}\" is already on IPU {}", block, it->second));
-        m_ipuPointers.emplace(block, at(i, "ipu"));
+            m_diag.fail(pointer, fmt::format("block \"{}\" is already on IPU {}", block, it->second));
+        m_ipuPointers.emplace(block, pointer);
     }
 
     /** Once one block names its IPU, every block must. */

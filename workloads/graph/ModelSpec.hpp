@@ -59,6 +59,8 @@ struct LayerSpec
     /** Where an imported layer came from (`ONNX node "/fc/Gemm"`), for messages; empty for a
      *  layer of a JSON graph, whose pointer names it. */
     std::string origin;
+    /** Where an imported layer's `ipu` is given (`/workload/blocks/2/ipu`). */
+    std::string ipuPointer;
 };
 
 /** A model input, per sample (the micro-batch is the leading dimension); `integer` inputs

@@ -214,7 +214,8 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
     // every tile of x for dx = gamma / sigma x (dy - dbeta / M - x^ dgamma / M).
     using costs::BinaryOpKind;
     const int dy = op.inputs.at(0), gamma = op.inputs.at(2);
-    const int dx = op.outputs.at(0), dgamma = op.outputs.at(1), dbeta = op.outputs.at(2);
+    const bool withDx = op.outputs.size() == 3;
+    const int dgamma = op.outputs.at(withDx ? 1 : 0), dbeta = op.outputs.at(withDx ? 2 : 1);
     const Precision type = m_graph.tensor(dy).type;
     const TileVector elems = elementsOn(dy);
     const uint64_t C = op.channels;
@@ -246,7 +247,13 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
     const int xHat = m_b.allocate(op.name + " x_hat", "temporary", xHatBytes);
     reduceChannels(r);
     m_b.touch(handleOf(op.inputs[1]));
+    if (!withDx) {
+        m_b.touch(xHat);
+        m_b.touch(handleOf(dy));
+        return;
+    }
 
+    const int dx = op.outputs.at(0);
     std::vector<ExchangeBytes> back(T);
     addSends(back, dgamma);
     addSends(back, dbeta);

@@ -32,8 +32,9 @@ StrategySpec withBlockIpus(const StrategySpec& strategy, const ModelGraphInfo& i
 }
 
 /** PopART outlines identical subgraphs: the updates of weights of one shape are the same code,
- *  compiled once. Keys every step of an update op (its exchanges, norms, trust ratio) by the
- *  optimizer and the weight's shape and type. */
+ *  compiled once. Keys the steps of an update op that depend only on the weight's (linear)
+ *  layout (the update, LAMB's and LARS's norms and trust ratio) by the optimizer and the
+ *  weight's shape and type. */
 std::function<std::string(const std::string&)> updateOutlining(const Graph& g, const TrainingOps& training)
 {
     auto keys = std::make_shared<std::map<std::string, std::string>>();
@@ -45,7 +46,8 @@ std::function<std::string(const std::string&)> updateOutlining(const Graph& g, c
             fmt::format("{}[{}]{}{}", optimizer, fmt::join(w.shape, "x"), nameOf(w.type), op.masterWeights ? "+master" : "");
     }
     return [keys](const std::string& step) {
-        for (const char* suffix : {"", ".grad", ".norms", ".norms.in", ".trust_ratio", ".trust_ratio.out", ".apply"}) {
+        // Not the gradient's gather (".grad"): it depends on where the gradient's producer put it.
+        for (const char* suffix : {"", ".norms", ".norms.in", ".trust_ratio", ".trust_ratio.out", ".apply"}) {
             const std::size_t n = std::char_traits<char>::length(suffix);
             if (step.size() <= n || step.compare(step.size() - n, n, suffix) != 0)
                 continue;

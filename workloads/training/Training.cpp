@@ -251,13 +251,18 @@ private:
     void batchNorm(const Op& op, int dy)
     {
         // One op gives all three, as PopLibs computes dgamma and dbeta on the way to dx.
+        // On a model input there is no dx: only the parameters' gradients.
         const int x = op.inputs[0], gamma = op.inputs[1], beta = op.inputs[2];
-        const int dx = newGrad(x, TensorRole::Gradient);
         const int dgamma = newGrad(gamma, TensorRole::WeightGradient), dbeta = newGrad(beta, TensorRole::WeightGradient);
-        emit(op.name + ".grad", OpKind::BatchNormGrad, {dy, x, gamma}, {dx, dgamma, dbeta}, op);
+        if (!wants(x)) {
+            emit(op.name + ".grad", OpKind::BatchNormGrad, {dy, x, gamma}, {dgamma, dbeta}, op);
+        } else {
+            const int dx = newGrad(x, TensorRole::Gradient);
+            emit(op.name + ".grad", OpKind::BatchNormGrad, {dy, x, gamma}, {dx, dgamma, dbeta}, op);
+            contribute(x, dx, op);
+        }
         contribute(gamma, dgamma, op);
         contribute(beta, dbeta, op);
-        contribute(x, dx, op);
     }
 
     void layerNorm(const Op& op, int dy)
