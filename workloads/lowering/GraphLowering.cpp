@@ -282,7 +282,7 @@ void GraphLowering::lowerConv(const Op& op)
     const double written = pr.outputPositions ? double(pr.outputPositions) / double(pr.positions) : 1.0;
     for (uint32_t t = 0; t < T; ++t) {
         if (pr.outputPositions && out[t])
-            cycles[t] += costs::fill(m_hw, pr.output, uint64_t(double(out[t] / bytesOf(pr.output)) * (written - 1.0)));
+            cycles[t] += costs::fill(m_hw, pr.output, uint64_t(double(out[t] / bytesOf(pr.output)) * realShare * (written - 1.0)));
         out[t] = uint64_t(double(out[t]) * realShare * written);
     }
 
@@ -292,8 +292,11 @@ void GraphLowering::lowerConv(const Op& op)
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     const int partialHandle = m_b.allocate(op.name + " partials", "temporary", partials);
-    m_b.compute(op.name, cycles, {pr.kernelHeight * pr.kernelWidth == 1 || plan.kernelHeight * plan.kernelWidth == 1
-                                      ? "ConvPartial1x1Out" : "ConvPartialnx1"});
+    std::vector<std::string> types{pr.kernelHeight * pr.kernelWidth == 1 || plan.kernelHeight * plan.kernelWidth == 1
+                                       ? "ConvPartial1x1Out" : "ConvPartialnx1"};
+    if (pr.outputPositions)
+        types.push_back("Fill"); // the positions no tap reaches
+    m_b.compute(op.name, cycles, types);
     m_b.touch(tempHandle);
     if (plan.tilesPerInGroups > 1) {
         std::vector<ExchangeBytes> r(T);
