@@ -197,7 +197,7 @@ LayerKind layerKindOf(const std::string& op)
         {"batch_norm", LayerKind::BatchNorm2d}, {"sigmoid", LayerKind::Sigmoid}, {"exp", LayerKind::Exp},
         {"dropout", LayerKind::Dropout}, {"sub", LayerKind::Sub}, {"mul", LayerKind::Mul}, {"div", LayerKind::Div},
         {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose}, {"log_softmax", LayerKind::LogSoftmax},
-        {"nll_loss", LayerKind::NllLoss}};
+        {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat}, {"slice", LayerKind::Slice}};
     return kinds.at(op);
 }
 
@@ -231,6 +231,9 @@ LayerSpec layerOf(const json& op)
     l.bias = op.value("bias", true);
     l.shape = op.value("shape", std::vector<int64_t>());
     l.perm = op.value("dims", std::vector<uint32_t>());
+    l.axis = op.value("dim", 1u);
+    l.start = op.value("start", uint64_t(0));
+    l.end = op.value("end", uint64_t(0));
     return l;
 }
 

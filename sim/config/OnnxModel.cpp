@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <unordered_map>
 
 namespace ipusim::config {
 namespace {
@@ -107,7 +108,19 @@ private:
             failFile(fmt::format("expected opset 13 to 17 (torch.onnx.export(..., opset_version=13)), found {}", opset));
         checkDivisors();
         try {
-            onnx::shape_inference::InferShapes(m_model);
+            // With data propagation the values of shape computations (Shape, Gather, Concat, ...
+            // as torch writes them for x.size() or chunk) are known: they are constants here.
+            std::unordered_map<std::string, onnx::TensorShapeProto> computed;
+            onnx::shape_inference::InferShapes(m_model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, true),
+                                               &computed);
+            for (const auto& [name, value] : computed) {
+                std::vector<int64_t> v;
+                for (const auto& d : value.dim())
+                    if (d.has_dim_value())
+                        v.push_back(d.dim_value());
+                if (int(v.size()) == value.dim_size())
+                    m_shapeValues[name] = v;
+            }
         } catch (const std::exception& e) {
             failFile(fmt::format("ONNX shape inference failed on \"{}\": {}", m_src.path, e.what()));
         }
@@ -294,6 +307,9 @@ private:
     /** The value of a constant (a Constant node or an initializer with data), as integers. */
     std::optional<std::vector<int64_t>> constantInts(const std::string& name) const
     {
+        auto shape = m_shapeValues.find(name);
+        if (shape != m_shapeValues.end())
+            return shape->second;
         auto it = m_constants.find(name);
         if (it == m_constants.end())
             return std::nullopt;
@@ -404,7 +420,11 @@ private:
         if (!node.domain().empty() && node.domain() != "ai.onnx")
             failNode(node, fmt::format("unsupported op domain \"{}\"", node.domain()));
         expectOperands(node);
-        if (op == "Constant")
+        if (op == "Constant" || (node.output_size() > 0 && std::all_of(node.output().begin(), node.output().end(), [&](const std::string& o) {
+                                     return m_shapeValues.count(o) > 0;
+                                 })))
+            return; // a constant, or a shape computation whose values shape inference found
+        if (foldIntegerArithmetic(node))
             return;
         if (op == "Identity" && m_params.count(node.input(0))) {
             m_params.insert(node.output(0));
@@ -436,6 +456,10 @@ private:
             return transpose(node);
         if (op == "Gather")
             return gather(node);
+        if (op == "Concat")
+            return concat(node);
+        if (op == "Slice" || op == "Split")
+            return slices(node);
         if (op == "SoftmaxCrossEntropyLoss" || op == "NegativeLogLikelihoodLoss")
             return loss(node);
         std::string hint;
@@ -444,6 +468,26 @@ private:
         else if (op == "Erf")
             hint = " (GELU exports as Erf and element-wise nodes before opset 20)";
         failNode(node, fmt::format("unsupported op{}; supported: {}", hint, fmt::join(supportedOnnxOps(), ", ")));
+    }
+
+    /** Integer arithmetic on known values (a chunk's bounds: size / 2, ...), which ONNX's
+     *  data propagation leaves out for Div: computed here as a constant. */
+    bool foldIntegerArithmetic(const onnx::NodeProto& node)
+    {
+        static const std::map<std::string, std::function<int64_t(int64_t, int64_t)>> ops = {
+            {"Add", std::plus<int64_t>()}, {"Sub", std::minus<int64_t>()}, {"Mul", std::multiplies<int64_t>()},
+            {"Div", [](int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }}};
+        auto op = ops.find(node.op_type());
+        if (op == ops.end() || node.input_size() != 2)
+            return false;
+        const auto a = constantInts(node.input(0)), b = constantInts(node.input(1));
+        if (!a || !b || a->empty() || b->empty() || (a->size() != b->size() && a->size() != 1 && b->size() != 1))
+            return false;
+        std::vector<int64_t> out(std::max(a->size(), b->size()));
+        for (std::size_t k = 0; k < out.size(); ++k)
+            out[k] = op->second((*a)[a->size() == 1 ? 0 : k], (*b)[b->size() == 1 ? 0 : k]);
+        m_shapeValues[node.output(0)] = out;
+        return true;
     }
 
     /** Every op this maps reads at least its required operands and writes an output. */
@@ -637,6 +681,80 @@ private:
         add(node, l);
     }
 
+    /** An ONNX axis (negative: from the end) as a dimension after the batch. */
+    uint32_t axisOf(const onnx::NodeProto& node, int64_t axis) const
+    {
+        const auto rank = int64_t(rankOf(node.input(0)));
+        if (axis < 0)
+            axis += rank;
+        if (axis < 1 || (rank && axis >= rank))
+            failNode(node, fmt::format("expected an axis after the batch (1 to {}), found {}", rank - 1, axis));
+        return uint32_t(axis);
+    }
+
+    void concat(const onnx::NodeProto& node)
+    {
+        std::vector<int> inputs;
+        for (int k = 0; k < node.input_size(); ++k)
+            inputs.push_back(k);
+        LayerSpec l = layerFor(node, LayerKind::Concat, inputs);
+        l.axis = axisOf(node, intAttr(node, "axis", 1));
+        add(node, l);
+    }
+
+    /** Slice (one axis, step 1, constant bounds) and Split (each output a slice). */
+    void slices(const onnx::NodeProto& node)
+    {
+        const bool split = node.op_type() == "Split";
+        auto constant = [&](int k) -> std::vector<int64_t> {
+            if (node.input_size() <= k || node.input(k).empty())
+                return {};
+            auto v = constantInts(node.input(k));
+            if (!v)
+                failNode(node, fmt::format("expected input {} (\"{}\") to be a constant", k, node.input(k)));
+            return *v;
+        };
+        const uint32_t axis = axisOf(node, split ? intAttr(node, "axis", 0) : [&] {
+            const auto axes = constant(3);
+            if (axes.size() > 1)
+                failNode(node, "expected one axis: a slice of several dimensions is not modelled yet");
+            return axes.empty() ? int64_t(0) : axes[0];
+        }());
+        // The size is needed for an even split and for bounds counted from the end; otherwise the
+        // graph builder clamps the bounds to the size it infers.
+        const auto size = dimOf(node.input(0), axis);
+        auto known = [&]() {
+            if (!size)
+                failNode(node, fmt::format("expected a known size of dimension {} for an even split or a bound from the end", axis));
+            return *size;
+        };
+        std::vector<std::pair<int64_t, int64_t>> parts; // [start, end)
+        if (split) {
+            std::vector<int64_t> sizes = constant(1);
+            if (sizes.empty())
+                sizes.assign(std::size_t(node.output_size()), known() / node.output_size());
+            int64_t at = 0;
+            for (int64_t n : sizes)
+                parts.push_back({at, at += n});
+        } else {
+            const auto starts = constant(1), ends = constant(2), steps = constant(4);
+            if (starts.size() != 1 || ends.size() != 1 || (!steps.empty() && steps != std::vector<int64_t>{1}))
+                failNode(node, "expected one start, one end and step 1");
+            auto clamp = [&](int64_t v) { return v < 0 ? std::max<int64_t>(v + known(), 0) : v; };
+            parts.push_back({clamp(starts[0]), clamp(ends[0])});
+        }
+        for (std::size_t k = 0; k < parts.size() && int(k) < node.output_size(); ++k) {
+            LayerSpec l = layerFor(node, LayerKind::Slice, {0});
+            if (split)
+                l.name += ":" + std::to_string(k);
+            l.axis = axis;
+            l.start = uint64_t(parts[k].first);
+            l.end = uint64_t(parts[k].second);
+            m_values[node.output(int(k))] = l.name;
+            m_spec.layers.push_back(std::move(l));
+        }
+    }
+
     void gather(const onnx::NodeProto& node)
     {
         if (intAttr(node, "axis", 0) != 0)
@@ -692,6 +810,7 @@ private:
     std::set<std::string> m_params;                      // weights: initializers and weight-only inputs
     std::map<std::string, std::vector<Dim>> m_dims;      // value -> its shape, as the file gives or infers it
     std::map<std::string, onnx::TensorProto> m_constants;
+    std::map<std::string, std::vector<int64_t>> m_shapeValues; // shape computations' values (data propagation)
     std::vector<onnx::ValueInfoProto> m_dataInputs;
     std::map<std::string, std::vector<std::pair<const onnx::NodeProto*, int>>> m_readers; // value -> (node, operand)
     std::map<std::string, std::string> m_values;         // ONNX value -> the model input or layer that holds it
@@ -705,10 +824,10 @@ private:
 const std::vector<std::string>& supportedOnnxOps()
 {
     static const std::vector<std::string> ops = {
-        "Add", "AveragePool", "BatchNormalization", "Constant", "Conv", "Div", "Dropout", "Exp", "Flatten", "Gather",
+        "Add", "AveragePool", "BatchNormalization", "Concat", "Constant", "Conv", "Div", "Dropout", "Exp", "Flatten", "Gather",
         "Gemm", "GlobalAveragePool", "Identity", "LayerNormalization", "LogSoftmax", "MatMul", "MaxPool", "Mul",
-        "NegativeLogLikelihoodLoss", "Relu", "Reshape", "Sigmoid", "Softmax", "SoftmaxCrossEntropyLoss", "Sub", "Tanh",
-        "Transpose"};
+        "NegativeLogLikelihoodLoss", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "SoftmaxCrossEntropyLoss", "Split",
+        "Sub", "Tanh", "Transpose"};
     return ops;
 }
 

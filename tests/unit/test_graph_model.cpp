@@ -368,6 +368,35 @@ TEST_CASE("Graph workload: log_softmax and nll_loss train like a classifier's cr
                Catch::Contains("/workload/graph/ops/2/inputs/1: expected integer labels [4], found non-integer [4, 256]"));
 }
 
+TEST_CASE("Graph workload: concat and slice copy data, forward and backward", "[graph]")
+{
+    const json graph = {{"inputs", json::array({{{"name", "x"}, {"shape", {4, 16}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}})},
+                        {"ops", json::array({op("a", "linear", {"x"}, {{"out_features", 32}}), op("b", "linear", {"x"}, {{"out_features", 32}}),
+                                             op("cat", "concat", {"a", "b"}, {{"dim", 2}}),
+                                             op("sl", "slice", {"cat"}, {{"dim", 2}, {"start", 8}, {"end", 40}}), op("f", "flatten", {"sl"}),
+                                             op("out", "linear", {"f"}, {{"out_features", 64}}), op("loss", "cross_entropy", {"out", "y"})})},
+                        {"outputs", {"loss"}}};
+    const Experiment e = build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 8}}));
+    // The flattened slice has 4 x 32 = 128 features: out is 128 x 64 + 64.
+    CHECK(bytesOfKind(e.schedule, "weight") == 4 * (2 * (16 * 32 + 32) + 128 * 64 + 64));
+    std::map<std::string, uint64_t> cycles;
+    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* c = std::get_if<ComputeStep>(&step.op))
+            for (const auto& r : c->cycles.runs())
+                cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
+    });
+    for (const char* name : {"cat", "sl", "sl.grad", "cat.grad_0", "cat.grad_1"}) {
+        INFO(name);
+        CHECK(cycles[name] > 0);
+    }
+    json bad = graph;
+    bad["ops"][3]["start"] = 64;
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/3/start: expected start < end within dimension 2 of [4, 4, 64], found [64, 40)"));
+    bad = graph;
+    bad["ops"][2]["dim"] = 3;
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/2/dim: expected a dimension from 1 to 2 of [4, 4, 32] (0 is the batch)"));
+}
+
 TEST_CASE("Graph workload: the tutorial's CNN as a graph is the MNIST workload", "[graph]")
 {
     const Experiment graph = buildExperiment(kRoot + "/configs/graph/mnist.json");

@@ -205,9 +205,12 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
                    Catch::Contains("/workload/inputs/images: expected the name of a graph input of"));
     }
     {
-        // A reshape to a shape the graph computes (x.view(x.size(0), -1) exported with dynamic axes).
+        // A reshape to a shape the graph computes from a dynamic batch (x.view(x.size(0), -1)
+        // exported with dynamic axes); a static one would be folded to a constant.
         onnx::ModelProto m = mlpModel();
         auto* g = m.mutable_graph();
+        declare(g->mutable_input(0), "input", {0, 784});
+        declare(g->mutable_output(0), "output", {0, 10});
         g->mutable_node(3)->set_output(0, "mm");
         node(g, "/Shape", "Shape", {"mm"}, {"shape"});
         node(g, "/Reshape", "Reshape", {"mm", "shape"}, {"output"});

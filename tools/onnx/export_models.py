@@ -3,7 +3,7 @@
 """Exports models to ONNX for ipusim's "onnx" workload, without weights (only the graph).
 
     export_models.py OUTDIR resnet50           torchvision's ResNet-50 v1.5 -> OUTDIR/resnet50.onnx
-    export_models.py OUTDIR mlp mlp_loss cnn block   the small models the tests compare with JSON graphs
+    export_models.py OUTDIR mlp mlp_loss cnn block joins   the small models the tests compare with JSON graphs
 
 Models are exported in training mode (torch.onnx.TrainingMode.TRAINING), so batch norm keeps
 its own node and dropout stays, with node names carrying the module path ("/layer1/...") that
@@ -79,6 +79,21 @@ class MlpLoss(Mlp):
         return nn.functional.cross_entropy(super().forward(x), labels)
 
 
+class Joins(nn.Module):
+    """torch.cat, chunk and slicing: Concat, Split and Slice."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(16, 32)
+        self.b = nn.Linear(16, 32)
+        self.out = nn.Linear(32, 8)
+
+    def forward(self, x):
+        both = torch.cat([self.a(x), self.b(x)], dim=2)
+        first, second = both.chunk(2, dim=1)
+        return self.out(torch.relu(first[:, :, 8:40]) + second[:, :, 16:48])
+
+
 def resnet50():
     import torchvision
 
@@ -90,6 +105,7 @@ MODELS = {  # name: (constructor, example inputs)
     "mlp_loss": (MlpLoss, lambda: (torch.zeros(1, 784), torch.zeros(1, dtype=torch.long))),
     "cnn": (Cnn, lambda: (torch.zeros(1, 3, 32, 32),)),
     "block": (Block, lambda: (torch.zeros(1, 32, 64),)),
+    "joins": (Joins, lambda: (torch.zeros(1, 8, 16),)),
     "resnet50": (resnet50, lambda: (torch.zeros(1, 3, 224, 224),)),
 }
 

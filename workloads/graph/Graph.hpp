@@ -103,6 +103,9 @@ enum class OpKind {
     LayerNorm,      // over rows of `channels` elements, then gamma and beta
     LayerNormGrad,
     Cast,           // 8-bit host data to the model's precision
+    Concat,         // inputs copied side by side into a new tensor
+    Slice,          // a part of its input copied into a new tensor (`rows`: its share, in millionths)
+    SliceGrad,      // a zeroed input-sized gradient with the part's gradient copied in
     Gather,         // rows of a table by index (embedding lookup); no index input: a fixed slice
     GatherGrad,     // the gathered rows' gradients added into a zeroed table-shaped gradient
     Sigmoid,

@@ -200,6 +200,8 @@ private:
         case LayerKind::Div: return binary(l, i, OpKind::Div);
         case LayerKind::Scale: return unary(l, i, OpKind::Scale);
         case LayerKind::Transpose: return transpose(l, i);
+        case LayerKind::Concat: return concat(l, i);
+        case LayerKind::Slice: return slice(l, i);
         case LayerKind::LayerNorm: return layerNorm(l, i);
         case LayerKind::MaxPool2d: return pool(l, i, OpKind::MaxPool);
         case LayerKind::AvgPool2d: return pool(l, i, OpKind::AvgPool);
@@ -416,6 +418,55 @@ private:
         Value v = input(i, 0);
         v.shape = {v.shape[0], product(v.shape, 1)};
         return v;
+    }
+
+    /** The axis of a concat or slice over `shape`: after the batch, within the rank. */
+    uint32_t axisOf(const LayerSpec& l, std::size_t i, const std::vector<uint64_t>& shape) const
+    {
+        if (l.axis < 1 || l.axis >= shape.size())
+            fail(i, "dim", fmt::format("expected a dimension from 1 to {} of {} (0 is the batch)", shape.size() - 1, shapeText(shape)));
+        return l.axis;
+    }
+
+    Value concat(const LayerSpec& l, std::size_t i)
+    {
+        if (l.inputs.size() < 2)
+            fail(i, "inputs", fmt::format("expected at least 2 inputs, found {}", l.inputs.size()));
+        std::vector<Value> in;
+        for (std::size_t k = 0; k < l.inputs.size(); ++k)
+            in.push_back(input(i, k));
+        const uint32_t axis = axisOf(l, i, in[0].shape);
+        std::vector<uint64_t> out = in[0].shape;
+        out[axis] = 0;
+        std::vector<int> tensors;
+        for (std::size_t k = 0; k < in.size(); ++k) {
+            std::vector<uint64_t> a = in[k].shape, b = in[0].shape;
+            if (a.size() == b.size())
+                a[axis] = b[axis] = 0;
+            if (a != b)
+                fail(i, fmt::format("inputs/{}", k), fmt::format("expected {} with any size in dimension {}, found {}",
+                                                                 shapeText(in[0].shape), axis, shapeText(in[k].shape)));
+            out[axis] += in[k].shape[axis];
+            tensors.push_back(in[k].tensor);
+        }
+        Value y{tensor(l.name + ".out", out), out};
+        m_g.addOp(l.name, OpKind::Concat, tensors, {y.tensor});
+        return y;
+    }
+
+    Value slice(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        const uint32_t axis = axisOf(l, i, x.shape);
+        const uint64_t size = x.shape[axis], end = std::min(l.end, size);
+        if (l.start >= end)
+            fail(i, "start", fmt::format("expected start < end within dimension {} of {}, found [{}, {})", axis, shapeText(x.shape), l.start, l.end));
+        std::vector<uint64_t> out = x.shape;
+        out[axis] = end - l.start;
+        Value y{tensor(l.name + ".out", out), out};
+        m_g.addOp(l.name, OpKind::Slice, {x.tensor}, {y.tensor});
+        return y;
     }
 
     Value reshape(const LayerSpec& l, std::size_t i)

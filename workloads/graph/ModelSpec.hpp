@@ -24,6 +24,8 @@ enum class LayerKind {
     Div,
     Scale,        // times a constant (x * c, x / c)
     Transpose,    // a view: dimensions permuted, the batch first
+    Concat,       // inputs joined along `axis` (a dimension after the batch)
+    Slice,        // elements [start, end) of `axis`
     Softmax,      // over the last dimension
     LayerNorm,    // over the last dimension, with gamma and beta
     MaxPool2d,    // windows of kernel_size every stride (padding never wins)
@@ -56,6 +58,8 @@ struct LayerSpec
     bool bias = true;
     std::vector<int64_t> shape; // reshape: per sample, one -1 inferred
     std::vector<uint32_t> perm; // transpose: every dimension, the batch (0) first
+    uint32_t axis = 1;          // concat, slice: a dimension counted with the batch (0)
+    uint64_t start = 0, end = 0; // slice
     /** Where an imported layer came from (`ONNX node "/fc/Gemm"`), for messages; empty for a
      *  layer of a JSON graph, whose pointer names it. */
     std::string origin;

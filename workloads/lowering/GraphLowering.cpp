@@ -129,6 +129,9 @@ void GraphLowering::lower(const Op& op)
     case OpKind::BatchNormGrad: lowerBatchNormGrad(op); break;
     case OpKind::GlobalAvgPool: lowerGlobalPool(op); break;
     case OpKind::GlobalAvgPoolGrad: lowerGlobalPoolGrad(op); break;
+    case OpKind::Concat:
+    case OpKind::Slice:
+    case OpKind::SliceGrad: lowerCopy(op); break;
     case OpKind::BatchMatMul: lowerConv(op); break;
     case OpKind::Add:
     case OpKind::Sub:
@@ -838,6 +841,42 @@ void GraphLowering::lowerRowwise(const Op& op)
         alias(output, main); // gradient sums run in place
     else
         produce(output, m_b.bytes(handleOf(main)));
+    m_b.touch(handleOf(output));
+}
+
+void GraphLowering::lowerCopy(const Op& op)
+{
+    // Concat, slice and a slice's gradient are data movement: the output is spread linearly
+    // and each tile receives its part from where the inputs live (a slice sends the share of
+    // its input it keeps) and copies it into place; a slice's gradient first zeroes the rest.
+    const int output = op.outputs.at(0);
+    const TensorDesc& od = m_graph.tensor(output);
+    const uint32_t T = m_hw.tiles;
+    const TileVector outMap = linearMapping(T, od.bytes(), kGrainBytes);
+    std::vector<ExchangeBytes> x(T);
+    uint64_t moved = 0;
+    for (int in : op.inputs) {
+        const TileVector& bytes = m_b.bytes(handleOf(in));
+        const double share = op.kind == OpKind::Slice ? double(od.bytes()) / double(std::max<uint64_t>(m_graph.tensor(in).bytes(), 1)) : 1.0;
+        for (uint32_t t = 0; t < T; ++t)
+            x[t].send += uint64_t(double(bytes[t]) * share);
+        moved += op.kind == OpKind::Slice ? od.bytes() : m_graph.tensor(in).bytes();
+    }
+    const double received = double(moved) / double(std::max<uint64_t>(od.bytes(), 1)); // a slice's gradient: the part only
+    TileVector cycles(T, 0);
+    for (uint32_t t = 0; t < T; ++t)
+        if (outMap[t]) {
+            const uint64_t mine = uint64_t(double(outMap[t]) * received);
+            x[t].recv += mine;
+            cycles[t] = costs::copy(m_hw, mine, bytesOf(od.type)) +
+                        (op.kind == OpKind::SliceGrad ? costs::fill(m_hw, od.type, outMap[t] / bytesOf(od.type)) : 0);
+        }
+    m_b.sync();
+    m_b.exchange(op.name + ".in", x);
+    for (int in : op.inputs)
+        m_b.touch(handleOf(in));
+    produce(output, outMap);
+    m_b.compute(op.name, cycles, op.kind == OpKind::SliceGrad ? std::vector<std::string>{"Fill", "Copy"} : std::vector<std::string>{"Copy"});
     m_b.touch(handleOf(output));
 }
 

@@ -76,6 +76,7 @@ private:
     void lowerBatchNormGrad(const Op& op);
     void lowerGlobalPool(const Op& op);
     void lowerGlobalPoolGrad(const Op& op);
+    void lowerCopy(const Op& op);
     void lowerLoss(const Op& op);
     void lowerAccumulate(const Op& op);
     void lowerOptimizer(const Op& op);

@@ -202,6 +202,11 @@ private:
             unaryOn(op, op.inputs[1], OpKind::DivGradRhs, {dy, op.inputs[0], op.inputs[1]}, ".grad_rhs");
             break;
         case OpKind::Scale: unary(op, OpKind::Scale, dy, -1); break;
+        case OpKind::Slice: unary(op, OpKind::SliceGrad, dy, -1); break;
+        case OpKind::Concat: // each input's part of the gradient
+            for (std::size_t k = 0; k < op.inputs.size(); ++k)
+                unaryOn(op, op.inputs[k], OpKind::Slice, {dy}, ".grad_" + std::to_string(k));
+            break;
         case OpKind::Relu: unary(op, OpKind::ReluGrad, dy, y); break;
         case OpKind::Gelu: unary(op, OpKind::GeluGrad, dy, op.inputs[0]); break;
         case OpKind::Tanh: unary(op, OpKind::TanhGrad, dy, y); break;
@@ -229,7 +234,7 @@ private:
     }
 
     /** The gradient of input `x` of `op`, made by one op of `kind` from `in`. */
-    void unaryOn(const Op& op, int x, OpKind kind, std::vector<int> in, const char* suffix)
+    void unaryOn(const Op& op, int x, OpKind kind, std::vector<int> in, const std::string& suffix)
     {
         if (!wants(x))
             return;
