@@ -397,6 +397,36 @@ TEST_CASE("Graph workload: concat and slice copy data, forward and backward", "[
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/2/dim: expected a dimension from 1 to 2 of [4, 4, 32] (0 is the batch)"));
 }
 
+TEST_CASE("Graph workload: broadcasting repeats an operand over the other's trailing dimensions", "[graph]")
+{
+    // x [N, 8, 32] with s [N, 32] (a per-sample vector, as mul of x.mean(1) would give).
+    const json graph = {{"inputs", json::array({{{"name", "x"}, {"shape", {8, 16}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}})},
+                        {"ops", json::array({op("h", "linear", {"x"}, {{"out_features", 32}}), op("f", "flatten", {"h"}),
+                                             op("s", "linear", {"f"}, {{"out_features", 32}}), op("m", "mul", {"h", "s"}),
+                                             op("d", "div", {"s", "m"}), op("a", "add", {"d", "s"}), op("g", "flatten", {"a"}),
+                                             op("out", "linear", {"g"}, {{"out_features", 64}}), op("loss", "cross_entropy", {"out", "y"})})},
+                        {"outputs", {"loss"}}};
+    const Experiment e = build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 8}}));
+    std::map<std::string, uint64_t> cycles;
+    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* c = std::get_if<ComputeStep>(&step.op))
+            for (const auto& r : c->cycles.runs())
+                cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
+    });
+    // Forward, and each repeated operand's gradient summed over its 8 repeats.
+    for (const char* name : {"m", "d", "a", "m.grad_lhs", "m.grad_rhs", "m.grad_rhs.sum", "d.grad_lhs", "d.grad_lhs.sum", "d.grad_rhs",
+                             "a.grad_rhs.sum"}) {
+        INFO(name);
+        CHECK(cycles[name] > 0);
+    }
+    CHECK(cycles.count("m.grad_lhs.sum") == 0); // h is the full-size operand
+    json bad = graph;
+    bad["ops"][3]["inputs"] = {"h", "f"};
+    CHECK_THAT(errorOf(graphConfig(bad)),
+               Catch::Contains("/workload/graph/ops/3/inputs: expected operands of one shape, or one whose per-sample shape ends the other's "
+                               "(broadcast over leading dimensions), found [4, 8, 32] and [4, 256]"));
+}
+
 TEST_CASE("Graph workload: the tutorial's CNN as a graph is the MNIST workload", "[graph]")
 {
     const Experiment graph = buildExperiment(kRoot + "/configs/graph/mnist.json");
@@ -472,7 +502,8 @@ TEST_CASE("Graph workload: every bad graph names the op and what was expected", 
     CHECK_THAT(errorOf(withOps(json::array({op("c", "conv2d", {"x"}, {{"out_channel", 4}, {"kernel_size", 3}})}))),
                Catch::Contains("/workload/graph/ops/0/out_channel: unknown key \"out_channel\" (allowed: bias, block, dilation"));
     CHECK_THAT(errorOf(withOps(json::array({op("f", "linear", {"x"}, {{"out_features", 5}}), op("s", "add", {"f", "x"})}))),
-               Catch::Contains("/workload/graph/ops/1/inputs: expected operands of one shape (broadcasting is not modelled yet), found [4, 3, 8, 5] and [4, 3, 8, 8]"));
+               Catch::Contains("/workload/graph/ops/1/inputs: expected operands of one shape, or one whose per-sample shape ends the "
+                               "other's (broadcast over leading dimensions), found [4, 3, 8, 5] and [4, 3, 8, 8]"));
     CHECK(errorOf(withOps(json::array({op("m", "matmul", {"x", "x"})}))) == "no error"); // 8 x 8 times 8 x 8
     CHECK_THAT(errorOf(withOps(json::array({op("f", "linear", {"x"}, {{"out_features", 5}}), op("m", "matmul", {"f", "f"})}))),
                Catch::Contains("/workload/graph/ops/1/inputs: expected [..., M, K] and [..., K, N] with the same leading dimensions "

@@ -93,6 +93,7 @@ enum class OpKind {
     Mul,
     Div,
     DivGradRhs,     // d(a / b) / db = -dy a / b^2: inputs dy, a, b
+    ReduceRepeats,  // a broadcast operand's gradient: the sum of its `window` repeats
     Scale,          // times a constant
     Gelu,
     GeluGrad,
@@ -138,6 +139,9 @@ struct Op
     bool masterWeights = false; // optimizers: update an fp32 master copy (last input), cast back
     bool attentionScaleMask = false; // Softmax / SoftmaxGrad: with the attention scale (and mask)
     bool training = false;   // BatchNorm / BatchNormGrad: batch statistics (and running updates)
+    /** Binary ops: the input that repeats (`window` times) over the others' trailing
+     *  dimensions, or -1 when the operands have one shape. */
+    int broadcast = -1;
 };
 
 /** Whether an op is a loss, where training's backward pass starts. */

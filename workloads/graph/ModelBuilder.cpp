@@ -304,16 +304,35 @@ private:
         return y;
     }
 
-    /** add, sub, mul, div of two tensors of one shape. */
+    /** add, sub, mul, div: operands of one shape, or one repeated over the other's trailing
+     *  dimensions (numpy broadcasting of a per-sample suffix, e.g. [N, C] into [N, H, C]). */
     Value binary(const LayerSpec& l, std::size_t i, OpKind kind)
     {
         expectInputs(i, 2);
         const Value a = input(i, 0), b = input(i, 1);
-        if (a.shape != b.shape)
-            fail(i, "inputs", fmt::format("expected operands of one shape (broadcasting is not modelled yet), found {} and {}",
-                                          shapeText(a.shape), shapeText(b.shape)));
-        Value y{tensor(l.name + ".out", a.shape), a.shape};
-        m_g.addOp(l.name, kind, {a.tensor, b.tensor}, {y.tensor});
+        int broadcast = -1;
+        uint64_t repeats = 1;
+        if (a.shape != b.shape) {
+            const bool aBig = product(a.shape) >= product(b.shape);
+            const Value& big = aBig ? a : b;
+            const Value& small = aBig ? b : a;
+            std::vector<uint64_t> tail(small.shape.begin() + 1, small.shape.end());
+            while (!tail.empty() && tail.front() == 1)
+                tail.erase(tail.begin());
+            const bool suffix = small.shape[0] == big.shape[0] && tail.size() < big.shape.size() &&
+                                std::equal(tail.rbegin(), tail.rend(), big.shape.rbegin());
+            if (!suffix)
+                fail(i, "inputs", fmt::format("expected operands of one shape, or one whose per-sample shape ends the other's "
+                                              "(broadcast over leading dimensions), found {} and {}",
+                                              shapeText(a.shape), shapeText(b.shape)));
+            broadcast = aBig ? 1 : 0;
+            repeats = product(big.shape) / product(small.shape);
+        }
+        const std::vector<uint64_t>& shape = broadcast == 0 ? b.shape : a.shape;
+        Value y{tensor(l.name + ".out", shape), shape};
+        Op& op = m_g.addOp(l.name, kind, {a.tensor, b.tensor}, {y.tensor});
+        op.broadcast = broadcast;
+        op.window = repeats;
         return y;
     }
 

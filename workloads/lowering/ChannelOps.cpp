@@ -272,6 +272,48 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
     m_b.touch(handleOf(dx));
 }
 
+void GraphLowering::lowerReduceRepeats(const Op& op)
+{
+    // A broadcast operand's gradient: each tile sums its elements' repeats into partial sums of
+    // at most the whole operand; the partials meet on the tiles of the result (spread linearly),
+    // which add them up.
+    const int dy = op.inputs.at(0), out = op.outputs.at(0);
+    const TensorDesc& od = m_graph.tensor(out);
+    const uint64_t outputs = std::max<uint64_t>(od.elements(), 1);
+    const uint32_t T = m_hw.tiles;
+    const TileVector elems = elementsOn(dy);
+    TileVector local(T, 0), partialBytes(T, 0);
+    std::vector<ExchangeBytes> x(T);
+    uint64_t partials = 0;
+    for (uint32_t t = 0; t < T; ++t)
+        if (elems[t]) {
+            const uint64_t sums = std::min(elems[t], outputs);
+            local[t] = costs::reduce(m_hw, Precision::FP32, sums, ceilDiv(elems[t], sums));
+            partialBytes[t] = sums * 4;
+            x[t].send += sums * 4;
+            partials += sums;
+        }
+    const TileVector outMap = linearMapping(T, od.bytes(), kGrainBytes);
+    TileVector final(T, 0);
+    const uint64_t perOutput = ceilDiv(partials, outputs);
+    for (uint32_t t = 0; t < T; ++t)
+        if (outMap[t]) {
+            const uint64_t mine = outMap[t] / bytesOf(od.type);
+            x[t].recv += mine * perOutput * 4;
+            final[t] = costs::reduce(m_hw, Precision::FP32, mine, perOutput);
+        }
+    m_b.sync();
+    const int partialHandle = m_b.allocate(op.name + " partials", "temporary", partialBytes);
+    m_b.compute(op.name + ".local", local, {"ReduceAdd"});
+    m_b.touch(handleOf(dy));
+    m_b.sync();
+    m_b.exchange(op.name + ".in", x);
+    produce(out, outMap);
+    m_b.compute(op.name, final, {"ReduceAdd"});
+    m_b.touch(partialHandle);
+    m_b.touch(handleOf(out));
+}
+
 void GraphLowering::lowerGlobalPool(const Op& op)
 {
     // PopLibs' pooling planner puts each output's whole window on one tile: the image of every

@@ -132,6 +132,7 @@ void GraphLowering::lower(const Op& op)
     case OpKind::Concat:
     case OpKind::Slice:
     case OpKind::SliceGrad: lowerCopy(op); break;
+    case OpKind::ReduceRepeats: lowerReduceRepeats(op); break;
     case OpKind::BatchMatMul: lowerConv(op); break;
     case OpKind::Add:
     case OpKind::Sub:
@@ -709,12 +710,14 @@ void GraphLowering::lowerRowwise(const Op& op)
     // and LayerNorm's gamma (and beta) reach every tile that holds a part of a row.
     using costs::BinaryOpKind;
     using costs::UnaryOpKind;
-    const int main = op.inputs.at(0);
+    // A repeated (broadcast) operand is not gathered: each tile receives the part its
+    // elements repeat, at most the whole operand.
+    const int main = op.inputs.at(op.broadcast == 0 ? 1 : 0);
     const Precision type = m_graph.tensor(main).type;
     const Precision f32 = Precision::FP32;
     const bool layerNorm = op.kind == OpKind::LayerNorm || op.kind == OpKind::LayerNormGrad;
-    for (std::size_t i = 1; i < op.inputs.size(); ++i)
-        if (!(layerNorm && m_graph.tensor(op.inputs[i]).role == TensorRole::Weight))
+    for (std::size_t i = 0; i < op.inputs.size(); ++i)
+        if (op.inputs[i] != main && int(i) != op.broadcast && !(layerNorm && m_graph.tensor(op.inputs[i]).role == TensorRole::Weight))
             gather(op.name + ".in" + std::to_string(i), op.inputs[i], main);
     const TileVector elems = elementsOn(main);
     const uint64_t C = std::max<uint64_t>(op.channels, 1);
@@ -819,12 +822,20 @@ void GraphLowering::lowerRowwise(const Op& op)
         default: throw std::logic_error("not a row-wise op: " + op.name);
         }
     }
+    if (op.broadcast >= 0) {
+        const int repeated = op.inputs.at(std::size_t(op.broadcast));
+        const uint64_t whole = m_graph.tensor(repeated).elements();
+        for (uint32_t t = 0; t < m_hw.tiles; ++t)
+            if (elems[t])
+                params[t].recvShared += std::min(elems[t], whole) * bytesOf(m_graph.tensor(repeated).type);
+        addSends(params, repeated);
+    }
     m_b.sync();
-    if (layerNorm) {
-        for (std::size_t i = 1; i < op.inputs.size(); ++i)
+    if (layerNorm || op.broadcast >= 0) {
+        for (std::size_t i = 1; layerNorm && i < op.inputs.size(); ++i)
             if (m_graph.tensor(op.inputs[i]).role == TensorRole::Weight)
                 addSends(params, op.inputs[i]);
-        m_b.exchange(op.name + ".params", params);
+        m_b.exchange(op.name + (layerNorm ? ".params" : ".repeated"), params);
     }
     m_b.compute(op.name, cycles, types);
     if (splitRows) {

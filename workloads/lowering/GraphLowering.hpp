@@ -77,6 +77,7 @@ private:
     void lowerGlobalPool(const Op& op);
     void lowerGlobalPoolGrad(const Op& op);
     void lowerCopy(const Op& op);
+    void lowerReduceRepeats(const Op& op);
     void lowerLoss(const Op& op);
     void lowerAccumulate(const Op& op);
     void lowerOptimizer(const Op& op);

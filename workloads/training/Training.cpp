@@ -186,20 +186,13 @@ private:
             break;
         }
         case OpKind::Add:
-            contribute(op.inputs[0], dy, op);
-            contribute(op.inputs[1], dy, op);
-            break;
         case OpKind::Sub:
-            contribute(op.inputs[0], dy, op);
-            unaryOn(op, op.inputs[1], OpKind::Scale, {dy}, ".grad_rhs"); // -dy
-            break;
-        case OpKind::Mul: // dy b, dy a
-            unaryOn(op, op.inputs[0], OpKind::Mul, {dy, op.inputs[1]}, ".grad_lhs");
-            unaryOn(op, op.inputs[1], OpKind::Mul, {dy, op.inputs[0]}, ".grad_rhs");
-            break;
-        case OpKind::Div: // dy / b, -dy a / b^2
-            unaryOn(op, op.inputs[0], OpKind::Div, {dy, op.inputs[1]}, ".grad_lhs");
-            unaryOn(op, op.inputs[1], OpKind::DivGradRhs, {dy, op.inputs[0], op.inputs[1]}, ".grad_rhs");
+        case OpKind::Mul:
+        case OpKind::Div:
+            if (op.broadcast >= 0)
+                broadcastBinary(op, dy);
+            else
+                binary(op, dy);
             break;
         case OpKind::Scale: unary(op, OpKind::Scale, dy, -1); break;
         case OpKind::Slice: unary(op, OpKind::SliceGrad, dy, -1); break;
@@ -230,6 +223,77 @@ private:
         case OpKind::Conv: conv(op, dy); break;
         case OpKind::BatchMatMul: batchMatMul(op, dy); break;
         default: throw std::logic_error("no gradient rule for " + op.name);
+        }
+    }
+
+    void binary(const Op& op, int dy)
+    {
+        switch (op.kind) {
+        case OpKind::Add:
+            contribute(op.inputs[0], dy, op);
+            contribute(op.inputs[1], dy, op);
+            break;
+        case OpKind::Sub:
+            contribute(op.inputs[0], dy, op);
+            unaryOn(op, op.inputs[1], OpKind::Scale, {dy}, ".grad_rhs"); // -dy
+            break;
+        case OpKind::Mul: // dy b, dy a
+            unaryOn(op, op.inputs[0], OpKind::Mul, {dy, op.inputs[1]}, ".grad_lhs");
+            unaryOn(op, op.inputs[1], OpKind::Mul, {dy, op.inputs[0]}, ".grad_rhs");
+            break;
+        case OpKind::Div: // dy / b, -dy a / b^2
+            unaryOn(op, op.inputs[0], OpKind::Div, {dy, op.inputs[1]}, ".grad_lhs");
+            unaryOn(op, op.inputs[1], OpKind::DivGradRhs, {dy, op.inputs[0], op.inputs[1]}, ".grad_rhs");
+            break;
+        default: throw std::logic_error("not a binary op: " + op.name);
+        }
+    }
+
+    /** A binary op whose operand `op.broadcast` repeats over the other's trailing dimensions:
+     *  each operand's gradient is made output-sized (the repeated operand broadcast where it is
+     *  read), then the repeated operand's is summed over its repeats. */
+    void broadcastBinary(const Op& op, int dy)
+    {
+        const int s = op.broadcast, a = op.inputs[0], b = op.inputs[1];
+        const TensorDesc out = m_g.tensor(op.outputs[0]);
+        for (int k : {0, 1}) {
+            const int x = op.inputs[std::size_t(k)];
+            if (!wants(x))
+                continue;
+            const std::string suffix = k == 0 ? ".grad_lhs" : ".grad_rhs";
+            OpKind kind = op.kind;
+            std::vector<int> in{dy};
+            int repeated = -1; // the position in `in` of the repeated operand
+            switch (op.kind) {
+            case OpKind::Add: in.clear(); break;
+            case OpKind::Sub: kind = OpKind::Scale; if (k == 0) in.clear(); break; // -dy for the subtrahend
+            case OpKind::Mul: in.push_back(op.inputs[std::size_t(1 - k)]); repeated = 1 - k == s ? 1 : -1; break;
+            case OpKind::Div:
+                if (k == 0) {
+                    in.push_back(b);
+                    repeated = s == 1 ? 1 : -1;
+                } else {
+                    kind = OpKind::DivGradRhs;
+                    in.insert(in.end(), {a, b});
+                    repeated = s + 1;
+                }
+                break;
+            default: throw std::logic_error("not a binary op: " + op.name);
+            }
+            int full = dy;
+            if (!in.empty()) {
+                full = k == s ? m_g.addTensor("d" + m_g.tensor(x).name + ".full", out.shape, out.type, TensorRole::Gradient)
+                              : newGrad(x, TensorRole::Gradient);
+                Op* e = emit(op.name + suffix, kind, in, {full}, op);
+                e->broadcast = repeated;
+            }
+            if (k != s) {
+                contribute(x, full, op);
+                continue;
+            }
+            const int dx = newGrad(x, TensorRole::Gradient);
+            emit(op.name + suffix + ".sum", OpKind::ReduceRepeats, {full}, {dx}, op);
+            contribute(x, dx, op);
         }
     }
 
