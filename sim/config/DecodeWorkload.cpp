@@ -197,7 +197,8 @@ LayerKind layerKindOf(const std::string& op)
         {"batch_norm", LayerKind::BatchNorm2d}, {"sigmoid", LayerKind::Sigmoid}, {"exp", LayerKind::Exp},
         {"dropout", LayerKind::Dropout}, {"sub", LayerKind::Sub}, {"mul", LayerKind::Mul}, {"div", LayerKind::Div},
         {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose}, {"log_softmax", LayerKind::LogSoftmax},
-        {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat}, {"slice", LayerKind::Slice}};
+        {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat}, {"slice", LayerKind::Slice},
+        {"group_norm", LayerKind::GroupNorm}};
     return kinds.at(op);
 }
 
@@ -227,7 +228,7 @@ LayerSpec layerOf(const json& op)
     l.stride = pairOf(op, "stride", pool ? l.kernel : std::array<uint32_t, 2>{1, 1}); // torch: a pool's stride is its kernel
     l.padding = pairOf(op, "padding", {0, 0});
     l.dilation = pairOf(op, "dilation", {1, 1});
-    l.groups = op.value("groups", 1u);
+    l.groups = op.value("groups", op.value("num_groups", 1u));
     l.bias = op.value("bias", true);
     l.shape = op.value("shape", std::vector<int64_t>());
     l.perm = op.value("dims", std::vector<uint32_t>());

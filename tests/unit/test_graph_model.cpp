@@ -209,9 +209,9 @@ json residualCnn()
                                  op("bn0", "batch_norm", {"stem"}), op("r0", "relu", {"bn0"}),
                                  op("pool", "max_pool2d", {"r0"}, {{"kernel_size", 3}, {"stride", 2}, {"padding", 1}}),
                                  op("c1", "conv2d", {"pool"}, {{"out_channels", 32}, {"kernel_size", 3}, {"stride", 2}, {"padding", 1}, {"bias", false}}),
-                                 op("bn1", "batch_norm", {"c1"}),
+                                 op("bn1", "batch_norm", {"c1"}), op("gn", "group_norm", {"bn1"}, {{"num_groups", 4}}),
                                  op("down", "conv2d", {"pool"}, {{"out_channels", 32}, {"kernel_size", 1}, {"stride", 2}, {"bias", false}}),
-                                 op("sum", "add", {"bn1", "down"}), op("r1", "relu", {"sum"}), op("sig", "sigmoid", {"r1"}),
+                                 op("sum", "add", {"gn", "down"}), op("r1", "relu", {"sum"}), op("sig", "sigmoid", {"r1"}),
                                  op("ex", "exp", {"sig"}), op("avg", "avg_pool2d", {"ex"}, {{"kernel_size", 2}}),
                                  op("gap", "global_avg_pool", {"avg"}), op("flat", "flatten", {"gap"}), op("drop", "dropout", {"flat"}),
                                  op("fc", "linear", {"drop"}, {{"out_features", 10}}), op("loss", "cross_entropy", {"fc", "y"})})},
@@ -222,9 +222,9 @@ TEST_CASE("Graph workload: a residual CNN's shapes, parameters, buffers and FLOP
 {
     const json train = {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp16"}, {"partials", "fp16"}, {"optimizer", "sgd"}};
     const Experiment e = build(graphConfig(residualCnn(), train));
-    // Parameters: stem 16 x 3 x 7 x 7, bn0 2 x 16, c1 32 x 16 x 3 x 3, bn1 2 x 32, down 32 x 16,
+    // Parameters: stem 16 x 3 x 7 x 7, bn0 2 x 16, c1 32 x 16 x 3 x 3, bn1 and gn 2 x 32 each, down 32 x 16,
     // fc 32 x 10 + 10; batch norm running statistics are buffers, not parameters.
-    const uint64_t params = 2352 + 32 + 4608 + 64 + 512 + 330;
+    const uint64_t params = 2352 + 32 + 4608 + 64 + 64 + 512 + 330; // with group norm's 2 x 32
     CHECK(bytesOfKind(e.schedule, "weight") == 2 * params);
     CHECK(bytesOfKind(e.schedule, "buffer") == 2 * (2 * 16 + 2 * 32));
     // SGD keeps an fp32 velocity per parameter; without momentum none; LARS as SGD; AdamW two.
@@ -278,7 +278,8 @@ TEST_CASE("Graph workload: every op of a residual CNN runs on tiles for cycles, 
                 for (const auto& r : c->cycles.runs())
                     cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
         });
-        for (const char* name : {"stem", "bn0.stats.local", "bn0.stats", "bn0.inv_std_dev", "bn0", "pool", "c1", "bn1", "sum",
+        for (const char* name : {"stem", "bn0.stats.local", "bn0.stats", "bn0.inv_std_dev", "bn0", "pool", "c1", "bn1", "gn", "gn.grad",
+                             "gn.gamma_grad", "sum",
                                  "r1", "sig", "ex", "avg", "gap", "drop", "fc", "drop.grad", "gap.grad", "avg.grad", "ex.grad",
                                  "sig.grad", "r1.grad", "bn1.grad.params_grad.local", "bn1.grad", "c1.dgrad", "c1.wgrad",
                                  "down.dgrad", "pool.grad", "bn0.grad", "stem.wgrad"}) {
@@ -514,6 +515,8 @@ TEST_CASE("Graph workload: every bad graph names the op and what was expected", 
                Catch::Contains("/workload/graph/ops/0/padding: expected at most half the kernel size, found 2"));
     CHECK_THAT(errorOf(withOps(json::array({op("p", "avg_pool2d", {"x"}, {{"kernel_size", 11}, {"padding", 1}})}))),
                Catch::Contains("/workload/graph/ops/0/kernel_size: expected a window within the padded input 10 x 10"));
+    CHECK_THAT(errorOf(withOps(json::array({op("g", "group_norm", {"x"}, {{"num_groups", 2}})}))),
+               Catch::Contains("/workload/graph/ops/0/num_groups: expected a divisor of the 3 channels, found 2"));
     CHECK_THAT(errorOf(withOps(json::array({op("f", "flatten", {"x"}), op("b", "batch_norm", {"f"})}))),
                Catch::Contains("/workload/graph/ops/1/inputs/0: expected an input [batch, channels, height, width], found [4, 192]"));
     CHECK_THAT(errorOf(graphConfig(mlp(), {{"optimizer", "adamw"}, {"momentum", 0.9}})),

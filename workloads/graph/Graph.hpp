@@ -142,6 +142,9 @@ struct Op
     /** Binary ops: the input that repeats (`window` times) over the others' trailing
      *  dimensions, or -1 when the operands have one shape. */
     int broadcast = -1;
+    /** LayerNorm (and its gradient): the channels of gamma and beta when they are not the row's
+     *  (group norm: rows of C / G x H x W elements, C parameters); 0: the row's. */
+    uint64_t paramChannels = 0;
 };
 
 /** Whether an op is a loss, where training's backward pass starts. */

@@ -203,6 +203,7 @@ private:
         case LayerKind::Concat: return concat(l, i);
         case LayerKind::Slice: return slice(l, i);
         case LayerKind::LayerNorm: return layerNorm(l, i);
+        case LayerKind::GroupNorm: return groupNorm(l, i);
         case LayerKind::MaxPool2d: return pool(l, i, OpKind::MaxPool);
         case LayerKind::AvgPool2d: return pool(l, i, OpKind::AvgPool);
         case LayerKind::GlobalAvgPool: return globalAvgPool(l, i);
@@ -364,6 +365,27 @@ private:
         const int beta = tensor(l.name + ".bias", {C}, TensorRole::Weight);
         Value y{tensor(l.name + ".out", x.shape), x.shape};
         m_g.addOp(l.name, OpKind::LayerNorm, {x.tensor, gamma, beta}, {y.tensor}).channels = C;
+        return y;
+    }
+
+    /** Group norm of [N, C, ...]: statistics over each sample's C / G channels and their image,
+     *  priced as LayerNorm's chain over rows of that many elements (PopLibs reshapes groups into
+     *  rows, poplibs-costs §3.10); gamma and beta per channel. */
+    Value groupNorm(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        if (x.shape.size() < 3)
+            fail(i, "inputs/0", fmt::format("expected an input [batch, channels, ...], found {}", shapeText(x.shape)));
+        const uint64_t C = x.shape[1];
+        if (l.groups < 1 || C % l.groups != 0)
+            fail(i, "num_groups", fmt::format("expected a divisor of the {} channels, found {}", C, l.groups));
+        const int gamma = tensor(l.name + ".weight", {C}, TensorRole::Weight);
+        const int beta = tensor(l.name + ".bias", {C}, TensorRole::Weight);
+        Value y{tensor(l.name + ".out", x.shape), x.shape};
+        Op& op = m_g.addOp(l.name, OpKind::LayerNorm, {x.tensor, gamma, beta}, {y.tensor});
+        op.channels = product(x.shape, 1) / l.groups;
+        op.paramChannels = C;
         return y;
     }
 

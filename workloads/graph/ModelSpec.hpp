@@ -28,6 +28,7 @@ enum class LayerKind {
     Slice,        // elements [start, end) of `axis`
     Softmax,      // over the last dimension
     LayerNorm,    // over the last dimension, with gamma and beta
+    GroupNorm,    // over groups of channels of NCHW (and the image), per-channel gamma and beta
     MaxPool2d,    // windows of kernel_size every stride (padding never wins)
     AvgPool2d,    // as MaxPool2d, the mean of each window (padding counted as zeros)
     GlobalAvgPool,// the mean of each channel's image: [N, C, H, W] -> [N, C, 1, 1]

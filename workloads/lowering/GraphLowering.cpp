@@ -812,12 +812,12 @@ void GraphLowering::lowerRowwise(const Op& op)
             cycles[t] = costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Square, e) +
                         costs::reduceRows(m_hw, f32, rows, piece) + costs::unaryOp(m_hw, UnaryOpKind::Rsqrt, f32, rows) +
                         2 * bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e);
-            params[t].recvShared += 2 * piece * bytesOf(type);
+            params[t].recvShared += 2 * (op.paramChannels ? std::min(piece, op.paramChannels) : piece) * bytesOf(type);
             break;
         case OpKind::LayerNormGrad: // x^ again; dy gamma; its mean and its mean against x^
             cycles[t] = bin(BinaryOpKind::Sub, e) + 2 * bin(BinaryOpKind::Mul, e) + 2 * costs::reduceRows(m_hw, f32, rows, piece) +
                         2 * bin(BinaryOpKind::Mul, e) + 2 * bin(BinaryOpKind::Sub, e);
-            params[t].recvShared += piece * bytesOf(type);
+            params[t].recvShared += (op.paramChannels ? std::min(piece, op.paramChannels) : piece) * bytesOf(type);
             break;
         default: throw std::logic_error("not a row-wise op: " + op.name);
         }

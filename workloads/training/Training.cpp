@@ -113,6 +113,7 @@ private:
         Op op{name, kind, std::move(in), std::move(outs), {}, {}, 1, from.channels, false, from.block};
         op.rows = from.rows;
         op.window = from.window;
+        op.paramChannels = from.paramChannels;
         op.training = from.training;
         op.attentionScaleMask = from.attentionScaleMask;
         m_g.ops.push_back(std::move(op));
@@ -339,10 +340,12 @@ private:
         const int x = op.inputs[0], gamma = op.inputs[1], beta = op.inputs[2];
         const int dx = newGrad(x, TensorRole::Gradient);
         emit(op.name + ".grad", OpKind::LayerNormGrad, {dy, x, gamma}, {dx}, op);
+        // Per-parameter sums over every position: per channel for group norm.
+        const uint64_t params = op.paramChannels ? op.paramChannels : op.channels;
         const int dgamma = newGrad(gamma, TensorRole::WeightGradient);
-        emit(op.name + ".gamma_grad", OpKind::BiasGrad, {dy}, {dgamma}, op);
+        emit(op.name + ".gamma_grad", OpKind::BiasGrad, {dy}, {dgamma}, op)->channels = params;
         const int dbeta = newGrad(beta, TensorRole::WeightGradient);
-        emit(op.name + ".beta_grad", OpKind::BiasGrad, {dy}, {dbeta}, op);
+        emit(op.name + ".beta_grad", OpKind::BiasGrad, {dy}, {dbeta}, op)->channels = params;
         contribute(gamma, dgamma, op);
         contribute(beta, dbeta, op);
         contribute(x, dx, op);
