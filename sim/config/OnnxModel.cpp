@@ -345,6 +345,8 @@ private:
             return it->second;
         if (m_params.count(name))
             failNode(node, fmt::format("expected input {} (\"{}\") to be data, found a weight: broadcasting a learned tensor is not modelled yet", k, name));
+        if (m_constants.count(name) || m_shapeValues.count(name))
+            failNode(node, fmt::format("expected input {} (\"{}\") to be data, found a constant: a constant tensor operand is not modelled yet", k, name));
         failNode(node, fmt::format("input {} (\"{}\") is no graph input and no earlier node's output", k, name));
     }
 

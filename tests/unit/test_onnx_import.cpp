@@ -226,6 +226,10 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
         const json blocks = json::array({{{"name", "a"}, {"prefix", "/fc1/"}}, {{"name", "b"}, {"prefix", "/fc3/"}}});
         CHECK_THAT(errorOf(onnxConfig(f.path, {{"blocks", blocks}})),
                    Catch::Contains("/workload/blocks/1/prefix: no node name of \"" + f.path + "\" starts with \"/fc3/\""));
+        const json later = json::array({{{"name", "a"}, {"prefix", "/relu1/"}, {"ipu", 0}}});
+        CHECK_THAT(errorOf(onnxConfig(f.path, {{"blocks", later}})),
+                   Catch::Contains("ONNX node \"/fc1/Gemm\" (Gemm): expected an \"ipu\" for block \"model\" (the ops before the first "
+                                   "named block): other blocks name theirs"));
         CHECK_THAT(errorOf(onnxConfig(f.path, {{"mode", "train"}})),
                    Catch::Contains("/workload/loss: expected \"cross_entropy\" (or a SoftmaxCrossEntropyLoss or NegativeLogLikelihoodLoss node in the model) to train from"));
     }

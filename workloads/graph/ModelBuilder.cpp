@@ -181,7 +181,8 @@ private:
             return;
         for (const auto& [block, layer] : m_firstLayer)
             if (!m_blockIpus.count(block))
-                fail(layer, "", fmt::format("expected an \"ipu\" for block \"{}\": other blocks name theirs", block));
+                fail(layer, "", fmt::format("expected an \"ipu\" for block \"{}\"{}: other blocks name theirs", block,
+                                            block == "model" ? " (the ops before the first named block)" : ""));
     }
 
     Value value(const LayerSpec& l, std::size_t i)
