@@ -25,13 +25,10 @@ public:
     }
     uint64_t count(const std::string& key, std::optional<uint64_t> fallback = std::nullopt, uint64_t minimum = 1)
     {
-        m_used.insert(key);
-        if (!m_params.contains(key)) {
-            if (fallback)
-                return *fallback;
-            m_diag.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
-        }
-        const json& v = m_params.at(key);
+        const json* found = lookup(key, fallback.has_value());
+        if (!found)
+            return *fallback;
+        const json& v = *found;
         if (!v.is_number_integer() || v.get<int64_t>() < int64_t(minimum))
             m_diag.fail(m_ptr + "/" + key, fmt::format("expected integer >= {}, found {}", minimum, v.dump()));
         return v.get<uint64_t>();
@@ -44,13 +41,10 @@ public:
     std::string word(const std::string& key, const std::vector<std::string>& allowed,
                      std::optional<std::string> fallback = std::nullopt)
     {
-        m_used.insert(key);
-        if (!m_params.contains(key)) {
-            if (fallback)
-                return *fallback;
-            m_diag.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
-        }
-        const json& v = m_params.at(key);
+        const json* found = lookup(key, fallback.has_value());
+        if (!found)
+            return *fallback;
+        const json& v = *found;
         if (v.is_string() && std::find(allowed.begin(), allowed.end(), v.get<std::string>()) != allowed.end())
             return v.get<std::string>();
         m_diag.fail(m_ptr + "/" + key, fmt::format("expected one of {}, found {}", fmt::join(allowed, ", "), v.dump()));
@@ -63,6 +57,17 @@ public:
     }
 
 private:
+    /** The value of `key`, marked as used; nullptr when it is absent and `optional`. */
+    const json* lookup(const std::string& key, bool optional)
+    {
+        m_used.insert(key);
+        if (m_params.contains(key))
+            return &m_params.at(key);
+        if (!optional)
+            m_diag.fail(m_ptr, fmt::format("missing required key \"{}\"", key));
+        return nullptr;
+    }
+
     const Diagnostics& m_diag;
     std::string m_ptr;
     const json& m_params;

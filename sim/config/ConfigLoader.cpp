@@ -55,7 +55,7 @@ json compose(json value, const std::string& file, const std::string& ptr,
         const json& base = value.at("base");
         if (!base.is_string())
             throw ConfigError(file, ptr + "/base", fmt::format("expected a file name (string), found {}", base.dump()));
-        std::string baseFile = (fs::path(file).parent_path() / base.get<std::string>()).lexically_normal().string();
+        std::string baseFile = resolveRelative(file, base.get<std::string>());
         for (const auto& s : stack)
             if (s == baseFile)
                 throw ConfigError(file, ptr + "/base", "\"" + baseFile + "\" includes itself through its bases");
@@ -128,6 +128,11 @@ std::string LoadedConfig::fileOf(const std::string& pointer) const
 void LoadedConfig::raise(const std::string& pointer, const std::string& message) const
 {
     throw ConfigError(fileOf(pointer), pointer, message);
+}
+
+std::string resolveRelative(const std::string& fromFile, const std::string& path)
+{
+    return (fs::path(fromFile).parent_path() / path).lexically_normal().string();
 }
 
 json readJsonFile(const std::string& path)

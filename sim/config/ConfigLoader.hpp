@@ -25,6 +25,9 @@ protected:
     void raise(const std::string& pointer, const std::string& message) const override;
 };
 
+/** `path` as named in `fromFile`: relative to that file's folder unless absolute. */
+std::string resolveRelative(const std::string& fromFile, const std::string& path);
+
 /** Reads one JSON file; errors name the file and the line and column of a syntax error. */
 nlohmann::json readJsonFile(const std::string& path);
 

@@ -270,23 +270,13 @@ WorkloadSpec decodeGraph(const LoadedConfig& cfg, const SystemParams& system, co
     return spec;
 }
 
-/** `/workload/file`, relative to the folder of the config file that gives it. */
-std::string modelFileOf(const LoadedConfig& cfg)
-{
-    const std::string file = cfg.doc.at("workload").at("file");
-    if (!file.empty() && file.front() == '/')
-        return file;
-    const std::string from = cfg.fileOf("/workload/file");
-    const auto slash = from.rfind('/');
-    return slash == std::string::npos ? file : from.substr(0, slash + 1) + file;
-}
 
 WorkloadSpec decodeOnnx(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
 {
     const json& w = cfg.doc.at("workload");
     rejectLayerCounts(cfg, "an ONNX model's");
     OnnxSource source;
-    source.path = modelFileOf(cfg);
+    source.path = config::resolveRelative(cfg.fileOf("/workload/file"), w.at("file")); // as "base" resolves
     for (const auto& [name, shape] : w.at("inputs").items())
         source.inputs[name] = shape.get<std::vector<uint64_t>>();
     for (const json& b : w.at("blocks")) {

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "Simulate.hpp"
 
+#include "sim/config/ConfigError.hpp"
+
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 
 namespace ipusim::test {
 
@@ -39,6 +43,27 @@ std::optional<std::vector<std::string>> bundledModelSets(const std::string& path
 #else
     return std::nullopt;
 #endif
+}
+
+std::string configErrorOf(const nlohmann::json& doc, const std::string& file)
+{
+    try {
+        buildExperiment(config::loadConfig(doc, file));
+    } catch (const config::ConfigError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+std::map<std::string, uint64_t> busiestStepCycles(const Schedule& schedule)
+{
+    std::map<std::string, uint64_t> cycles;
+    forEachProgramStep(schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* c = std::get_if<ComputeStep>(&step.op))
+            for (const auto& r : c->cycles.runs())
+                cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
+    });
+    return cycles;
 }
 
 nlohmann::json simulateDoc(const nlohmann::json& doc)

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,22 @@ namespace ipusim::test {
 
 /** The source tree: configs are named relative to it. */
 inline const std::string kRoot = IPUSIM_SOURCE_DIR;
+
+/** Diagnostics that throw "pointer: message", for the layers below the config on their own. */
+struct ThrowingDiagnostics : Diagnostics
+{
+protected:
+    void raise(const std::string& pointer, const std::string& message) const override
+    {
+        throw std::runtime_error(pointer + ": " + message);
+    }
+};
+
+/** The config error building `doc` (as if read from `file`) raises, or "no error". */
+std::string configErrorOf(const nlohmann::json& doc, const std::string& file);
+
+/** The busiest tile's cycles of each compute step of IPU 0's program, by step name. */
+std::map<std::string, uint64_t> busiestStepCycles(const Schedule& schedule);
 
 /** The summary of `e` run without files or inference phase; the test fails when it does not
  *  fit in memory. */

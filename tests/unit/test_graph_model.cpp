@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Graph workloads: models described op by op, built into the compiler's Graph. FLOPs, weights
 // and shapes by hand; the tutorial's CNN as a graph is the MNIST workload; every bad input.
+#include "Simulate.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ExperimentSpec.hpp"
 #include "sim/engine/Experiment.hpp"
@@ -16,17 +17,9 @@ using json = nlohmann::json;
 
 namespace {
 
-const std::string kRoot = IPUSIM_SOURCE_DIR;
+using test::kRoot;
 
-/** Diagnostics that throw the pointer and message, for the builder on its own. */
-struct Throwing : Diagnostics
-{
-protected:
-    void raise(const std::string& pointer, const std::string& message) const override
-    {
-        throw std::runtime_error(pointer + ": " + message);
-    }
-};
+using Throwing = test::ThrowingDiagnostics;
 
 json graphConfig(const json& graph, const json& workload = json::object())
 {
@@ -37,15 +30,7 @@ json graphConfig(const json& graph, const json& workload = json::object())
 
 Experiment build(const json& doc) { return buildExperiment(config::loadConfig(doc, kRoot + "/configs/g.json")); }
 
-std::string errorOf(const json& doc)
-{
-    try {
-        build(doc);
-    } catch (const config::ConfigError& e) {
-        return e.what();
-    }
-    return "no error";
-}
+std::string errorOf(const json& doc) { return test::configErrorOf(doc, kRoot + "/configs/g.json"); }
 
 json op(const std::string& name, const std::string& kind, std::vector<std::string> inputs, const json& attrs = json::object())
 {
@@ -272,12 +257,7 @@ TEST_CASE("Graph workload: every op of a residual CNN runs on tiles for cycles, 
         INFO(optimizer);
         const json train = {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp16"}, {"partials", "fp16"}, {"optimizer", optimizer}};
         const Experiment e = build(graphConfig(residualCnn(), train));
-        std::map<std::string, uint64_t> cycles;
-        forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
-            if (const auto* c = std::get_if<ComputeStep>(&step.op))
-                for (const auto& r : c->cycles.runs())
-                    cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
-        });
+        std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
         for (const char* name : {"stem", "bn0.stats.local", "bn0.stats", "bn0.inv_std_dev", "bn0", "pool", "c1", "bn1", "gn", "gn.grad",
                              "gn.gamma_grad", "sum",
                                  "r1", "sig", "ex", "avg", "gap", "drop", "fc", "drop.grad", "gap.grad", "avg.grad", "ex.grad",
@@ -319,12 +299,7 @@ TEST_CASE("Graph workload: every other op kind's FLOPs, parameters and work by h
     // each matmul: twice the forward's.
     const double forward = 2048 + 1024 + 1024 + 1280;
     CHECK(e.schedule.modelFlopsPerSample == 2 * (forward + 2 * forward));
-    std::map<std::string, uint64_t> cycles;
-    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
-        if (const auto* c = std::get_if<ComputeStep>(&step.op))
-            for (const auto& r : c->cycles.runs())
-                cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
-    });
+    std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
     // Not "loss" and "loss.grad": 20 logits spread thin over the classifier's reduction tiles
     // truncate to no whole element on any tile, so the loss runs on no tile. This is the
     // zero-tile bug of GraphLowering::lowerConv that the cost-model fidelity work fixes (MNIST's
@@ -349,12 +324,7 @@ TEST_CASE("Graph workload: log_softmax and nll_loss train like a classifier's cr
                         {"outputs", {"nll"}}};
     const Experiment e = build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 8}}));
     CHECK(e.schedule.modelFlopsPerSample == 2.0 * 2 * 256 * 64); // forward and weight gradient (no gradient into x)
-    std::map<std::string, uint64_t> cycles;
-    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
-        if (const auto* c = std::get_if<ComputeStep>(&step.op))
-            for (const auto& r : c->cycles.runs())
-                cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
-    });
+    std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
     for (const char* name : {"lp", "nll", "nll.sum", "nll.grad", "lp.grad", "fc.wgrad"}) {
         INFO(name);
         CHECK(cycles[name] > 0);
@@ -380,12 +350,7 @@ TEST_CASE("Graph workload: concat and slice copy data, forward and backward", "[
     const Experiment e = build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 8}}));
     // The flattened slice has 4 x 32 = 128 features: out is 128 x 64 + 64.
     CHECK(bytesOfKind(e.schedule, "weight") == 4 * (2 * (16 * 32 + 32) + 128 * 64 + 64));
-    std::map<std::string, uint64_t> cycles;
-    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
-        if (const auto* c = std::get_if<ComputeStep>(&step.op))
-            for (const auto& r : c->cycles.runs())
-                cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
-    });
+    std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
     for (const char* name : {"cat", "sl", "sl.grad", "cat.grad_0", "cat.grad_1"}) {
         INFO(name);
         CHECK(cycles[name] > 0);
@@ -408,12 +373,7 @@ TEST_CASE("Graph workload: broadcasting repeats an operand over the other's trai
                                              op("out", "linear", {"g"}, {{"out_features", 64}}), op("loss", "cross_entropy", {"out", "y"})})},
                         {"outputs", {"loss"}}};
     const Experiment e = build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 8}}));
-    std::map<std::string, uint64_t> cycles;
-    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
-        if (const auto* c = std::get_if<ComputeStep>(&step.op))
-            for (const auto& r : c->cycles.runs())
-                cycles[c->name] = std::max<uint64_t>(cycles[c->name], r.value);
-    });
+    std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
     // Forward, and each repeated operand's gradient summed over its 8 repeats.
     for (const char* name : {"m", "d", "a", "m.grad_lhs", "m.grad_rhs", "m.grad_rhs.sum", "d.grad_lhs", "d.grad_lhs.sum", "d.grad_rhs",
                              "a.grad_rhs.sum"}) {

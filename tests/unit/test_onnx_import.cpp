@@ -2,6 +2,7 @@
 // ONNX import: models built here with the ONNX library, mapped layer by layer, and every
 // import error with its message (unsupported op, dynamic shapes, missing input shapes, unknown
 // block prefixes, unreadable files).
+#include "Simulate.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/OnnxModel.hpp"
@@ -19,7 +20,7 @@ using json = nlohmann::json;
 
 namespace {
 
-const std::string kRoot = IPUSIM_SOURCE_DIR;
+using test::kRoot;
 
 /** A graph input or output of `type` with `dims` (0: a dynamic dimension named "n"). */
 void declare(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims,
@@ -126,24 +127,9 @@ json onnxConfig(const std::string& file, const json& workload = json::object())
 
 Experiment build(const json& doc) { return buildExperiment(config::loadConfig(doc, kRoot + "/configs/o.json")); }
 
-std::string errorOf(const json& doc)
-{
-    try {
-        build(doc);
-    } catch (const config::ConfigError& e) {
-        return e.what();
-    }
-    return "no error";
-}
+std::string errorOf(const json& doc) { return test::configErrorOf(doc, kRoot + "/configs/o.json"); }
 
-struct Throwing : Diagnostics
-{
-protected:
-    void raise(const std::string& pointer, const std::string& message) const override
-    {
-        throw std::runtime_error(pointer + ": " + message);
-    }
-};
+using Throwing = test::ThrowingDiagnostics;
 
 } // namespace
 
