@@ -198,7 +198,7 @@ LayerKind layerKindOf(const std::string& op)
         {"dropout", LayerKind::Dropout}, {"sub", LayerKind::Sub}, {"mul", LayerKind::Mul}, {"div", LayerKind::Div},
         {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose}, {"log_softmax", LayerKind::LogSoftmax},
         {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat}, {"slice", LayerKind::Slice},
-        {"group_norm", LayerKind::GroupNorm}};
+        {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather}};
     return kinds.at(op);
 }
 
@@ -235,6 +235,9 @@ LayerSpec layerOf(const json& op)
     l.axis = op.value("dim", 1u);
     l.start = op.value("start", uint64_t(0));
     l.end = op.value("end", uint64_t(0));
+    l.index = op.value("index", uint64_t(0));
+    l.tiedWeight = op.value("weight", std::string());
+    l.attention = op.value("attention", false);
     return l;
 }
 
@@ -246,7 +249,7 @@ ModelSpec modelOf(const LoadedConfig& cfg)
     ModelSpec m;
     for (const json& in : g.at("inputs"))
         m.inputs.push_back({in.at("name"), in.at("shape").get<std::vector<uint64_t>>(), in.value("dtype", std::string("float")) == "int32",
-                            in.value("dtype", std::string("float")) == "uint8"});
+                            in.value("dtype", std::string("float")) == "uint8", in.value("stream", std::string())});
     const json& ops = g.at("ops");
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const std::string ptr = fmt::format("/workload/graph/ops/{}", i);

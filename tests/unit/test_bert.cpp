@@ -4,6 +4,8 @@
 #include "models/memory/TileMemory.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/engine/Experiment.hpp"
+#include "Simulate.hpp"
+#include "workloads/graph/ModelBuilder.hpp"
 #include "workloads/nets/Bert.hpp"
 #include "workloads/training/Training.hpp"
 
@@ -48,6 +50,13 @@ uint64_t parameters(const BertShape& s)
     return embeddings + s.layers * layer + heads;
 }
 
+/** The forward graph of BERT for `batch` sequences, in fp16, with its losses. */
+Graph bertGraph(const BertShape& s, uint64_t batch, ModelGraphInfo& info)
+{
+    return buildModelGraph(bertModel(s, BertTask::Pretraining), batch, Precision::FP16, Precision::FP16, true,
+                           test::ThrowingDiagnostics(), info);
+}
+
 json tinyConfig()
 {
     return json::parse(R"({
@@ -77,32 +86,41 @@ TEST_CASE("BERT: matmul FLOPs per layer follow the closed form", "[bert]")
     for (const auto& [B, S] : std::vector<std::pair<uint64_t, uint64_t>>{{8, 128}, {2, 512}, {3, 384}}) {
         BertShape s = base();
         s.sequence = S;
-        BertTensors t;
-        Graph g = bertForward(s, B, Precision::FP16, Precision::FP16, BertTask::Pretraining, t);
+        ModelGraphInfo info;
+        Graph g = bertGraph(s, B, info);
         const uint64_t H = s.hidden, F = s.ffn;
         // Q, K, V and output projections, two FFN matmuls, scores and context per head.
         const uint64_t forward = B * S * (4 * H * H + 2 * H * F) + 2 * B * S * S * H;
         CHECK(macsOf(g, "L0", true) == forward);
         CHECK(macsOf(g, "L11", true) == forward);
         // Training: each matmul has a data and a weight (or second operand) gradient.
-        addTraining(g, {t.losses, true, Precision::FP16, {Optimizer::Lamb, 0.0, false, 16384}});
+        addTraining(g, {info.losses, true, Precision::FP16, {Optimizer::Lamb, 0.0, false, 16384}});
         CHECK(macsOf(g, "L5", false) == 2 * forward);
     }
 }
 
 TEST_CASE("BERT: parameter counts of Base and Large", "[bert]")
 {
-    BertTensors t;
+    ModelGraphInfo info;
     const BertShape b = base();
-    const uint64_t baseParams = parameterCount(bertForward(b, 1, Precision::FP16, Precision::FP16, BertTask::Pretraining, t));
+    const uint64_t baseParams = parameterCount(bertGraph(b, 1, info));
     CHECK(baseParams == parameters(b));
     CHECK(baseParams > 109'000'000);
     CHECK(baseParams < 111'000'000);
     const BertShape l;
-    const uint64_t largeParams = parameterCount(bertForward(l, 1, Precision::FP16, Precision::FP16, BertTask::Pretraining, t));
+    const uint64_t largeParams = parameterCount(bertGraph(l, 1, info));
     CHECK(largeParams == parameters(l));
     CHECK(largeParams > 334'000'000);
     CHECK(largeParams < 337'000'000);
+    // The word table in vocabulary parts, each tied to its part of the MLM decoder: as many.
+    BertShape serialized = l;
+    serialized.embeddingSerialization = 4;
+    const Graph g = bertGraph(serialized, 1, info);
+    CHECK(parameterCount(g) == largeParams);
+    int hostLoads = 0;
+    for (const auto& op : g.ops)
+        hostLoads += op.kind == OpKind::HostLoad;
+    CHECK(hostLoads == 2); // the sequences' four inputs in one copy, the three label inputs in another
 }
 
 TEST_CASE("BERT: weights, accumulators and optimizer state of a small model by hand", "[bert][memory]")
@@ -175,7 +193,7 @@ TEST_CASE("BERT: bad placements and shapes name the JSON path", "[bert][errors]"
     CHECK_THAT(errorOf(d), Catch::Contains("/workload/strategy/layers_per_ipu: expected at most the system's 4 IPUs, found 5"));
     d["workload"]["strategy"]["layers_per_ipu"] = {1, 1};
     d["workload"]["strategy"]["heads_ipu"] = 1;
-    CHECK_THAT(errorOf(d), Catch::Contains("block \"Heads\" uses weight \"embedding.word\" of block \"Embedding\", which is on another IPU"));
+    CHECK_THAT(errorOf(d), Catch::Contains("block \"Heads\" uses weight \"embedding.word.weight\" of block \"Embedding\", which is on another IPU"));
     d["workload"]["strategy"].erase("heads_ipu");
     d["workload"]["strategy"]["kind"] = "single";
     CHECK_THAT(errorOf(d), Catch::Contains("/workload/strategy/layers_per_ipu: expected strategy kind \"pipelined\" or \"sharded\""));

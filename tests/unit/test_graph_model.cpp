@@ -83,7 +83,7 @@ TEST_CASE("Graph workload: an MLP's FLOPs and weights by hand", "[graph]")
 TEST_CASE("Graph workload: padded convolutions keep their size; views are free", "[graph]")
 {
     ModelSpec m;
-    m.inputs = {{"img", {3, 8, 8}, false}};
+    m.inputs = {{"img", {3, 8, 8}, false, false, ""}};
     LayerSpec c;
     c.name = "conv";
     c.kind = LayerKind::Conv2d;
@@ -142,7 +142,7 @@ LayerSpec convLayer(const std::string& name, const std::string& input, uint64_t 
 TEST_CASE("Graph workload: strided, dilated and grouped convolutions by hand", "[graph]")
 {
     ModelSpec m;
-    m.inputs = {{"img", {3, 8, 8}, false}};
+    m.inputs = {{"img", {3, 8, 8}, false, false, ""}};
     m.layers = {convLayer("s2", "img", 16, 3, 2, 1), convLayer("down", "img", 16, 1, 2, 0),
                 convLayer("dil", "img", 6, 3, 1, 2, 2), convLayer("grp", "img", 6, 3, 1, 1, 1, 3)};
     m.outputs = {"s2", "down", "dil", "grp"};
@@ -386,6 +386,84 @@ TEST_CASE("Graph workload: broadcasting repeats an operand over the other's trai
     CHECK_THAT(errorOf(graphConfig(bad)),
                Catch::Contains("/workload/graph/ops/3/inputs: expected operands of one shape, or one whose per-sample shape ends the other's "
                                "(broadcast over leading dimensions), found [4, 8, 32] and [4, 256]"));
+}
+
+namespace {
+
+/** A masked-language-model head as BERT's: two vocabulary parts of a token table, tied to the
+ *  decoder; the masked positions gathered; the inputs in two streams. */
+json maskedLm()
+{
+    auto in = [](const char* name, uint64_t n, const char* stream) {
+        return json{{"name", name}, {"shape", {n}}, {"dtype", "int32"}, {"stream", stream}};
+    };
+    json next = in("next", 0, "labels");
+    next["shape"] = json::array();
+    return {{"inputs", json::array({in("ids", 8, "seq"), in("mask", 8, "seq"), in("pos", 2, "labels"), in("lab", 2, "labels"), next})},
+            {"ops", json::array({op("emb0", "embedding", {"ids"}, {{"num_embeddings", 50}, {"embedding_dim", 16}}),
+                                 op("emb1", "embedding", {"ids"}, {{"num_embeddings", 50}, {"embedding_dim", 16}}),
+                                 op("e", "add", {"emb0", "emb1"}), op("fc", "linear", {"e"}, {{"out_features", 16}}),
+                                 op("ft", "transpose", {"fc"}, {{"dims", {0, 2, 1}}}), op("sc", "matmul", {"fc", "ft"}),
+                                 op("att", "softmax", {"sc"}, {{"attention", true}}), op("ctx", "matmul", {"att", "fc"}),
+                                 op("g", "gather", {"ctx", "pos"}),
+                                 op("d0", "linear", {"g"}, {{"out_features", 50}, {"weight", "emb0"}}),
+                                 op("d1", "linear", {"g"}, {{"out_features", 50}, {"weight", "emb1"}}),
+                                 op("loss", "cross_entropy", {"d0", "d1", "lab"}), op("first", "gather", {"ctx"}, {{"index", 0}}),
+                                 op("cls", "linear", {"first"}, {{"out_features", 4}}), op("nsp", "cross_entropy", {"cls", "next"})})},
+            {"outputs", {"loss", "nsp"}}};
+}
+
+std::map<std::string, uint64_t> hostLoads(const Schedule& s)
+{
+    std::map<std::string, uint64_t> bytes;
+    forEachProgramStep(s.programs.at(0), [&](const Step& step) {
+        if (const auto* h = std::get_if<HostTransferStep>(&step.op); h && h->direction == Direction::ToIpu)
+            bytes[h->name] += h->bytes;
+    });
+    return bytes;
+}
+
+} // namespace
+
+TEST_CASE("Graph workload: tied weights, gathers, streams and classes in parts (BERT's heads)", "[graph]")
+{
+    const Experiment e = build(graphConfig(maskedLm(), {{"mode", "train"}}));
+    // The decoders use the tables: 2 x 50 x 16, fc 16 x 16 + 16, two decoder biases of 50, cls 16 x 4 + 4.
+    CHECK(bytesOfKind(e.schedule, "weight") == 4 * (1600 + 272 + 100 + 68));
+    // Multiply-adds per sample: fc 8 x 16 x 16, scores and context 8 x 16 x 8 each, the decoders
+    // 2 x (2 x 16 x 50) on the gathered rows, cls 16 x 4; training adds twice that (the tables
+    // get the decoders' weight gradients and the lookups' gradients, the gathers copy).
+    const double forward = 2048 + 2 * 1024 + 2 * 1600 + 64;
+    CHECK(e.schedule.modelFlopsPerSample == 2 * (forward + 2 * forward));
+    // One copy per stream, of every input in it (the unread mask too): 4 samples x 4 bytes.
+    const std::map<std::string, uint64_t> loads = hostLoads(e.schedule);
+    CHECK(loads == std::map<std::string, uint64_t>{{"host.load.seq", 4 * 4 * (8 + 8)}, {"host.load.labels", 4 * 4 * (2 + 2 + 1)}});
+    std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
+    for (const char* name : {"g", "first", "g.grad", "first.grad", "d0.wgrad", "emb0.grad", "loss", "loss.grad"}) {
+        INFO(name);
+        CHECK(cycles[name] > 0);
+    }
+    // The attention softmax also scales and masks its scores.
+    json plain = maskedLm();
+    plain["ops"][6].erase("attention");
+    CHECK(test::busiestStepCycles(build(graphConfig(plain, {{"mode", "train"}})).schedule)["att"] < cycles["att"]);
+
+    json bad = maskedLm();
+    bad["ops"][9]["weight"] = "fc";
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/9/weight: expected a weight of shape [50, 16], found [16, 16] of \"fc\""));
+    bad["ops"][9]["weight"] = "d1";
+    CHECK_THAT(errorOf(graphConfig(bad)),
+               Catch::Contains("/workload/graph/ops/9/weight: expected the name of an earlier linear, conv2d or embedding op, found \"d1\""));
+    bad = maskedLm();
+    bad["ops"][12]["index"] = 8;
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/12/index: expected an index below dimension 1 of [4, 8, 16], found 8"));
+    bad = maskedLm();
+    bad["ops"][8]["inputs"] = {"ctx", "fc"};
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/8/inputs/1: expected integer indices [4, ...], found non-integer [4, 8, 16]"));
+    bad = maskedLm();
+    bad["ops"][11]["inputs"] = {"d0", "ctx", "lab"};
+    CHECK_THAT(errorOf(graphConfig(bad, {{"mode", "train"}})),
+               Catch::Contains("/workload/graph/ops/11/inputs/1: expected a part of the classes of shape [4, 2, 50], found [4, 8, 16]"));
 }
 
 TEST_CASE("Graph workload: the tutorial's CNN as a graph is the MNIST workload", "[graph]")

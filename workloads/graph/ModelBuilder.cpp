@@ -83,16 +83,21 @@ private:
             v.integer = in.integer;
             v.eightBit = in.eightBit;
             m_values[in.name] = v;
+            m_streamOf[in.name] = in.stream.empty() ? in.name : in.stream;
         }
     }
 
-    /** Whether only loss layers read `name` (labels). */
+    /** Whether `name` is read, and only by loss layers (labels). */
     [[nodiscard]] bool onlyLossesRead(const std::string& name) const
     {
+        bool read = false;
         for (const auto& l : m_model.layers)
-            if (!isLossLayer(l.kind) && std::count(l.inputs.begin(), l.inputs.end(), name))
-                return false;
-        return true;
+            if (std::count(l.inputs.begin(), l.inputs.end(), name)) {
+                if (!isLossLayer(l.kind))
+                    return false;
+                read = true;
+            }
+        return read;
     }
 
     /** The value of a layer's k-th input; a model input is streamed in on its first read. */
@@ -103,19 +108,34 @@ private:
         if (it == m_values.end())
             fail(layer, fmt::format("inputs/{}", k),
                         fmt::format("expected the name of a model input or of an earlier op, found \"{}\"", name));
-        Value& v = it->second;
-        if (v.tensor < 0) {
-            const TensorRole role = v.integer && onlyLossesRead(name) ? TensorRole::Label : TensorRole::Input;
+        if (it->second.tensor < 0)
+            loadStream(m_streamOf.at(name));
+        return it->second;
+    }
+
+    /** Copies the inputs of `stream` from the host in one op (then casts 8-bit data). */
+    void loadStream(const std::string& stream)
+    {
+        std::vector<Value*> inputs;
+        std::vector<int> tensors;
+        for (const ModelInput& in : m_model.inputs) {
+            Value& v = m_values.at(in.name);
+            if (m_streamOf.at(in.name) != stream)
+                continue;
+            const TensorRole role = v.integer && onlyLossesRead(in.name) ? TensorRole::Label : TensorRole::Input;
             const Precision streamed = v.integer ? Precision::FP32 : v.eightBit ? Precision::U8 : m_type; // int32: 4 bytes
-            v.tensor = m_g.addTensor(name, v.shape, streamed, role);
-            m_g.addOp("host.load." + name, OpKind::HostLoad, {}, {v.tensor});
-            if (v.eightBit) { // still the model's input: no gradient flows into it
-                const int cast = m_g.addTensor(name + ".cast", v.shape, m_type, TensorRole::Input);
-                m_g.addOp(name + ".cast", OpKind::Cast, {v.tensor}, {cast});
-                v.tensor = cast;
-            }
+            v.tensor = m_g.addTensor(in.name, v.shape, streamed, role);
+            inputs.push_back(&v);
+            tensors.push_back(v.tensor);
         }
-        return v;
+        m_g.addOp("host.load." + stream, OpKind::HostLoad, {}, tensors);
+        for (Value* v : inputs)
+            if (v->eightBit) { // still the model's input: no gradient flows into it
+                const std::string name = m_g.tensor(v->tensor).name + ".cast";
+                const int cast = m_g.addTensor(name, v->shape, m_type, TensorRole::Input);
+                m_g.addOp(name, OpKind::Cast, {v->tensor}, {cast});
+                v->tensor = cast;
+            }
     }
 
     void expectInputs(std::size_t layer, std::size_t n) const
@@ -215,6 +235,7 @@ private:
         case LayerKind::Flatten: return flatten(l, i);
         case LayerKind::Reshape: return reshape(l, i);
         case LayerKind::Embedding: return embedding(l, i);
+        case LayerKind::Gather: return gather(l, i);
         case LayerKind::CrossEntropy: return loss(l, i, OpKind::SoftmaxCrossEntropy);
         case LayerKind::NllLoss: return loss(l, i, OpKind::NllLoss);
         case LayerKind::LogSoftmax: return unary(l, i, OpKind::LogSoftmax);
@@ -233,16 +254,28 @@ private:
         return y;
     }
 
-    Value convolution(const LayerSpec& l, const Value& x, const ConvGeometry& geom, std::vector<uint64_t> weightShape,
-                      std::vector<uint64_t> outShape)
+    Value convolution(const LayerSpec& l, std::size_t i, const Value& x, const ConvGeometry& geom,
+                      std::vector<uint64_t> weightShape, std::vector<uint64_t> outShape)
     {
-        const int w = tensor(l.name + ".weight", std::move(weightShape), TensorRole::Weight);
-        const int b = l.bias ? tensor(l.name + ".bias", {geom.outChans}, TensorRole::Weight) : -1;
+        const int w = l.tiedWeight.empty() ? tensor(l.name + ".weight", weightShape, TensorRole::Weight) : tiedWeight(l, i, weightShape);
+        m_weights[l.name] = w;
         Value y{tensor(l.name + ".out", outShape), outShape};
         Op& op = m_g.addOp(l.name, OpKind::Conv, {x.tensor, w}, {y.tensor});
         op.geometry = geom;
         op.conv = forwardProblem(geom, m_type, m_partials);
-        return withBias(l, y, geom.outChans, b);
+        return withBias(l, y, geom.outChans, l.bias ? tensor(l.name + ".bias", {geom.outChans}, TensorRole::Weight) : -1);
+    }
+
+    /** The weight of the layer `l` ties to, which must have `shape`. */
+    int tiedWeight(const LayerSpec& l, std::size_t i, const std::vector<uint64_t>& shape) const
+    {
+        auto it = m_weights.find(l.tiedWeight);
+        if (it == m_weights.end())
+            fail(i, "weight", fmt::format("expected the name of an earlier linear, conv2d or embedding op, found \"{}\"", l.tiedWeight));
+        const TensorDesc& w = m_g.tensor(it->second);
+        if (w.shape != shape)
+            fail(i, "weight", fmt::format("expected a weight of shape {}, found {} of \"{}\"", shapeText(shape), shapeText(w.shape), l.tiedWeight));
+        return it->second;
     }
 
     Value conv2d(const LayerSpec& l, std::size_t i)
@@ -259,7 +292,7 @@ private:
             fail(i, "kernel_size", fmt::format("expected a kernel within the padded input {} x {}, found {} x {}{}",
                                                           g.inHeight + 2 * g.padHeight, g.inWidth + 2 * g.padWidth, g.spanHeight(),
                                                           g.spanWidth(), g.dilationHeight * g.dilationWidth > 1 ? " (dilated)" : ""));
-        return convolution(l, x, g, {g.outChans, g.inChans / g.groups, g.kernelHeight, g.kernelWidth},
+        return convolution(l, i, x, g, {g.outChans, g.inChans / g.groups, g.kernelHeight, g.kernelWidth},
                            {g.batch, g.outChans, g.outHeight(), g.outWidth()});
     }
 
@@ -274,7 +307,7 @@ private:
         ConvGeometry g{product(x.shape, 0, 1), K, 1, 1, l.features, 1, 1};
         std::vector<uint64_t> out = x.shape;
         out.back() = l.features;
-        return convolution(l, x, g, {l.features, K}, out);
+        return convolution(l, i, x, g, {l.features, K}, out);
     }
 
     Value matmul(const LayerSpec& l, std::size_t i)
@@ -303,6 +336,7 @@ private:
         Op& op = m_g.addOp(l.name, kind, {x.tensor}, {y.tensor});
         if (kind == OpKind::Softmax || kind == OpKind::LogSoftmax)
             op.channels = x.shape.back(); // the rows it normalises
+        op.attentionScaleMask = l.attention && kind == OpKind::Softmax;
         return y;
     }
 
@@ -541,6 +575,7 @@ private:
         if (!ids.integer)
             fail(i, "inputs/0", "expected an integer input (indices into the table)");
         const int table = tensor(l.name + ".weight", {l.rows, l.features}, TensorRole::Weight);
+        m_weights[l.name] = table;
         std::vector<uint64_t> out = ids.shape;
         out.push_back(l.features);
         Value y{tensor(l.name + ".out", out), out};
@@ -550,18 +585,65 @@ private:
         return y;
     }
 
-    /** Softmax cross-entropy of logits, or NLL of log-probabilities, against integer labels. */
+    /** Per sample, the entries of dimension 1 of the first input picked by the integer indices
+     *  of the second ([batch, ...] -> [batch, ..., rest]), or by the constant `index` without
+     *  one ([batch, n, rest...] -> [batch, rest...], e.g. `x[:, 0]`). */
+    Value gather(const LayerSpec& l, std::size_t i)
+    {
+        if (l.inputs.empty() || l.inputs.size() > 2)
+            fail(i, "inputs", fmt::format("expected a tensor and optionally its indices, found {} inputs", l.inputs.size()));
+        const Value x = input(i, 0);
+        if (x.shape.size() < 2)
+            fail(i, "inputs/0", fmt::format("expected at least one dimension after the batch, found {}", shapeText(x.shape)));
+        std::vector<uint64_t> out{x.shape[0]};
+        std::vector<int> in{x.tensor};
+        if (l.inputs.size() == 2) {
+            const Value idx = input(i, 1);
+            if (!idx.integer || idx.shape[0] != x.shape[0])
+                fail(i, "inputs/1", fmt::format("expected integer indices [{}, ...], found {}{}", x.shape[0],
+                                                idx.integer ? "" : "non-integer ", shapeText(idx.shape)));
+            out.insert(out.end(), idx.shape.begin() + 1, idx.shape.end());
+            in.push_back(idx.tensor);
+        } else if (l.index >= x.shape[1]) {
+            fail(i, "index", fmt::format("expected an index below dimension 1 of {}, found {}", shapeText(x.shape), l.index));
+        }
+        out.insert(out.end(), x.shape.begin() + 2, x.shape.end());
+        Value y{tensor(l.name + ".out", out), out};
+        Op& op = m_g.addOp(l.name, OpKind::Gather, in, {y.tensor});
+        op.channels = product(x.shape, 2);
+        op.rows = product(out) / op.channels;
+        return y;
+    }
+
+    /** Softmax cross-entropy of logits, or NLL of log-probabilities, [..., classes] against
+     *  integer labels [...]; the logits may come in parts of the classes (a serialized
+     *  vocabulary), the labels last. */
     Value loss(const LayerSpec& l, std::size_t i, OpKind kind)
     {
-        expectInputs(i, 2);
+        if (l.inputs.size() < 2)
+            fail(i, "inputs", fmt::format("expected {} and labels, found {} input{}", kind == OpKind::NllLoss ? "log-probabilities" : "logits",
+                                          l.inputs.size(), l.inputs.size() == 1 ? "" : "s"));
+        const std::size_t parts = l.inputs.size() - 1;
+        std::vector<int> in;
         const Value logits = input(i, 0);
-        expectRank(i, logits, 2, kind == OpKind::NllLoss ? "log-probabilities [batch, classes]" : "logits [batch, classes]");
-        const Value labels = input(i, 1);
-        if (!labels.integer || labels.shape != std::vector<uint64_t>{logits.shape[0]})
-            fail(i, "inputs/1", fmt::format("expected integer labels [{}], found {}{}", logits.shape[0],
-                                            labels.integer ? "" : "non-integer ", shapeText(labels.shape)));
+        if (logits.shape.size() < 2)
+            fail(i, "inputs/0", fmt::format("expected {} [batch, ..., classes], found {}",
+                                            kind == OpKind::NllLoss ? "log-probabilities" : "logits", shapeText(logits.shape)));
+        for (std::size_t k = 0; k < parts; ++k) {
+            const Value part = input(i, k);
+            if (part.shape != logits.shape)
+                fail(i, fmt::format("inputs/{}", k), fmt::format("expected a part of the classes of shape {}, found {}",
+                                                                 shapeText(logits.shape), shapeText(part.shape)));
+            in.push_back(part.tensor);
+        }
+        const Value labels = input(i, parts);
+        const std::vector<uint64_t> expected(logits.shape.begin(), logits.shape.end() - 1);
+        if (!labels.integer || labels.shape != expected)
+            fail(i, fmt::format("inputs/{}", parts), fmt::format("expected integer labels {}, found {}{}", shapeText(expected),
+                                                                  labels.integer ? "" : "non-integer ", shapeText(labels.shape)));
+        in.push_back(labels.tensor);
         Value value{m_g.addTensor(l.name, {1}, Precision::FP32, TensorRole::Output), {1}};
-        m_g.addOp(l.name, kind, {logits.tensor, labels.tensor}, {value.tensor}).channels = logits.shape[1];
+        m_g.addOp(l.name, kind, in, {value.tensor}).channels = logits.shape.back();
         return value;
     }
 
@@ -599,6 +681,8 @@ private:
     Graph m_g;
     std::map<std::string, Value> m_values;
     std::map<std::string, std::string> m_producer; // op name -> its block
+    std::map<std::string, int> m_weights;          // op name -> its weight tensor (for tied weights)
+    std::map<std::string, std::string> m_streamOf; // model input -> its stream
     std::map<std::string, std::size_t> m_firstLayer; // block -> its first layer
     std::map<std::string, uint32_t> m_blockIpus;
     std::map<std::string, std::string> m_ipuPointers; // block -> the op that names its IPU

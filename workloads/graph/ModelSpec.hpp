@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
-// A model as its user describes it (`"workload": {"kind": "graph"}`, later ONNX): layers with
-// their attributes, each naming its inputs, per sample. buildModelGraph (ModelBuilder.hpp)
-// infers shapes, adds weights and lowers the layers to the compiler's Graph ops.
+// A model as its user describes it (`"workload": {"kind": "graph"}`, an ONNX file) and as the
+// built-in nets (MNIST, BERT) are written: layers with their attributes, each naming its inputs,
+// per sample. buildModelGraph (ModelBuilder.hpp) infers shapes, adds weights and lowers the
+// layers to the compiler's Graph ops.
 namespace ipusim {
 
 enum class LayerKind {
@@ -39,7 +40,8 @@ enum class LayerKind {
     Flatten,      // a view: every dimension after the batch in one
     Reshape,      // a view: the per-sample shape given
     Embedding,    // rows of a [count, dim] table by integer index
-    CrossEntropy, // softmax cross-entropy of [batch, classes] logits against integer labels
+    Gather,       // per sample, entries of dimension 1 of an activation by integer indices (or a constant index)
+    CrossEntropy, // softmax cross-entropy of [..., classes] logits against integer labels
     LogSoftmax,   // over the last dimension
     NllLoss,      // minus the mean log-probability of integer labels in [batch, classes]
 };
@@ -61,6 +63,13 @@ struct LayerSpec
     std::vector<uint32_t> perm; // transpose: every dimension, the batch (0) first
     uint32_t axis = 1;          // concat, slice: a dimension counted with the batch (0)
     uint64_t start = 0, end = 0; // slice
+    uint64_t index = 0;          // gather without an index input: the entry it takes
+    /** linear: the layer whose weight it uses instead of its own (tied weights, e.g. a decoder
+     *  projecting onto an embedding table of [out_features, in_features]). */
+    std::string tiedWeight;
+    /** softmax: attention scores, with the 1/sqrt(head size) scale and the additive mask fused
+     *  in (as Graphcore's BERT). */
+    bool attention = false;
     /** Where an imported layer came from (`ONNX node "/fc/Gemm"`), for messages; empty for a
      *  layer of a JSON graph, whose pointer names it. */
     std::string origin;
@@ -77,6 +86,10 @@ struct ModelInput
     std::vector<uint64_t> shape;
     bool integer = false;
     bool eightBit = false;
+    /** Inputs of one stream cross from the host together, in one copy ("host.load.<stream>"),
+     *  before the first read of any of them (BERT's token ids, positions, types and mask); "":
+     *  a stream of its own, before its first read. */
+    std::string stream;
 };
 
 struct ModelSpec

@@ -1,173 +1,164 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/nets/Bert.hpp"
 
+#include "workloads/graph/ModelBuilder.hpp"
 #include "workloads/strategies/CompileGraph.hpp"
 
 #include <fmt/format.h>
 
 #include <cctype>
 #include <numeric>
+#include <utility>
 
 namespace ipusim {
 
 namespace {
 
-/** Builds ops into a graph with the model's precisions. */
-struct Builder
+LayerSpec layer(std::string name, LayerKind kind, std::vector<std::string> inputs)
 {
-    Graph& g;
-    Precision type, partials;
+    LayerSpec l;
+    l.name = std::move(name);
+    l.kind = kind;
+    l.inputs = std::move(inputs);
+    return l;
+}
 
-    int tensor(const std::string& name, std::vector<uint64_t> shape, TensorRole role = TensorRole::Activation)
+LayerSpec linear(std::string name, std::string input, uint64_t out, std::string tiedTo = "")
+{
+    LayerSpec l = layer(std::move(name), LayerKind::Linear, {std::move(input)});
+    l.features = out;
+    l.tiedWeight = std::move(tiedTo);
+    return l;
+}
+
+LayerSpec embedding(std::string name, std::string ids, uint64_t rows, uint64_t width)
+{
+    LayerSpec l = layer(std::move(name), LayerKind::Embedding, {std::move(ids)});
+    l.rows = rows;
+    l.features = width;
+    return l;
+}
+
+LayerSpec reshape(std::string name, std::string input, std::vector<int64_t> shape)
+{
+    LayerSpec l = layer(std::move(name), LayerKind::Reshape, {std::move(input)});
+    l.shape = std::move(shape);
+    return l;
+}
+
+LayerSpec transpose(std::string name, std::string input, std::vector<uint32_t> perm)
+{
+    LayerSpec l = layer(std::move(name), LayerKind::Transpose, {std::move(input)});
+    l.perm = std::move(perm);
+    return l;
+}
+
+/** Appends layers to a model, the first of a block carrying its name. */
+struct ModelWriter
+{
+    ModelSpec& m;
+    std::string block;
+    std::string add(LayerSpec l)
     {
-        return g.addTensor(name, std::move(shape), type, role);
+        l.block = std::exchange(block, "");
+        m.layers.push_back(std::move(l));
+        return m.layers.back().name;
     }
-    /** y = x W^T + b, x of `rows` x `in`: a 1x1 convolution over the rows, then the bias. */
-    int linear(const std::string& name, int x, uint64_t rows, uint64_t in, uint64_t out, int weight = -1, bool bias = true)
+    std::string add(std::string name, LayerKind kind, std::vector<std::string> inputs)
     {
-        if (weight < 0)
-            weight = tensor(name + ".weight", {out, in}, TensorRole::Weight);
-        const int y = tensor(name + ".out", {rows, out});
-        Op& op = g.addOp(name, OpKind::Conv, {x, weight}, {y});
-        op.geometry = {rows, in, 1, 1, out, 1, 1};
-        op.conv = forwardProblem(op.geometry, type, partials);
-        if (!bias)
-            return y;
-        const int b = tensor(name + ".bias", {out}, TensorRole::Weight);
-        const int yb = tensor(name + ".biased", {rows, out});
-        g.addOp(name + ".bias_add", OpKind::BiasAdd, {y, b}, {yb}).channels = out;
-        return yb;
-    }
-    int unary(const std::string& name, OpKind kind, int x, uint64_t rowLength = 1)
-    {
-        const int y = tensor(name + ".out", g.tensor(x).shape);
-        g.addOp(name, kind, {x}, {y}).channels = rowLength;
-        return y;
-    }
-    int add(const std::string& name, int a, int b)
-    {
-        const int y = tensor(name + ".out", g.tensor(a).shape);
-        g.addOp(name, OpKind::Add, {a, b}, {y});
-        return y;
-    }
-    int layerNorm(const std::string& name, int x, uint64_t hidden)
-    {
-        const int gamma = tensor(name + ".gamma", {hidden}, TensorRole::Weight);
-        const int beta = tensor(name + ".beta", {hidden}, TensorRole::Weight);
-        const int y = tensor(name + ".out", g.tensor(x).shape);
-        g.addOp(name, OpKind::LayerNorm, {x, gamma, beta}, {y}).channels = hidden;
-        return y;
-    }
-    /** Rows of `table` picked by `indices` (or a fixed slice of `rows` rows without them). */
-    int gather(const std::string& name, int table, int indices, uint64_t rows, uint64_t width)
-    {
-        const int y = tensor(name + ".out", {rows, width});
-        std::vector<int> in{table};
-        if (indices >= 0)
-            in.push_back(indices);
-        Op& op = g.addOp(name, OpKind::Gather, in, {y});
-        op.rows = rows;
-        op.channels = width;
-        return y;
-    }
-    int batchMatMul(const std::string& name, int x, int y, uint64_t groups, uint64_t M, uint64_t K, uint64_t N,
-                    std::vector<uint64_t> shape)
-    {
-        const int z = tensor(name + ".out", std::move(shape));
-        g.addOp(name, OpKind::BatchMatMul, {x, y}, {z}).conv = batchMatMulProblem(groups, M, K, N, type, partials);
-        return z;
+        return add(layer(std::move(name), kind, std::move(inputs)));
     }
 };
 
-int input(Graph& g, const std::string& name, std::vector<uint64_t> shape, TensorRole role = TensorRole::Input)
+/** One encoder layer on `x` ([batch, S, H]), its output's name returned. */
+std::string encoderLayer(ModelWriter& w, const BertShape& s, const std::string& L, const std::string& x)
 {
-    return g.addTensor(name, std::move(shape), Precision::FP32, role); // int32 ids: 4 bytes each
+    const int64_t S = int64_t(s.sequence), heads = int64_t(s.heads), d = int64_t(s.headSize());
+    // Per sequence and head: scores = Q K^T (S x d times d x S), context = P V; the head split
+    // and merge are views.
+    const auto heads4 = [&](const std::string& name, std::vector<uint32_t> perm) {
+        const std::string split = w.add(reshape(name + ".heads", name, {S, heads, d}));
+        return w.add(transpose(name + ".heads_first", split, std::move(perm)));
+    };
+    const std::string q = heads4(w.add(linear(L + ".attention.query", x, s.hidden)), {0, 2, 1, 3});
+    const std::string k = heads4(w.add(linear(L + ".attention.key", x, s.hidden)), {0, 2, 3, 1});
+    const std::string v = heads4(w.add(linear(L + ".attention.value", x, s.hidden)), {0, 2, 1, 3});
+    const std::string scores = w.add(L + ".attention.scores", LayerKind::MatMul, {q, k});
+    LayerSpec softmax = layer(L + ".attention.softmax", LayerKind::Softmax, {scores});
+    softmax.attention = true;
+    const std::string probs = w.add(softmax);
+    const std::string perHead = w.add(L + ".attention.context", LayerKind::MatMul, {probs, v});
+    const std::string merged = w.add(reshape(L + ".attention.context.merged",
+                                             w.add(transpose(L + ".attention.context.heads_last", perHead, {0, 2, 1, 3})),
+                                             {S, int64_t(s.hidden)}));
+    const std::string attn = w.add(linear(L + ".attention.output", merged, s.hidden));
+    const std::string h = w.add(L + ".attention.layer_norm", LayerKind::LayerNorm,
+                                {w.add(L + ".attention.residual", LayerKind::Add, {attn, x})});
+    const std::string f = w.add(L + ".ffn.gelu", LayerKind::Gelu, {w.add(linear(L + ".ffn.intermediate", h, s.ffn))});
+    const std::string o = w.add(linear(L + ".ffn.output", f, s.hidden));
+    return w.add(L + ".ffn.layer_norm", LayerKind::LayerNorm, {w.add(L + ".ffn.residual", LayerKind::Add, {o, h})});
+}
+
+/** MLM over the masked positions, projecting onto the tied word embedding (in its vocabulary
+ *  parts), and NSP over the pooled first token. */
+void pretrainingHeads(ModelWriter& w, const BertShape& s, const std::vector<std::string>& wordParts, const std::string& x)
+{
+    const uint64_t N = wordParts.size();
+    std::string m = w.add("mlm.gather", LayerKind::Gather, {x, "masked_lm_positions"});
+    m = w.add("mlm.transform.gelu", LayerKind::Gelu, {w.add(linear("mlm.transform", m, s.hidden))});
+    m = w.add("mlm.transform.layer_norm", LayerKind::LayerNorm, {m});
+    std::vector<std::string> logits;
+    for (uint64_t p = 0; p < N; ++p)
+        logits.push_back(w.add(linear(N > 1 ? fmt::format("mlm.decoder.part{}", p) : "mlm.decoder", m, s.paddedVocab() / N, wordParts[p])));
+    logits.push_back("masked_lm_labels");
+    w.add("mlm.loss", LayerKind::CrossEntropy, logits);
+    const std::string first = w.add("nsp.first_token", LayerKind::Gather, {x}); // x[:, 0]
+    const std::string pooled = w.add("nsp.pooler.tanh", LayerKind::Tanh, {w.add(linear("nsp.pooler", first, s.hidden))});
+    w.add("nsp.loss", LayerKind::CrossEntropy, {w.add(linear("nsp.classifier", pooled, 2)), "next_sentence_labels"});
+    w.m.outputs = {"mlm.loss", "nsp.loss"};
 }
 
 } // namespace
 
-Graph bertForward(const BertShape& s, uint64_t B, Precision type, Precision partials, BertTask task, BertTensors& t)
+ModelSpec bertModel(const BertShape& s, BertTask task)
 {
-    Graph g;
-    Builder b{g, type, partials};
-    const uint64_t S = s.sequence, H = s.hidden, N = s.embeddingSerialization, rows = B * S;
-    g.blocks.push_back("Embedding");
-    for (uint64_t l = 0; l < s.layers; ++l)
-        g.blocks.push_back(fmt::format("L{}", l));
-    g.blocks.push_back("Heads");
+    ModelSpec m;
+    m.pointer = "/workload/model";
+    const uint64_t S = s.sequence, H = s.hidden, N = s.embeddingSerialization;
+    for (const char* name : {"input_ids", "token_type_ids", "position_ids", "attention_mask"})
+        m.inputs.push_back({name, {S}, true, false, "sequences"});
+    if (task == BertTask::Pretraining)
+        for (const char* name : {"masked_lm_positions", "masked_lm_labels"})
+            m.inputs.push_back({name, {s.maxPredictions}, true, false, "labels"});
+    if (task == BertTask::Pretraining)
+        m.inputs.push_back({"next_sentence_labels", {}, true, false, "labels"});
 
     // Embedding: the word table in N vocabulary parts, looked up one after the other and summed.
-    g.currentBlock = "Embedding";
-    const int ids = input(g, "input_ids", {B, S});
-    const int types = input(g, "token_type_ids", {B, S});
-    const int positions = input(g, "position_ids", {B, S});
-    const int mask = input(g, "attention_mask", {B, S});
-    g.addOp("host.load.sequences", OpKind::HostLoad, {}, {ids, types, positions, mask});
-    std::vector<int> wordParts;
-    int x = -1;
+    ModelWriter w{m, "Embedding"};
+    std::vector<std::string> wordParts;
+    std::string x;
     for (uint64_t p = 0; p < N; ++p) {
         const std::string name = N > 1 ? fmt::format("embedding.word.part{}", p) : "embedding.word";
-        wordParts.push_back(b.tensor(name, {s.paddedVocab() / N, H}, TensorRole::Weight));
-        const int e = b.gather(name + ".lookup", wordParts.back(), ids, rows, H);
-        x = x < 0 ? e : b.add(name + ".sum", x, e);
+        wordParts.push_back(w.add(embedding(name, "input_ids", s.paddedVocab() / N, H)));
+        x = x.empty() ? name : w.add(name + ".sum", LayerKind::Add, {x, name});
     }
-    const int posTable = b.tensor("embedding.position", {s.maxPositions, H}, TensorRole::Weight);
-    const int typeTable = b.tensor("embedding.token_type", {s.typeVocab, H}, TensorRole::Weight);
-    x = b.add("embedding.add_position", x, b.gather("embedding.position.lookup", posTable, positions, rows, H));
-    x = b.add("embedding.add_token_type", x, b.gather("embedding.token_type.lookup", typeTable, types, rows, H));
-    x = b.layerNorm("embedding.layer_norm", x, H);
+    x = w.add("embedding.add_position", LayerKind::Add,
+              {x, w.add(embedding("embedding.position", "position_ids", s.maxPositions, H))});
+    x = w.add("embedding.add_token_type", LayerKind::Add,
+              {x, w.add(embedding("embedding.token_type", "token_type_ids", s.typeVocab, H))});
+    x = w.add("embedding.layer_norm", LayerKind::LayerNorm, {x});
 
-    const uint64_t heads = s.heads, d = s.headSize();
     for (uint64_t l = 0; l < s.layers; ++l) {
-        g.currentBlock = fmt::format("L{}", l);
-        const std::string L = fmt::format("layer{}", l);
-        const int q = b.linear(L + ".attention.query", x, rows, H, H);
-        const int k = b.linear(L + ".attention.key", x, rows, H, H);
-        const int v = b.linear(L + ".attention.value", x, rows, H, H);
-        // Per sequence and head: scores = Q K^T (S x d times d x S), context = P V.
-        const int scores = b.batchMatMul(L + ".attention.scores", q, k, B * heads, S, d, S, {B, heads, S, S});
-        const int probs = b.unary(L + ".attention.softmax", OpKind::Softmax, scores, S);
-        g.ops.back().attentionScaleMask = true;
-        const int context = b.batchMatMul(L + ".attention.context", probs, v, B * heads, S, S, d, {rows, H});
-        const int attn = b.linear(L + ".attention.output", context, rows, H, H);
-        const int h = b.layerNorm(L + ".attention.layer_norm", b.add(L + ".attention.residual", attn, x), H);
-        const int f = b.unary(L + ".ffn.gelu", OpKind::Gelu, b.linear(L + ".ffn.intermediate", h, rows, H, s.ffn));
-        const int o = b.linear(L + ".ffn.output", f, rows, s.ffn, H);
-        x = b.layerNorm(L + ".ffn.layer_norm", b.add(L + ".ffn.residual", o, h), H);
+        w.block = fmt::format("L{}", l);
+        x = encoderLayer(w, s, fmt::format("layer{}", l), x);
     }
-
-    g.currentBlock = "Heads";
+    w.block = "Heads";
     if (task == BertTask::Squad) {
-        const int logits = b.linear("squad.span", x, rows, H, 2);
-        t.outputs = {logits};
-        return g;
+        m.outputs = {w.add(linear("squad.span", x, 2))};
+        return m;
     }
-    const uint64_t P = s.maxPredictions;
-    const int maskedPositions = input(g, "masked_lm_positions", {B, P});
-    const int mlmLabels = input(g, "masked_lm_labels", {B, P}, TensorRole::Label);
-    const int nspLabels = input(g, "next_sentence_labels", {B}, TensorRole::Label);
-    g.addOp("host.load.labels", OpKind::HostLoad, {}, {maskedPositions, mlmLabels, nspLabels});
-    // MLM: the masked positions' rows, a transform, then the tied word embedding as projection.
-    int m = b.gather("mlm.gather", x, maskedPositions, B * P, H);
-    m = b.unary("mlm.transform.gelu", OpKind::Gelu, b.linear("mlm.transform", m, B * P, H, H));
-    m = b.layerNorm("mlm.transform.layer_norm", m, H);
-    std::vector<int> lossInputs;
-    for (uint64_t p = 0; p < N; ++p) {
-        const std::string name = N > 1 ? fmt::format("mlm.decoder.part{}", p) : "mlm.decoder";
-        lossInputs.push_back(b.linear(name, m, B * P, H, s.paddedVocab() / N, wordParts[p]));
-    }
-    lossInputs.push_back(mlmLabels);
-    const int mlmLoss = g.addTensor("mlm.loss", {1}, Precision::FP32, TensorRole::Output);
-    g.addOp("mlm.loss", OpKind::SoftmaxCrossEntropy, lossInputs, {mlmLoss}).channels = s.paddedVocab() / N;
-    // NSP: the first token of each sequence, pooled (dense + tanh), then two classes.
-    const int first = b.gather("nsp.first_token", x, -1, B, H);
-    const int pooled = b.unary("nsp.pooler.tanh", OpKind::Tanh, b.linear("nsp.pooler", first, B, H, H));
-    const int nsp = b.linear("nsp.classifier", pooled, B, H, 2);
-    const int nspLoss = g.addTensor("nsp.loss", {1}, Precision::FP32, TensorRole::Output);
-    g.addOp("nsp.loss", OpKind::SoftmaxCrossEntropy, {nsp, nspLabels}, {nspLoss}).channels = 2;
-    t.losses = {mlmLoss, nspLoss};
-    t.outputs = {mlmLoss, nspLoss};
-    return g;
+    pretrainingHeads(w, s, wordParts, x);
+    return m;
 }
 
 uint64_t parameterCount(const Graph& g)
@@ -256,17 +247,19 @@ Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Dia
 {
     const WorkloadOptions& w = spec.options;
     CompileOptions opt = compileOptionsOf(w);
-    BertTensors t;
+    ModelGraphInfo info;
     ModelGraph m;
-    m.graph = bertForward(spec.shape, w.microBatch, opt.activations, opt.partials, spec.task, t);
+    // The pre-training graph computes its losses, its outputs, in inference too.
+    m.graph = buildModelGraph(bertModel(spec.shape, spec.task), w.microBatch, opt.activations, opt.partials,
+                              spec.task == BertTask::Pretraining, diag, info);
     m.forwardOps = m.graph.ops.size();
-    opt.out.tensors = t.outputs;
-    opt.out.block = "Heads";
+    opt.out.tensors = info.outputs;
+    opt.out.block = info.outputBlock;
     opt.outline = outlineKey;
     const Placement placement = bertPlacement(spec, m.graph.blocks, system, diag);
     opt.availableMemoryProportion = memoryProportions(spec.availableMemoryProportion, placement, diag);
     if (opt.train)
-        m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, t.losses, spec.optimizer));
+        m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, info.losses, spec.optimizer));
     Schedule sched = compileGraph(m, system, placement, opt, diag);
     sched.sampleKind = "sequences";
     return sched;
