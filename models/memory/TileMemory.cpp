@@ -109,12 +109,20 @@ TileMemory::TileMemory(const Program& program, const IpuParams& hw) : m_capacity
         std::sort(ev.begin(), ev.end());
         TileMemoryUse use;
         use.alwaysLive = always[s];
+        if (use.alwaysLive > m_capacity)
+            use = {use.alwaysLive, 0, 0, 0, use.alwaysLive};
         int64_t live = 0;
-        for (const auto& [point, delta] : ev) {
+        for (std::size_t i = 0; i < ev.size(); ++i) {
+            const auto& [point, delta] = ev[i];
             live += delta;
             if (live > int64_t(use.notAlwaysLivePeak)) {
                 use.notAlwaysLivePeak = uint64_t(live);
                 use.peakPoint = point;
+            }
+            const bool settled = i + 1 == ev.size() || ev[i + 1].first != point; // every change at this point applied
+            if (settled && use.firstOverPoint == TileMemoryUse::kNever && use.alwaysLive + uint64_t(live) > m_capacity) {
+                use.firstOverPoint = point;
+                use.firstOverBytes = use.alwaysLive + uint64_t(live);
             }
         }
         for (uint32_t t = cuts[s]; t < cuts[s + 1]; ++t)
@@ -137,9 +145,22 @@ std::vector<uint32_t> TileMemory::worstTiles(std::size_t n) const
     return order;
 }
 
-std::vector<LiveTensor> TileMemory::liveAtPeak(uint32_t tile) const
+std::optional<uint32_t> TileMemory::firstOver() const
 {
-    const uint32_t point = m_tiles.at(tile).peakPoint;
+    std::optional<uint32_t> first;
+    for (uint32_t t = 0; t < m_tiles.size(); ++t) {
+        const TileMemoryUse& u = m_tiles[t];
+        if (u.firstOverPoint == TileMemoryUse::kNever)
+            continue;
+        const TileMemoryUse* f = first ? &m_tiles[*first] : nullptr;
+        if (!f || u.firstOverPoint < f->firstOverPoint || (u.firstOverPoint == f->firstOverPoint && u.firstOverBytes > f->firstOverBytes))
+            first = t;
+    }
+    return first;
+}
+
+std::vector<LiveTensor> TileMemory::liveAt(uint32_t tile, uint32_t point) const
+{
     std::vector<LiveTensor> out;
     for (const auto& t : m_tensors) {
         uint64_t b = t.bytes.at(tile);

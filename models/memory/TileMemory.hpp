@@ -4,17 +4,22 @@
 #include "models/program/Schedule.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ipusim {
 
-/** One tile's memory: always-live bytes, the peak of not-always-live bytes and where it peaks. */
+/** One tile's memory: always-live bytes, the peak of not-always-live bytes and where it peaks,
+ *  and where it first needs more than the tile has. */
 struct TileMemoryUse
 {
+    static constexpr uint32_t kNever = UINT32_MAX;
     uint64_t alwaysLive = 0;
     uint64_t notAlwaysLivePeak = 0;
     uint32_t peakPoint = 0;
+    uint32_t firstOverPoint = kNever; // the first program point over capacity
+    uint64_t firstOverBytes = 0;      // the bytes live there
     [[nodiscard]] uint64_t peak() const { return alwaysLive + notAlwaysLivePeak; }
 };
 
@@ -39,7 +44,12 @@ public:
     /** Tiles ordered by peak, largest first (at most n). */
     [[nodiscard]] std::vector<uint32_t> worstTiles(std::size_t n) const;
     /** Tensors on `tile` live at its peak point, largest first. */
-    [[nodiscard]] std::vector<LiveTensor> liveAtPeak(uint32_t tile) const;
+    [[nodiscard]] std::vector<LiveTensor> liveAtPeak(uint32_t tile) const { return liveAt(tile, m_tiles.at(tile).peakPoint); }
+    /** Tensors on `tile` live at program point `point`, largest first. */
+    [[nodiscard]] std::vector<LiveTensor> liveAt(uint32_t tile, uint32_t point) const;
+    /** The tile that runs out of memory first (at the earliest program point; of those, the
+     *  one with the most bytes), or none when every tile fits. */
+    [[nodiscard]] std::optional<uint32_t> firstOver() const;
     [[nodiscard]] const std::vector<TensorAlloc>& tensors() const { return m_tensors; }
 
 private:

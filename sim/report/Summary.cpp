@@ -87,6 +87,43 @@ void writeFileAtomically(const std::string& path, const std::string& text)
     std::filesystem::rename(tmp, path);
 }
 
+namespace {
+
+json liveJson(const std::vector<LiveTensor>& tensors)
+{
+    json live = json::array();
+    for (const auto& l : tensors) {
+        if (live.size() == 8)
+            break;
+        live.push_back({{"tensor", l.name}, {"kind", l.kind}, {"bytes", l.bytes}, {"always_live", l.alwaysLive}});
+    }
+    return live;
+}
+
+/** Where an IPU that does not fit runs out: the step at which a tile first needs more than it
+ *  has (and what is live there), and the steps at which the tiles over capacity peak, with
+ *  how many tiles peak at each: the ops to shrink, split or recompute. */
+json overCapacity(const TileMemory& mem, const Program& program)
+{
+    const auto& tiles = mem.tiles();
+    std::map<uint32_t, uint32_t> peaks; // peak point -> tiles over capacity peaking there
+    for (const auto& u : tiles)
+        if (u.peak() > mem.capacity())
+            ++peaks[u.peakPoint];
+    std::vector<std::pair<uint32_t, uint32_t>> order(peaks.begin(), peaks.end());
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    json peakSteps = json::array();
+    for (std::size_t i = 0; i < std::min<std::size_t>(order.size(), 10); ++i)
+        peakSteps.push_back({{"step", pointName(program, order[i].first)}, {"tiles", order[i].second}});
+    const uint32_t t = *mem.firstOver();
+    const TileMemoryUse& u = tiles[t];
+    return {{"first", {{"step", pointName(program, u.firstOverPoint)}, {"tile", t}, {"bytes", u.firstOverBytes},
+                       {"over", u.firstOverBytes - mem.capacity()}, {"live", liveJson(mem.liveAt(t, u.firstOverPoint))}}},
+            {"peak_steps", peakSteps}};
+}
+
+} // namespace
+
 json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
 {
     const TileMemory& mem = ipu.tiles.memory();
@@ -100,15 +137,9 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
     json worstTiles = json::array();
     for (uint32_t t : mem.worstTiles(worst)) {
         const auto& u = tiles[t];
-        json live = json::array();
-        for (const auto& l : mem.liveAtPeak(t)) {
-            if (live.size() == 8)
-                break;
-            live.push_back({{"tensor", l.name}, {"kind", l.kind}, {"bytes", l.bytes}, {"always_live", l.alwaysLive}});
-        }
         worstTiles.push_back({{"tile", t}, {"always_live", u.alwaysLive}, {"not_always_live", u.notAlwaysLivePeak},
                               {"peak", u.peak()}, {"free", int64_t(mem.capacity()) - int64_t(u.peak())},
-                              {"peak_at", pointName(program, u.peakPoint)}, {"live", live}});
+                              {"peak_at", pointName(program, u.peakPoint)}, {"live", liveJson(mem.liveAtPeak(t))}});
     }
     // Per-tile profile as runs of equal tiles: [first, count, always_live, not_always_live].
     json perTile = json::array();
@@ -135,7 +166,7 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
     for (std::size_t i = 0; i < std::min<std::size_t>(10, sizes.size()); ++i)
         largest.push_back({{"tensor", sizes[i].second->name}, {"kind", sizes[i].second->kind}, {"bytes", sizes[i].first},
                            {"always_live", sizes[i].second->alwaysLive}});
-    return {{"tile_capacity_bytes", mem.capacity()},
+    json m = {{"tile_capacity_bytes", mem.capacity()},
             {"fits", mem.fits()},
             {"tiles_over", std::count_if(peak.begin(), peak.end(), [&](uint64_t p) { return p > mem.capacity(); })},
             {"always_live", stats(always)},
@@ -145,6 +176,9 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
             {"largest_tensors", largest},
             {"worst_tiles", worstTiles},
             {"per_tile", perTile}};
+    if (!mem.fits())
+        m["over_capacity"] = overCapacity(mem, program);
+    return m;
 }
 
 namespace {
@@ -497,12 +531,33 @@ json oomReport(const Experiment& e, const Simulation& sim)
     return {{"error", "out of memory"}, {"name", e.config.name}, {"config", e.config.file}, {"ipus", ipus}};
 }
 
+namespace {
+
+void printLive(std::ostream& out, const json& live)
+{
+    for (const auto& l : live)
+        fmt::print(out, "      {:>12} B  {:<15} {}{}\n", withCommas(l.at("bytes")), l.at("kind").get<std::string>(),
+                   l.at("tensor").get<std::string>(), l.at("always_live").get<bool>() ? " (always live)" : "");
+}
+
+} // namespace
+
 void printOomReport(std::ostream& out, const json& r)
 {
     for (const auto& m : r.at("ipus")) {
         const uint64_t cap = m.at("tile_capacity_bytes");
         fmt::print(out, "error: out of memory on IPU {}: {} tiles need more than their {} bytes (peak {} bytes)\n",
                    m.at("ipu").get<int>(), withCommas(m.at("tiles_over")), withCommas(cap), withCommas(m.at("peak").at("max")));
+        const json& over = m.at("over_capacity");
+        const json& first = over.at("first");
+        fmt::print(out, "  first over at \"{}\": tile {} needs {} bytes, {} over\n", first.at("step").get<std::string>(),
+                   first.at("tile").get<int>(), withCommas(first.at("bytes")), withCommas(first.at("over")));
+        printLive(out, first.at("live"));
+        std::vector<std::string> peaks;
+        for (const auto& p : over.at("peak_steps"))
+            peaks.push_back(fmt::format("\"{}\" ({} tile{})", p.at("step").get<std::string>(), withCommas(p.at("tiles")),
+                                        p.at("tiles").get<uint32_t>() == 1 ? "" : "s"));
+        fmt::print(out, "  tiles over capacity peak at {}\n", fmt::join(peaks, ", "));
         for (const auto& t : m.at("worst_tiles")) {
             const uint64_t peak = t.at("peak");
             if (peak <= cap)
@@ -510,9 +565,7 @@ void printOomReport(std::ostream& out, const json& r)
             fmt::print(out, "  tile {}: {} bytes, {} over (always-live {}, not-always-live {} at \"{}\")\n", t.at("tile").get<int>(),
                        withCommas(peak), withCommas(peak - cap), withCommas(t.at("always_live")),
                        withCommas(t.at("not_always_live")), t.at("peak_at").get<std::string>());
-            for (const auto& l : t.at("live"))
-                fmt::print(out, "      {:>12} B  {:<12} {}{}\n", withCommas(l.at("bytes")), l.at("kind").get<std::string>(),
-                           l.at("tensor").get<std::string>(), l.at("always_live").get<bool>() ? " (always live)" : "");
+            printLive(out, t.at("live"));
         }
     }
 }

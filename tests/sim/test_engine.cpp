@@ -124,6 +124,15 @@ TEST_CASE("MNIST: a huge micro-batch does not fit", "[sim][mnist]")
     CHECK(worst["peak"].get<uint64_t>() > 638976);
     CHECK(worst["free"].get<int64_t>() < 0);
     CHECK_FALSE(worst["live"].empty());
+    // Where it runs out first, and where the tiles over capacity peak: every one of them.
+    const json& over = r["ipus"][0]["over_capacity"];
+    CHECK(over["first"]["step"] == "layer1.conv");
+    CHECK(over["first"]["over"].get<uint64_t>() == over["first"]["bytes"].get<uint64_t>() - 638976);
+    uint32_t tiles = 0;
+    for (const auto& p : over["peak_steps"])
+        tiles += p["tiles"].get<uint32_t>();
+    CHECK(tiles == r["ipus"][0]["tiles_over"].get<uint32_t>());
+    CHECK(over["peak_steps"][0]["step"] == worst["peak_at"]);
 }
 
 TEST_CASE("MNIST inference is forward only and returns every prediction", "[sim][mnist]")

@@ -46,8 +46,22 @@ TEST_CASE("Memory: liveness decides what overlaps", "[memory]")
     CHECK(live[0].name == "A");
     CHECK(live[1].name == "C");
     CHECK(live[2].name == "D");
+    // First over: tile 4 at point 0 already (A 100 + B 50 + D 10 = 160 > 155); tiles 3 and
+    // 5-7 only at point 1 (A + C = 170).
+    hw.tileMemoryBytes = 155;
+    const TileMemory tight(p, hw);
+    CHECK(tight.tiles()[4].firstOverPoint == 0);
+    CHECK(tight.tiles()[4].firstOverBytes == 160);
+    CHECK(tight.tiles()[3].firstOverPoint == 1);
+    CHECK(tight.tiles()[3].firstOverBytes == 170);
+    CHECK(tight.tiles()[0].firstOverPoint == TileMemoryUse::kNever); // 150 at most
+    CHECK(tight.firstOver() == 4u);
+    auto first = tight.liveAt(4, 0);
+    REQUIRE(first.size() == 3);
+    CHECK(first[1].name == "B");
     hw.tileMemoryBytes = 180;
     CHECK(TileMemory(p, hw).fits());
+    CHECK_FALSE(TileMemory(p, hw).firstOver());
 }
 
 TEST_CASE("Memory: code and vertex state follow the compute sets", "[memory]")
