@@ -118,13 +118,19 @@ uint64_t vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, c
         Precision type = r.precision("type");
         uint64_t outputs = r.count("outputs");
         cycles = costs::reduce(hw, type, outputs, r.count("partials_per_output"));
-    } else if (vertex == "MaxPool") {
-        Precision type = r.precision("type");
-        uint64_t outputs = r.count("outputs");
-        cycles = costs::maxPool(hw, type, outputs, r.count("window"));
+    } else if (vertex == "Pooling") {
+        const std::string kind = r.word("pooling", {"max", "sum", "max_grad"});
+        costs::PoolTileWork w;
+        w.positions = r.count("positions");
+        w.rowWidth = r.count("row_width", w.positions);
+        w.itemsPerRow = r.count("items_per_row", 1);
+        w.stride = r.count("stride", 1);
+        w.channelVectors = r.count("channel_vectors", 1);
+        w.channelGroups = r.count("channel_groups", 1);
+        cycles = costs::pooling(hw, kind == "max" ? costs::PoolVertex::Max : kind == "sum" ? costs::PoolVertex::Sum : costs::PoolVertex::MaxGrad, w);
     } else {
         diag.fail(ptr + "/vertex", fmt::format("unknown vertex \"{}\" (known: ConvPartial1x1Out, ConvPartialnx1, UnaryOp, "
-                                              "BinaryOp, ScaledAdd, Cast, Reduce, MaxPool)", vertex));
+                                              "BinaryOp, ScaledAdd, Cast, Reduce, Pooling)", vertex));
     }
     r.finish();
     return cycles;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 namespace ipusim::costs {
 namespace {
@@ -214,12 +215,52 @@ uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint6
     return hw.workers * (32 + (k * partialsPerOutput + 7) * ceilDiv(loops, hw.workers));
 }
 
-uint64_t maxPool(const IpuParams& hw, Precision type, uint64_t outputs, uint64_t window)
+namespace {
+
+/** One pooling worker: its rows (segments) of the given widths (getPoolingCycles). */
+uint64_t poolingWorker(const IpuParams& hw, PoolVertex vertex, const PoolTileWork& w, uint32_t worker,
+                       const std::vector<uint64_t>& segments)
 {
-    const uint64_t m = ceilDiv(outputs, hw.workers);
-    // One vector max per window element plus loop overhead per output vector.
-    const uint64_t worker = 13 + ceilDiv(m, hw.vectorWidth(type)) * (window + 2);
-    return hw.supervisorOverhead + hw.workers * worker;
+    const bool isMax = vertex != PoolVertex::Sum, isBwd = vertex == PoolVertex::MaxGrad;
+    constexpr uint64_t kWorklistUnpack = 5; // DELTANELEMENTS; in, out and startPos are ONE_PTR (0)
+    // Start-up, then each worker zeroes (initialises) its share of the outputs per channel group;
+    // the share's remainder is computed in 32-bit unsigned arithmetic as PopLibs does, so it
+    // wraps (and every worker gets one more) when the share rounds up.
+    uint64_t c = 17;
+    const uint64_t init = w.positions * w.channelVectors;
+    const uint64_t share = init / hw.workers;
+    const uint64_t extra = uint32_t(uint32_t(w.positions) - uint32_t(share * hw.workers)) > worker ? 1 : 0;
+    c += (4 + share + extra) * w.channelGroups + 6;
+    if (segments.empty())
+        return c + 1;
+    c += 2 + (isMax ? 1 : 2) + (isBwd ? 6 : 0) + 3 + 2 + 2 * kWorklistUnpack + 1;
+    for (uint64_t width : segments) {
+        const uint64_t n = ceilDiv(width, w.stride) - 1;
+        const uint64_t repeat = isBwd ? 7 + 5 * n : isMax ? 4 + 3 * n : 5 + 3 * n;
+        const uint64_t group = 1 + w.channelVectors * (3 + repeat) + 1;
+        const uint64_t item = 20 + w.channelGroups * group + (w.channelGroups - 1) * (isBwd ? 6 : 4) + 3;
+        c += 13 + w.itemsPerRow * item + 2;
+    }
+    return c + 1;
+}
+
+} // namespace
+
+uint64_t pooling(const IpuParams& hw, PoolVertex vertex, const PoolTileWork& work)
+{
+    // Worker i takes positions [i P / W, (i + 1) P / W), cut where a row of the field ends.
+    const uint64_t P = work.positions, W = hw.workers, row = std::max<uint64_t>(work.rowWidth, 1);
+    uint64_t slowest = 0;
+    for (uint32_t i = 0; i < W; ++i) {
+        std::vector<uint64_t> segments;
+        for (uint64_t at = i * P / W, end = (i + 1) * P / W; at < end;) {
+            const uint64_t next = std::min(end, (at / row + 1) * row);
+            segments.push_back(next - at);
+            at = next;
+        }
+        slowest = std::max(slowest, poolingWorker(hw, vertex, work, i, segments));
+    }
+    return 7 + W * slowest + 6;
 }
 
 uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t length)

@@ -51,8 +51,25 @@ uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint6
  *  popops all-regions-continuous path (§3.6): the rows' elements split evenly over the workers,
  *  one cycle per vector, 12 cycles per row a worker finishes and 17 of set-up. */
 uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t length);
-/** Max pooling: `outputs` elements, each the max of `window` inputs (generic vector loop §3.1). */
-uint64_t maxPool(const IpuParams& hw, Precision type, uint64_t outputs, uint64_t window);
+/** The popnn pooling vertices: MaxPooling, SumPooling (average pooling forward, and the
+ *  average-pool gradient over the scaled gradient) and MaxPoolingGrad. */
+enum class PoolVertex { Max, Sum, MaxGrad };
+
+/** One tile's pooling work, as the vertex's worklists see it (poplibs-costs §3.11). */
+struct PoolTileWork
+{
+    uint64_t channelVectors = 1; // chansPerGroup / vector width (chansPerGroupD)
+    uint64_t channelGroups = 1;  // groups of chansPerGroup channels on the tile
+    uint64_t positions = 0;      // field positions per channel group (outputs; the gradient's: inputs)
+    uint64_t rowWidth = 1;       // positions per row of the field: worklist rows are cut at its multiples
+    uint64_t itemsPerRow = 1;    // work items (kernel positions) per row segment
+    uint64_t stride = 1;         // a segment of w positions takes ceil(w / stride) outputs per item
+};
+
+/** popnn getPoolingCycles as the vertex estimator calls it (unpack costs 0, the worklist's 5):
+ *  the positions split evenly over the workers, each worker's range cut at row boundaries into
+ *  segments; 7 + 6 x the slowest worker + 6 (poplibs-costs §3.11). */
+uint64_t pooling(const IpuParams& hw, PoolVertex vertex, const PoolTileWork& work);
 /** poplin InverseStdDeviation, 1 / sqrt(variance + eps) of n channels (a worker vertex, one
  *  region per worker): 6 + 4 + 5 per 2 elements per worker, in fp32 (poplibs-costs §3.10). */
 uint64_t inverseStdDeviation(const IpuParams& hw, uint64_t n);

@@ -83,10 +83,37 @@ TEST_CASE("Element-wise, scaled add, reduce and pooling vertices", "[costs]")
     CHECK(scaledAdd(hw, Precision::FP32, 1200) == 57 + 6 * 321);
     // Reduce fp32, 64 outputs of 4 partials: k = 4/2 + 1 = 3, 16 loops, 3 per worker: 6 x (32 + 19 x 3)
     CHECK(reduce(hw, Precision::FP32, 64, 4) == 534);
-    // MaxPool fp32, 60 outputs, 2x2 window: 10 per worker = 5 vectors x (4 + 2); 11 + 6 x (13 + 30)
-    CHECK(maxPool(hw, Precision::FP32, 60, 4) == 269);
     // Cast fp32 -> fp16, 1200: 200 per worker x 2 B / 8 B per cycle = 50; 12 + 6 x (19 + 50 + 18)
     CHECK(cast(hw, Precision::FP32, Precision::FP16, 1200) == 534);
+}
+
+TEST_CASE("Pooling vertices (popnn getPoolingCycles)", "[costs]")
+{
+    IpuParams hw;
+    // 2x2 max pool of fp32, 12 x 12 outputs, 10 channels in 5 groups of 2 (1 vector each): 24
+    // outputs = 2 rows of 12 per worker, 4 kernel positions per row, n = 11.
+    // Worker: 17 + (4 + 24) x 5 + 6 = 163; + 2 + 1 + 3 + 2 + 2 x 5 + 1 = 182; per row
+    // 13 + 4 x (20 + 5 x (1 + (3 + 4 + 3 x 11) + 1) + 4 x 4 + 3) + 2 = 1011; 182 + 2 x 1011 + 1 = 2205.
+    const PoolTileWork forward{1, 5, 144, 12, 4, 1};
+    CHECK(pooling(hw, PoolVertex::Max, forward) == 7 + 6 * 2205 + 6); // 13,243
+    // SumPooling: + 1 once and 5 + 3n per vector: 183 + 2 x (13 + 4 x 254 + 2) + 1 = 2246.
+    CHECK(pooling(hw, PoolVertex::Sum, forward) == 7 + 6 * 2246 + 6);
+    // Its gradient over the 24 x 24 input: 96 positions = 4 rows of 24 per worker; 2 items
+    // (the kernel's columns), each ceil(24 / 2) = 12 outputs (n = 11).
+    // MaxPoolingGrad: 17 + (4 + 96) x 5 + 6 = 523; + 25 = 548; per row 13 + 2 x (20 + 5 x (1 + 3 +
+    // 7 + 5 x 11 + 1) + 4 x 6 + 3) + 2 = 779; 548 + 4 x 779 + 1 = 3665.
+    const PoolTileWork backward{1, 5, 576, 24, 2, 2};
+    CHECK(pooling(hw, PoolVertex::MaxGrad, backward) == 7 + 6 * 3665 + 6); // 22,003
+    // The average pool's gradient sums with SumPooling: 523 + 20 + 4 x (13 + 2 x (20 + 5 x (1 + 3 +
+    // 5 + 3 x 11 + 1) + 4 x 4 + 3) + 2) + 1 = 2636.
+    CHECK(pooling(hw, PoolVertex::Sum, backward) == 7 + 6 * 2636 + 6); // 15,829
+    // A worker's range is cut where a row ends: 12 positions in rows of 5 give each worker 2,
+    // worker 2 [4, 6) as two segments of 1 (n = 0), the slowest:
+    // 17 + (4 + 2) + 6 + 19 + 2 x (13 + (20 + (1 + 3 + 4 + 1) + 3) + 2) + 1 = 143.
+    const PoolTileWork ragged{1, 1, 12, 5, 1, 1};
+    CHECK(pooling(hw, PoolVertex::Max, ragged) == 7 + 6 * 143 + 6);
+    // Fewer positions than workers: workers without any stop after zeroing.
+    CHECK(pooling(hw, PoolVertex::Max, {1, 1, 1, 5, 1, 1}) == 7 + 6 * (17 + 4 + 6 + 19 + (13 + 32 + 2) + 1) + 6);
 }
 
 TEST_CASE("Batch norm and dropout vertices", "[costs]")

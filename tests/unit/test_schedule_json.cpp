@@ -49,6 +49,12 @@ TEST_CASE("Schedule JSON: vertices are costed by the compiler's cost model", "[s
     CHECK(c.cycles.runs()[0].count == 1472);
     CHECK(c.cycles.runs()[0].value == 679 + 4322);
     CHECK(c.vertices.at(7) == 2);
+    // The pooling check value of the cost tests: 2x2 max pool, 12 x 12 fp32 outputs, 5 groups of 2 channels.
+    json pool = {{"vertex", "Pooling"},
+                 {"params", {{"pooling", "max"}, {"positions", 144}, {"row_width", 12}, {"items_per_row", 4}, {"channel_groups", 5}}}};
+    Schedule p = load(withSteps(json::array({{{"op", "compute"}, {"name", "pool"},
+                                               {"tiles", json::array({{{"tiles", {0, 0}}, {"vertices", json::array({pool})}}})}}})));
+    CHECK(std::get<ComputeStep>(p.programs[0].steps[0].op).cycles.at(0) == 13243);
 }
 
 TEST_CASE("Schedule JSON: tile ranges must be inside the IPU and in order", "[schedule][errors]")

@@ -129,7 +129,7 @@ struct Op
     std::vector<int> inputs;
     std::vector<int> outputs;
     ConvProblem conv;          // Conv
-    ConvGeometry geometry;     // Conv (forward ops)
+    ConvGeometry geometry;     // Conv (forward ops); pooling and its gradient (window, padding, stride)
     uint64_t window = 1;       // pooling: inputs per output
     uint64_t channels = 1;     // BiasAdd / BiasGrad / SoftmaxCrossEntropy classes
     bool forward = true;

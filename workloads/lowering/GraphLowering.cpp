@@ -321,6 +321,41 @@ void GraphLowering::lowerConv(const Op& op)
     m_b.touch(handleOf(op.outputs.at(0)));
 }
 
+costs::PoolTileWork GraphLowering::poolWork(const Op& op, Precision type, uint64_t elements, bool gradient) const
+{
+    // PopLibs pools channels-innermost in groups of chansPerGroup: here the largest multiple of
+    // the 8-byte grain, at most 8 grains, that divides the channels rounded up to the grain
+    // (the planner's candidates; the widest has the least overhead). A tile's positions carry
+    // all of their channels and start a row of the field (the outputs; for a gradient, the
+    // inputs, whose rows each kernel row of ceil(kh / stride) taps visits every stride).
+    const ConvGeometry& g = op.geometry;
+    const uint64_t grain = m_hw.vectorWidth(type);
+    const uint64_t channels = ceilDiv(g.inChans, grain) * grain;
+    uint64_t perGroup = grain;
+    for (uint64_t c = 8 * grain; c > grain; c -= grain)
+        if (channels % c == 0) {
+            perGroup = c;
+            break;
+        }
+    const uint64_t onTile = std::max<uint64_t>(1, std::min(channels, elements));
+    costs::PoolTileWork w;
+    w.channelVectors = perGroup / grain;
+    w.channelGroups = ceilDiv(onTile, perGroup);
+    w.positions = ceilDiv(elements, onTile);
+    if (gradient) {
+        w.rowWidth = g.inWidth;
+        w.itemsPerRow = ceilDiv(g.kernelHeight, g.strideHeight) * g.kernelWidth;
+        w.stride = g.strideWidth;
+        return w;
+    }
+    // Windows that tile the input exactly (stride >= kernel, no padding) make the image one row.
+    const bool oneRow = g.strideHeight >= g.kernelHeight && g.strideWidth >= g.kernelWidth && g.padHeight == 0 &&
+                        g.padWidth == 0 && g.inHeight % g.strideHeight == 0 && g.inWidth % g.strideWidth == 0;
+    w.rowWidth = oneRow ? g.outHeight() * g.outWidth() : g.outWidth();
+    w.itemsPerRow = uint64_t(g.kernelHeight) * g.kernelWidth;
+    return w;
+}
+
 void GraphLowering::lowerElementwise(const Op& op)
 {
     // Element-wise ops run where their main operand lives (Poplar maps them to the input).
@@ -338,6 +373,7 @@ void GraphLowering::lowerElementwise(const Op& op)
     const uint64_t inElements = std::max<uint64_t>(1, m_graph.tensor(backward ? op.outputs.at(0) : main).elements());
     const uint64_t outElements = std::max<uint64_t>(1, m_graph.tensor(backward ? main : op.outputs.at(0)).elements());
     auto pooled = [&](uint64_t e) { return ceilDiv(e * outElements, inElements); };
+    auto unpooled = [&](uint64_t e) { return ceilDiv(e * inElements, outElements); };
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         const uint64_t e = elems[t];
         if (!e)
@@ -351,21 +387,16 @@ void GraphLowering::lowerElementwise(const Op& op)
         case OpKind::Relu: cycles[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Relu, type, e); break;
         case OpKind::Cast: cycles[t] = costs::cast(m_hw, type, m_graph.tensor(op.outputs.at(0)).type, e); break;
         case OpKind::ReluGrad: cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::ReluGrad, type, e); break;
-        case OpKind::MaxPool: cycles[t] = costs::maxPool(m_hw, type, pooled(e), op.window); break;
-        case OpKind::AvgPool:
-            cycles[t] = costs::maxPool(m_hw, type, pooled(e), op.window) + costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, pooled(e));
+        case OpKind::MaxPool: cycles[t] = costs::pooling(m_hw, costs::PoolVertex::Max, poolWork(op, type, pooled(e), false)); break;
+        case OpKind::AvgPool: // SumPooling applies the 1 / window itself
+            cycles[t] = costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, pooled(e), false));
             break;
-        case OpKind::AvgPoolGrad: {
-            // Each input sums the gradients of the windows it is in, then the 1 / window scale.
-            const uint64_t inputs = ceilDiv(e * inElements, outElements);
-            const uint64_t windowsPerInput = std::max<uint64_t>(1, op.window * outElements / inElements);
-            cycles[t] = costs::maxPool(m_hw, type, inputs, windowsPerInput) + costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, inputs);
+        case OpKind::AvgPoolGrad: // the gradient times 1 / window, then summed into the inputs' windows
+            cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e) +
+                        costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, unpooled(e), true));
             break;
-        }
         case OpKind::MaxPoolGrad:
-            // Compare each input with its window's max and route the gradient (input-sized).
-            cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::MaxGrad, type, e) +
-                        costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e);
+            cycles[t] = costs::pooling(m_hw, costs::PoolVertex::MaxGrad, poolWork(op, type, unpooled(e), true));
             break;
         default: throw std::logic_error("not an element-wise op: " + op.name);
         }
@@ -374,11 +405,11 @@ void GraphLowering::lowerElementwise(const Op& op)
     case OpKind::BiasAdd: types = {"BinaryOp<ADD>"}; break;
     case OpKind::Relu: types = {"UnaryOp<RELU>"}; break;
     case OpKind::ReluGrad: types = {"BinaryOp<RELU_GRAD>"}; break;
-    case OpKind::MaxPool: types = {"MaxPool"}; break;
-    case OpKind::AvgPool: types = {"AvgPool"}; break;
+    case OpKind::MaxPool: types = {"MaxPooling"}; break;
+    case OpKind::AvgPool: types = {"SumPooling"}; break;
     case OpKind::Cast: types = {"Cast"}; break;
-    case OpKind::AvgPoolGrad: types = {"AvgPoolGrad"}; break;
-    default: types = {"MaxPoolGrad"}; break;
+    case OpKind::AvgPoolGrad: types = {"BinaryOp<MULTIPLY>", "SumPooling"}; break;
+    default: types = {"MaxPoolingGrad"}; break;
     }
     m_b.sync();
     if (needsExchange) {

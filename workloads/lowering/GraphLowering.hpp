@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/timing/VertexCosts.hpp"
 #include "workloads/graph/Graph.hpp"
 #include "workloads/lowering/ConvPlanner.hpp"
 #include "workloads/lowering/ProgramBuilder.hpp"
@@ -70,6 +71,8 @@ private:
 
     void lowerConv(const Op& op);
     void lowerElementwise(const Op& op);
+    /** A tile's pooling work over `elements` of the field (outputs; for a gradient, inputs). */
+    costs::PoolTileWork poolWork(const Op& op, Precision type, uint64_t elements, bool gradient) const;
     void lowerBiasGrad(const Op& op);
     void lowerBatchNorm(const Op& op);
     void lowerBatchNormInference(const Op& op);

@@ -113,6 +113,7 @@ private:
         Op op{name, kind, std::move(in), std::move(outs), {}, {}, 1, from.channels, false, from.block};
         op.rows = from.rows;
         op.window = from.window;
+        op.geometry = from.geometry;
         op.paramChannels = from.paramChannels;
         op.training = from.training;
         op.attentionScaleMask = from.attentionScaleMask;
