@@ -2,6 +2,7 @@
 // Graph workloads: models described op by op, built into the compiler's Graph. FLOPs, weights
 // and shapes by hand; the tutorial's CNN as a graph is the MNIST workload; every bad input.
 #include "Simulate.hpp"
+#include "models/common/CeilDiv.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ExperimentSpec.hpp"
 #include "sim/engine/Experiment.hpp"
@@ -384,8 +385,8 @@ TEST_CASE("Graph workload: broadcasting repeats an operand over the other's trai
     json bad = graph;
     bad["ops"][3]["inputs"] = {"h", "f"};
     CHECK_THAT(errorOf(graphConfig(bad)),
-               Catch::Contains("/workload/graph/ops/3/inputs: expected operands of one shape, or one whose per-sample shape ends the other's "
-                               "(broadcast over leading dimensions), found [4, 8, 32] and [4, 256]"));
+               Catch::Contains("/workload/graph/ops/3/inputs: expected operands of one shape, or one that broadcasts to the other's "
+                               "(each dimension equal or 1, the batch equal), found [4, 8, 32] and [4, 256]"));
 }
 
 namespace {
@@ -466,6 +467,59 @@ TEST_CASE("Graph workload: tied weights, gathers, streams and classes in parts (
                Catch::Contains("/workload/graph/ops/11/inputs/1: expected a part of the classes of shape [4, 2, 50], found [4, 8, 16]"));
 }
 
+TEST_CASE("Graph workload: a per-channel operand broadcasts over the image (squeeze-and-excitation)", "[graph]")
+{
+    // x [N, 16, 8, 8] times sigmoid(its channel means) [N, 16, 1, 1]: runs of 64 elements share one.
+    const json graph = {{"inputs", json::array({{{"name", "x"}, {"shape", {16, 8, 8}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}})},
+                        {"ops", json::array({op("c", "conv2d", {"x"}, {{"out_channels", 16}, {"kernel_size", 1}}),
+                                             op("s", "global_avg_pool", {"c"}), op("g", "sigmoid", {"s"}), op("m", "mul", {"c", "g"}),
+                                             op("f", "flatten", {"m"}), op("out", "linear", {"f"}, {{"out_features", 10}}),
+                                             op("loss", "cross_entropy", {"out", "y"})})},
+                        {"outputs", {"loss"}}};
+    ModelSpec spec;
+    spec.inputs = {{"x", {16, 8, 8}, false, false, ""}, {"y", {}, true, false, ""}};
+    LayerSpec c;
+    c.name = "c", c.kind = LayerKind::Conv2d, c.inputs = {"x"}, c.features = 16;
+    LayerSpec pool;
+    pool.name = "s", pool.kind = LayerKind::GlobalAvgPool, pool.inputs = {"c"};
+    LayerSpec m;
+    m.name = "m", m.kind = LayerKind::Mul, m.inputs = {"c", "s"};
+    spec.layers = {c, pool, m};
+    spec.outputs = {"m"};
+    ModelGraphInfo info;
+    const Graph g = buildModelGraph(spec, 4, Precision::FP32, Precision::FP32, false, Throwing(), info);
+    const Op& mul = g.ops.back();
+    CHECK(mul.broadcast == 1);
+    CHECK(mul.window == 64);
+    CHECK(mul.broadcastRun == 64);
+
+    const Experiment e = build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 4}}));
+    // Each tile receives the gate values its elements use: ceil(elements / 64) of them.
+    uint64_t expected = 0, received = 0;
+    for (const auto& t : e.schedule.programs[0].tensors)
+        if (t.name == "c.out") // the bias is added in place
+            for (const auto& r : t.bytes.runs())
+                expected += uint64_t(r.count) * ceilDiv(r.value / 4, 64) * 4;
+    forEachProgramStep(e.schedule.programs[0], [&](const Step& step) {
+        if (const auto* x = std::get_if<ExchangeStep>(&step.op); x && x->name == "m.repeated")
+            for (const auto& r : x->bytes.runs())
+                received += uint64_t(r.count) * r.value.recvShared;
+    });
+    CHECK(expected > 0);
+    CHECK(received == expected);
+    std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
+    for (const char* name : {"m", "m.grad_lhs", "m.grad_rhs", "m.grad_rhs.sum", "g.grad", "s.grad"}) {
+        INFO(name);
+        CHECK(cycles[name] > 0);
+    }
+    json bad = graph;
+    bad["ops"].insert(bad["ops"].begin() + 3, op("ct", "transpose", {"c"}, {{"dims", {0, 2, 3, 1}}}));
+    bad["ops"][4]["inputs"] = {"ct", "g"};
+    CHECK_THAT(errorOf(graphConfig(bad)),
+               Catch::Contains("/workload/graph/ops/4/inputs: expected operands of one shape, or one that broadcasts to the other's "
+                               "(each dimension equal or 1, the batch equal), found [4, 8, 8, 16] and [4, 16, 1, 1]"));
+}
+
 TEST_CASE("Graph workload: the tutorial's CNN as a graph is the MNIST workload", "[graph]")
 {
     const Experiment graph = buildExperiment(kRoot + "/configs/graph/mnist.json");
@@ -541,8 +595,8 @@ TEST_CASE("Graph workload: every bad graph names the op and what was expected", 
     CHECK_THAT(errorOf(withOps(json::array({op("c", "conv2d", {"x"}, {{"out_channel", 4}, {"kernel_size", 3}})}))),
                Catch::Contains("/workload/graph/ops/0/out_channel: unknown key \"out_channel\" (allowed: bias, block, dilation"));
     CHECK_THAT(errorOf(withOps(json::array({op("f", "linear", {"x"}, {{"out_features", 5}}), op("s", "add", {"f", "x"})}))),
-               Catch::Contains("/workload/graph/ops/1/inputs: expected operands of one shape, or one whose per-sample shape ends the "
-                               "other's (broadcast over leading dimensions), found [4, 3, 8, 5] and [4, 3, 8, 8]"));
+               Catch::Contains("/workload/graph/ops/1/inputs: expected operands of one shape, or one that broadcasts to the "
+                               "other's (each dimension equal or 1, the batch equal), found [4, 3, 8, 5] and [4, 3, 8, 8]"));
     CHECK(errorOf(withOps(json::array({op("m", "matmul", {"x", "x"})}))) == "no error"); // 8 x 8 times 8 x 8
     CHECK_THAT(errorOf(withOps(json::array({op("f", "linear", {"x"}, {{"out_features", 5}}), op("m", "matmul", {"f", "f"})}))),
                Catch::Contains("/workload/graph/ops/1/inputs: expected [..., M, K] and [..., K, N] with the same leading dimensions "

@@ -139,9 +139,13 @@ struct Op
     bool masterWeights = false; // optimizers: update an fp32 master copy (last input), cast back
     bool attentionScaleMask = false; // Softmax / SoftmaxGrad: with the attention scale (and mask)
     bool training = false;   // BatchNorm / BatchNormGrad: batch statistics (and running updates)
-    /** Binary ops: the input that repeats (`window` times) over the others' trailing
-     *  dimensions, or -1 when the operands have one shape. */
+    /** Binary ops: the input that repeats (`window` times) over the other's shape, or -1 when
+     *  the operands have one shape. */
     int broadcast = -1;
+    /** Binary ops (and their gradients): consecutive elements of the other operand that read one
+     *  element of the repeated one (H x W for a per-channel [N, C, 1, 1] operand of NCHW; 1 when
+     *  it repeats over leading dimensions). */
+    uint64_t broadcastRun = 1;
     /** LayerNorm (and its gradient): the channels of gamma and beta when they are not the row's
      *  (group norm: rows of C / G x H x W elements, C parameters); 0: the row's. */
     uint64_t paramChannels = 0;

@@ -340,35 +340,40 @@ private:
         return y;
     }
 
-    /** add, sub, mul, div: operands of one shape, or one repeated over the other's trailing
-     *  dimensions (numpy broadcasting of a per-sample suffix, e.g. [N, C] into [N, H, C]). */
+    /** add, sub, mul, div: operands of one shape, or one that numpy broadcasts to the other's
+     *  (each dimension, aligned from the last, equal or 1; the batch equal): a per-sample
+     *  suffix repeated over leading dimensions ([N, C] into [N, H, C]) or a per-channel operand
+     *  repeated over trailing ones ([N, C, 1, 1] into [N, C, H, W], squeeze-and-excitation). */
     Value binary(const LayerSpec& l, std::size_t i, OpKind kind)
     {
         expectInputs(i, 2);
         const Value a = input(i, 0), b = input(i, 1);
         int broadcast = -1;
-        uint64_t repeats = 1;
+        uint64_t repeats = 1, run = 1;
         if (a.shape != b.shape) {
             const bool aBig = product(a.shape) >= product(b.shape);
-            const Value& big = aBig ? a : b;
-            const Value& small = aBig ? b : a;
-            std::vector<uint64_t> tail(small.shape.begin() + 1, small.shape.end());
-            while (!tail.empty() && tail.front() == 1)
-                tail.erase(tail.begin());
-            const bool suffix = small.shape[0] == big.shape[0] && tail.size() < big.shape.size() &&
-                                std::equal(tail.rbegin(), tail.rend(), big.shape.rbegin());
-            if (!suffix)
-                fail(i, "inputs", fmt::format("expected operands of one shape, or one whose per-sample shape ends the other's "
-                                              "(broadcast over leading dimensions), found {} and {}",
+            const std::vector<uint64_t>& big = aBig ? a.shape : b.shape;
+            std::vector<uint64_t> small = aBig ? b.shape : a.shape;
+            if (small.size() < big.size()) // a per-sample shape of lower rank: ones in front, after the batch
+                small.insert(small.begin() + 1, big.size() - small.size(), 1);
+            bool fits = small.size() == big.size() && small[0] == big[0];
+            for (std::size_t d = 1; fits && d < big.size(); ++d)
+                fits = small[d] == big[d] || small[d] == 1;
+            if (!fits)
+                fail(i, "inputs", fmt::format("expected operands of one shape, or one that broadcasts to the other's (each "
+                                              "dimension equal or 1, the batch equal), found {} and {}",
                                               shapeText(a.shape), shapeText(b.shape)));
             broadcast = aBig ? 1 : 0;
-            repeats = product(big.shape) / product(small.shape);
+            repeats = product(big) / product(small);
+            for (std::size_t d = big.size(); d-- > 1 && small[d] == 1;)
+                run *= big[d];
         }
         const std::vector<uint64_t>& shape = broadcast == 0 ? b.shape : a.shape;
         Value y{tensor(l.name + ".out", shape), shape};
         Op& op = m_g.addOp(l.name, kind, {a.tensor, b.tensor}, {y.tensor});
         op.broadcast = broadcast;
         op.window = repeats;
+        op.broadcastRun = run;
         return y;
     }
 

@@ -275,8 +275,8 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
 void GraphLowering::lowerReduceRepeats(const Op& op)
 {
     // A broadcast operand's gradient: each tile sums its elements' repeats into partial sums of
-    // at most the whole operand; the partials meet on the tiles of the result (spread linearly),
-    // which add them up.
+    // at most the whole operand (a run of elements sharing one repeated element sums into one);
+    // the partials meet on the tiles of the result (spread linearly), which add them up.
     const int dy = op.inputs.at(0), out = op.outputs.at(0);
     const TensorDesc& od = m_graph.tensor(out);
     const uint64_t outputs = std::max<uint64_t>(od.elements(), 1);
@@ -287,7 +287,7 @@ void GraphLowering::lowerReduceRepeats(const Op& op)
     uint64_t partials = 0;
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) {
-            const uint64_t sums = std::min(elems[t], outputs);
+            const uint64_t sums = std::min(ceilDiv(elems[t], op.broadcastRun), outputs);
             local[t] = costs::reduce(m_hw, Precision::FP32, sums, ceilDiv(elems[t], sums));
             partialBytes[t] = sums * 4;
             x[t].send += sums * 4;

@@ -854,11 +854,13 @@ void GraphLowering::lowerRowwise(const Op& op)
         }
     }
     if (op.broadcast >= 0) {
+        // A tile's elements read ceil(elements / run) elements of the repeated operand, at most
+        // all of it.
         const int repeated = op.inputs.at(std::size_t(op.broadcast));
         const uint64_t whole = m_graph.tensor(repeated).elements();
         for (uint32_t t = 0; t < m_hw.tiles; ++t)
             if (elems[t])
-                params[t].recvShared += std::min(elems[t], whole) * bytesOf(m_graph.tensor(repeated).type);
+                params[t].recvShared += std::min(ceilDiv(elems[t], op.broadcastRun), whole) * bytesOf(m_graph.tensor(repeated).type);
         addSends(params, repeated);
     }
     m_b.sync();

@@ -114,6 +114,7 @@ private:
         op.rows = from.rows;
         op.window = from.window;
         op.geometry = from.geometry;
+        op.broadcastRun = from.broadcastRun;
         op.paramChannels = from.paramChannels;
         op.training = from.training;
         op.attentionScaleMask = from.attentionScaleMask;
