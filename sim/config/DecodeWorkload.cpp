@@ -198,7 +198,7 @@ LayerKind layerKindOf(const std::string& op)
         {"dropout", LayerKind::Dropout}, {"sub", LayerKind::Sub}, {"mul", LayerKind::Mul}, {"div", LayerKind::Div},
         {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose}, {"log_softmax", LayerKind::LogSoftmax},
         {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat}, {"slice", LayerKind::Slice},
-        {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather}};
+        {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather}, {"parameter", LayerKind::Parameter}};
     return kinds.at(op);
 }
 
@@ -217,7 +217,7 @@ LayerSpec layerOf(const json& op)
     LayerSpec l;
     l.name = op.at("name");
     l.kind = layerKindOf(op.at("op"));
-    l.inputs = op.at("inputs").get<std::vector<std::string>>();
+    l.inputs = op.value("inputs", std::vector<std::string>());
     l.block = op.value("block", std::string());
     if (op.contains("ipu"))
         l.ipu = op.at("ipu").get<uint32_t>();

@@ -178,9 +178,10 @@ private:
         }
     }
 
-    /** Whether every reader of `value` takes it as a weight: in a weight position, as a 1-D
-     *  operand of an element-wise op (a bias), or through a transpose or identity whose output
-     *  is read as a weight. */
+    /** Whether every reader of `value` takes it as a weight: in a weight position, as an operand
+     *  of an element-wise op that is 1-D (a bias) or of lower rank than the other operand (data
+     *  carries the batch: a per-channel [C, 1, 1] scale), or through a transpose or identity
+     *  whose output is read as a weight. */
     bool weightLike(const std::string& value) const
     {
         auto it = m_readers.find(value);
@@ -189,7 +190,8 @@ private:
         for (const auto& [node, k] : it->second) {
             const std::string& op = node->op_type();
             const bool elementwise = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
-            if (weightPosition(op, std::size_t(k)) || (op == "MatMul" && k == 1) || (elementwise && rankOf(value) == 1))
+            const bool lowerRank = elementwise && node->input_size() == 2 && rankOf(value) < rankOf(node->input(1 - k));
+            if (weightPosition(op, std::size_t(k)) || (op == "MatMul" && k == 1) || (elementwise && rankOf(value) == 1) || lowerRank)
                 continue;
             if ((op == "Transpose" || op == "Identity") && weightLike(node->output(0)))
                 continue;
@@ -599,7 +601,25 @@ private:
                 return;
             }
         }
+        // A weight operand is a learned element-wise parameter (a per-channel scale, GroupNorm's
+        // affine after InstanceNormalization), broadcast over the batch.
+        for (int k : {0, 1})
+            if (m_params.count(node.input(k)) && !m_values.count(node.input(k)))
+                addParameter(node, k);
         add(node, layerFor(node, kinds.at(node.op_type()), {0, 1}));
+    }
+
+    /** A parameter layer for weight operand k of `node`, named as the weight. */
+    void addParameter(const onnx::NodeProto& node, int k)
+    {
+        const std::string& weight = node.input(k);
+        LayerSpec l = layerFor(node, LayerKind::Parameter, {});
+        l.name = weight;
+        if (!m_layerNames.insert(weight).second)
+            l.name += "#" + std::to_string(m_layerNames.size());
+        l.shape = dimsOfParam(node, k);
+        m_values[weight] = l.name;
+        m_spec.layers.push_back(std::move(l));
     }
 
     /** Softmax and LayerNormalization over the last axis, as the graph workload has them. */

@@ -62,10 +62,10 @@ json onnxDoc(const std::string& model, const std::string& mode)
 
 } // namespace
 
-TEST_CASE("ONNX import: PyTorch's MLP, residual CNN, transformer block and joins simulate as their JSON graphs", "[onnx]")
+TEST_CASE("ONNX import: PyTorch's MLP, residual CNN, transformer block, joins and learned scales simulate as their JSON graphs", "[onnx]")
 {
     for (const auto& [model, mode] : std::vector<std::pair<std::string, std::string>>{
-             {"mlp", "train"}, {"cnn", "train"}, {"cnn", "infer"}, {"block", "infer"}, {"joins", "infer"}}) {
+             {"mlp", "train"}, {"cnn", "train"}, {"cnn", "infer"}, {"block", "infer"}, {"joins", "infer"}, {"scaled", "train"}}) {
         const json fromOnnx = figures(test::simulateDoc(onnxDoc(model, mode)));
         const json fromGraph = figures(test::simulateDoc(graphDoc(model, mode)));
         INFO(model << " " << mode << "\ndifferences: " << json::diff(fromGraph, fromOnnx).dump());

@@ -520,6 +520,38 @@ TEST_CASE("Graph workload: a per-channel operand broadcasts over the image (sque
                                "(each dimension equal or 1, the batch equal), found [4, 8, 8, 16] and [4, 16, 1, 1]"));
 }
 
+TEST_CASE("Graph workload: learned element-wise parameters train as weights", "[graph]")
+{
+    // A per-channel scale [8, 1, 1] of a [N, 8, 4, 4] activation: repeated over the batch and the image.
+    const json graph = {{"inputs", json::array({{{"name", "x"}, {"shape", {8, 4, 4}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}})},
+                        {"ops", json::array({{{"name", "gamma"}, {"op", "parameter"}, {"shape", {8, 1, 1}}}, op("s", "mul", {"x", "gamma"}),
+                                             op("f", "flatten", {"s"}), op("out", "linear", {"f"}, {{"out_features", 10}}),
+                                             op("loss", "cross_entropy", {"out", "y"})})},
+                        {"outputs", {"loss"}}};
+    const Experiment e = build(graphConfig(graph, {{"mode", "train"}}));
+    CHECK(bytesOfKind(e.schedule, "weight") == 4 * (8 + 128 * 10 + 10));
+    CHECK(bytesOfKind(e.schedule, "optimizer state") == 8 * (8 + 128 * 10 + 10)); // AdamW's moments, gamma's too
+    std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
+    for (const char* name : {"s", "s.grad_rhs", "s.grad_rhs.sum", "gamma.adamw"}) {
+        INFO(name);
+        CHECK(cycles[name] > 0);
+    }
+    json bad = graph;
+    bad["ops"][1] = op("s", "relu", {"gamma"});
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/1/inputs/0: expected an activation, found parameter "
+                                                          "\"gamma\" (an operand of add, sub, mul or div only)"));
+    bad = graph;
+    bad["ops"][0]["shape"] = {8, 2, 1};
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/1/inputs: expected operands of one shape, or one that "
+                                                          "broadcasts to the other's"));
+    bad = graph;
+    bad["outputs"] = {"gamma"};
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/outputs/0: expected the name of an op, found \"gamma\""));
+    bad = graph;
+    bad["ops"][0]["inputs"] = {"x"};
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/0/inputs"));
+}
+
 TEST_CASE("Graph workload: the tutorial's CNN as a graph is the MNIST workload", "[graph]")
 {
     const Experiment graph = buildExperiment(kRoot + "/configs/graph/mnist.json");

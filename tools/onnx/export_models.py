@@ -3,7 +3,7 @@
 """Exports models to ONNX for ipusim's "onnx" workload, without weights (only the graph).
 
     export_models.py OUTDIR resnet50           torchvision's ResNet-50 v1.5 -> OUTDIR/resnet50.onnx
-    export_models.py OUTDIR mlp mlp_loss cnn block joins   the small models the tests compare with JSON graphs
+    export_models.py OUTDIR mlp mlp_loss cnn block joins scaled   the small models the tests compare with JSON graphs
 
 Models are exported in training mode (torch.onnx.TrainingMode.TRAINING), so batch norm keeps
 its own node and dropout stays, with node names carrying the module path ("/layer1/...") that
@@ -94,6 +94,23 @@ class Joins(nn.Module):
         return self.out(torch.relu(first[:, :, 8:40]) + second[:, :, 16:48])
 
 
+class Scaled(nn.Module):
+    """A squeeze-and-excitation gate and learned element-wise parameters (a per-channel scale
+    and shift): Mul and Add of weight operands."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 16, 3, padding=1)
+        self.gamma = nn.Parameter(torch.ones(16, 1, 1))
+        self.beta = nn.Parameter(torch.zeros(1, 16, 1, 1))
+        self.out = nn.Linear(16 * 8 * 8, 10)
+
+    def forward(self, x):
+        y = self.conv(x)
+        y = y * torch.sigmoid(nn.functional.adaptive_avg_pool2d(y, 1))
+        return self.out(torch.flatten(y * self.gamma + self.beta, 1))
+
+
 def resnet50():
     import torchvision
 
@@ -106,8 +123,12 @@ MODELS = {  # name: (constructor, example inputs)
     "cnn": (Cnn, lambda: (torch.zeros(1, 3, 32, 32),)),
     "block": (Block, lambda: (torch.zeros(1, 32, 64),)),
     "joins": (Joins, lambda: (torch.zeros(1, 8, 16),)),
+    "scaled": (Scaled, lambda: (torch.zeros(1, 8, 8, 8),)),
     "resnet50": (resnet50, lambda: (torch.zeros(1, 3, 224, 224),)),
 }
+
+
+WITH_WEIGHTS = {"scaled"}
 
 
 def export(name, out_dir):
@@ -116,9 +137,12 @@ def export(name, out_dir):
     model = make()
     model.train()
     example = inputs()
+    # Without the weights (graph inputs then), except for the small model whose learned
+    # element-wise parameters only initializers mark as weights (torch's default export).
     torch.onnx.export(model, example, f"{out_dir}/{name}.onnx", opset_version=17,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      export_params=False, input_names=["input", "labels"][:len(example)], output_names=["output"])
+                      export_params=name in WITH_WEIGHTS, input_names=["input", "labels"][:len(example)],
+                      output_names=["output"])
 
 
 def main():

@@ -33,6 +33,7 @@ struct Value
     std::vector<uint64_t> shape; // with the micro-batch first
     bool integer = false;
     bool eightBit = false;
+    bool parameter = false; // a learned tensor without the batch: `shape` has none
 };
 
 class ModelBuilder
@@ -110,6 +111,11 @@ private:
                         fmt::format("expected the name of a model input or of an earlier op, found \"{}\"", name));
         if (it->second.tensor < 0)
             loadStream(m_streamOf.at(name));
+        const LayerKind reader = m_model.layers[layer].kind;
+        if (it->second.parameter && reader != LayerKind::Add && reader != LayerKind::Sub && reader != LayerKind::Mul &&
+            reader != LayerKind::Div)
+            fail(layer, fmt::format("inputs/{}", k), fmt::format("expected an activation, found parameter \"{}\" (an operand of "
+                                                                 "add, sub, mul or div only)", name));
         return it->second;
     }
 
@@ -236,6 +242,7 @@ private:
         case LayerKind::Reshape: return reshape(l, i);
         case LayerKind::Embedding: return embedding(l, i);
         case LayerKind::Gather: return gather(l, i);
+        case LayerKind::Parameter: return parameter(l, i);
         case LayerKind::CrossEntropy: return loss(l, i, OpKind::SoftmaxCrossEntropy);
         case LayerKind::NllLoss: return loss(l, i, OpKind::NllLoss);
         case LayerKind::LogSoftmax: return unary(l, i, OpKind::LogSoftmax);
@@ -348,15 +355,25 @@ private:
     {
         expectInputs(i, 2);
         const Value a = input(i, 0), b = input(i, 1);
+        if (a.parameter && b.parameter)
+            fail(i, "inputs", "expected an activation operand, found two parameters");
         int broadcast = -1;
         uint64_t repeats = 1, run = 1;
-        if (a.shape != b.shape) {
-            const bool aBig = product(a.shape) >= product(b.shape);
+        if (a.shape != b.shape || a.parameter || b.parameter) {
+            // The smaller operand repeats; a parameter always does, over the batch too.
+            const bool aBig = b.parameter || (!a.parameter && product(a.shape) >= product(b.shape));
             const std::vector<uint64_t>& big = aBig ? a.shape : b.shape;
             std::vector<uint64_t> small = aBig ? b.shape : a.shape;
-            if (small.size() < big.size()) // a per-sample shape of lower rank: ones in front, after the batch
+            const bool parameter = (aBig ? b : a).parameter;
+            if (parameter) { // numpy: aligned from the last dimension, the batch included
+                while (small.size() > big.size() && small.front() == 1)
+                    small.erase(small.begin());
+                if (small.size() < big.size())
+                    small.insert(small.begin(), big.size() - small.size(), 1);
+            } else if (small.size() < big.size()) { // a per-sample shape of lower rank: ones in front, after the batch
                 small.insert(small.begin() + 1, big.size() - small.size(), 1);
-            bool fits = small.size() == big.size() && small[0] == big[0];
+            }
+            bool fits = small.size() == big.size() && (parameter ? small[0] == 1 : small[0] == big[0]);
             for (std::size_t d = 1; fits && d < big.size(); ++d)
                 fits = small[d] == big[d] || small[d] == 1;
             if (!fits)
@@ -375,6 +392,23 @@ private:
         op.window = repeats;
         op.broadcastRun = run;
         return y;
+    }
+
+    /** A learned tensor (a per-channel scale, a layer-scale vector), placed as a weight. */
+    Value parameter(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 0);
+        std::vector<uint64_t> shape;
+        for (std::size_t k = 0; k < l.shape.size(); ++k) {
+            if (l.shape[k] < 1)
+                fail(i, fmt::format("shape/{}", k), fmt::format("expected a positive size, found {}", l.shape[k]));
+            shape.push_back(uint64_t(l.shape[k]));
+        }
+        if (shape.empty())
+            fail(i, "shape", "expected at least one dimension (a scalar factor is a scale op)");
+        Value v{tensor(l.name, shape, TensorRole::Weight), shape};
+        v.parameter = true;
+        return v;
     }
 
     Value transpose(const LayerSpec& l, std::size_t i)
@@ -666,7 +700,7 @@ private:
             if (!m_withLoss && lossLayers.count(name))
                 continue; // inference computes no loss
             auto it = m_values.find(name);
-            if (it == m_values.end() || !m_producer.count(name)) // a model input is no op
+            if (it == m_values.end() || !m_producer.count(name) || it->second.parameter) // a model input is no op
                 m_diag.fail(fmt::format("{}/outputs/{}", m_model.pointer, k), fmt::format("expected the name of an op, found \"{}\"", name));
             info.outputs.push_back(it->second.tensor);
             if (info.outputBlock.empty())

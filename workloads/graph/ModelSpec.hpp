@@ -44,6 +44,7 @@ enum class LayerKind {
     CrossEntropy, // softmax cross-entropy of [..., classes] logits against integer labels
     LogSoftmax,   // over the last dimension
     NllLoss,      // minus the mean log-probability of integer labels in [batch, classes]
+    Parameter,    // a learned tensor of `shape` (no batch), an operand of add, sub, mul or div
 };
 
 /** One layer; the attributes its kind does not use keep their defaults. */
@@ -59,7 +60,7 @@ struct LayerSpec
     std::array<uint32_t, 2> kernel{1, 1}, stride{1, 1}, padding{0, 0}, dilation{1, 1};
     uint32_t groups = 1;
     bool bias = true;
-    std::vector<int64_t> shape; // reshape: per sample, one -1 inferred
+    std::vector<int64_t> shape; // reshape: per sample, one -1 inferred; parameter: its shape
     std::vector<uint32_t> perm; // transpose: every dimension, the batch (0) first
     uint32_t axis = 1;          // concat, slice: a dimension counted with the batch (0)
     uint64_t start = 0, end = 0; // slice

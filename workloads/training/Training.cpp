@@ -294,7 +294,8 @@ private:
                 contribute(x, full, op);
                 continue;
             }
-            const int dx = newGrad(x, TensorRole::Gradient);
+            const bool weight = m_g.tensor(x).role == TensorRole::Weight; // a learned element-wise parameter
+            const int dx = newGrad(x, weight ? TensorRole::WeightGradient : TensorRole::Gradient);
             emit(op.name + suffix + ".sum", OpKind::ReduceRepeats, {full}, {dx}, op);
             contribute(x, dx, op);
         }
