@@ -779,6 +779,8 @@ private:
 
     void gather(const onnx::NodeProto& node)
     {
+        if (!m_params.count(node.input(0)))
+            return dataGather(node);
         if (intAttr(node, "axis", 0) != 0)
             failNode(node, "expected axis 0 (rows of an embedding table)");
         const auto table = dimsOfParam(node, 0);
@@ -787,6 +789,24 @@ private:
         LayerSpec l = layerFor(node, LayerKind::Embedding, {1});
         l.rows = uint64_t(table[0]);
         l.features = uint64_t(table[1]);
+        add(node, l);
+    }
+
+    /** A Gather of data along the dimension after the batch by a constant scalar index
+     *  (`x[:, 0]`, `x[:, -1]`). ONNX's indices are shared by every sample (index_select), which
+     *  the graph's per-sample gather does not express. */
+    void dataGather(const onnx::NodeProto& node)
+    {
+        if (intAttr(node, "axis", 0) != 1)
+            failNode(node, fmt::format("expected axis 1 (the dimension after the batch) to gather data, found {}", intAttr(node, "axis", 0)));
+        auto constant = m_constants.find(node.input(1));
+        const std::vector<int64_t> index = constantInts(node.input(1)).value_or(std::vector<int64_t>());
+        if (constant == m_constants.end() || constant->second.dims_size() != 0 || index.size() != 1)
+            failNode(node, "expected a constant scalar index (x[:, i]): gathering data by a tensor of indices is not modelled yet");
+        auto dims = m_dims.find(node.input(0));
+        const int64_t size = dims != m_dims.end() && dims->second.size() > 1 ? dims->second[1].size.value_or(0) : 0;
+        LayerSpec l = layerFor(node, LayerKind::Gather, {0});
+        l.index = uint64_t(index[0] < 0 ? index[0] + size : index[0]); // torch writes x[:, -1] as -1
         add(node, l);
     }
 

@@ -166,6 +166,40 @@ TEST_CASE("ONNX import: an MLP maps node by node onto graph layers", "[onnx]")
     CHECK(scheduleToJson(onnxRun.schedule) == scheduleToJson(graphRun.schedule));
 }
 
+TEST_CASE("ONNX import: Gather of data by a constant index is x[:, i]", "[onnx]")
+{
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    declare(g->add_input(), "input", {1, 8, 16});
+    node(g, "/Relu", "Relu", {"input"}, {"r"});
+    auto* c = node(g, "/Constant", "Constant", {}, {"last"});
+    auto* value = c->add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+    value->mutable_t()->set_data_type(onnx::TensorProto_DataType_INT64);
+    value->mutable_t()->add_int64_data(-1); // x[:, -1]
+    intAttr(node(g, "/Gather", "Gather", {"r", "last"}, {"output"}), "axis", 1);
+    declare(g->add_output(), "output", {1, 16});
+    const TempFile f(m, "gather");
+    const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+    REQUIRE(spec.layers.size() == 2);
+    CHECK(spec.layers[1].kind == LayerKind::Gather);
+    CHECK(spec.layers[1].inputs == std::vector<std::string>{"/Relu"});
+    CHECK(spec.layers[1].index == 7);
+    CHECK(errorOf(onnxConfig(f.path)) == "no error");
+
+    declare(g->add_input(), "pos", {2}, onnx::TensorProto_DataType_INT64);
+    g->mutable_node(2)->set_input(1, "pos");
+    g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(16);
+    g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(2);
+    const TempFile indices(m, "gather_indices");
+    CHECK_THAT(errorOf(onnxConfig(indices.path)),
+               Catch::Contains("ONNX node \"/Gather\" (Gather): expected a constant scalar index (x[:, i]): gathering data by a tensor "
+                               "of indices is not modelled yet"));
+}
+
 TEST_CASE("ONNX import: every import error names the node or the config pointer", "[onnx][errors]")
 {
     {
