@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/nets/Bert.hpp"
 
-#include "workloads/graph/ModelBuilder.hpp"
+#include "workloads/nets/GraphModel.hpp"
 #include "workloads/strategies/CompileGraph.hpp"
 
 #include <fmt/format.h>
@@ -124,6 +124,8 @@ ModelSpec bertModel(const BertShape& s, BertTask task)
 {
     ModelSpec m;
     m.pointer = "/workload/model";
+    m.lossPointer = "/workload/task";
+    m.lossExpected = "the pre-training heads' losses";
     const uint64_t S = s.sequence, H = s.hidden, N = s.embeddingSerialization;
     for (const char* name : {"input_ids", "token_type_ids", "position_ids", "attention_mask"})
         m.inputs.push_back({name, {S}, true, false, "sequences"});
@@ -245,22 +247,14 @@ Placement bertPlacement(const BertSpec& spec, const std::vector<std::string>& bl
 
 Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Diagnostics& diag)
 {
-    const WorkloadOptions& w = spec.options;
-    CompileOptions opt = compileOptionsOf(w);
-    ModelGraphInfo info;
-    ModelGraph m;
-    // The pre-training graph computes its losses, its outputs, in inference too.
-    m.graph = buildModelGraph(bertModel(spec.shape, spec.task), w.microBatch, opt.activations, opt.partials,
-                              spec.task == BertTask::Pretraining, diag, info);
-    m.forwardOps = m.graph.ops.size();
-    opt.out.tensors = info.outputs;
-    opt.out.block = info.outputBlock;
-    opt.outline = outlineKey;
-    const Placement placement = bertPlacement(spec, m.graph.blocks, system, diag);
-    opt.availableMemoryProportion = memoryProportions(spec.availableMemoryProportion, placement, diag);
-    if (opt.train)
-        m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, info.losses, spec.optimizer));
-    Schedule sched = compileGraph(m, system, placement, opt, diag);
+    ModelCompileChoices choices;
+    choices.withLoss = spec.task == BertTask::Pretraining; // its losses are its outputs, in inference too
+    choices.place = [&](const std::vector<std::string>& blocks, const ModelGraphInfo&) {
+        return bertPlacement(spec, blocks, system, diag);
+    };
+    choices.outline = outlineKey;
+    Schedule sched = compileModel(bertModel(spec.shape, spec.task), spec.options, spec.optimizer, spec.availableMemoryProportion,
+                                  choices, system, diag);
     sched.sampleKind = "sequences";
     return sched;
 }

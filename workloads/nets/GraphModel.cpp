@@ -61,27 +61,40 @@ std::function<std::string(const std::string&)> updateOutlining(const Graph& g, c
 
 } // namespace
 
-Schedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, const Diagnostics& diag)
+Schedule compileModel(const ModelSpec& model, const WorkloadOptions& options, const OptimizerSpec& optimizer,
+                      const MemoryProportion& memoryProportion, const ModelCompileChoices& choices, const SystemParams& system,
+                      const Diagnostics& diag)
 {
-    const WorkloadOptions& w = spec.options;
-    CompileOptions opt = compileOptionsOf(w);
+    CompileOptions opt = compileOptionsOf(options);
     ModelGraphInfo info;
     ModelGraph m;
-    m.graph = buildModelGraph(spec.model, w.microBatch, opt.activations, opt.partials, opt.train, diag, info);
+    m.graph = buildModelGraph(model, options.microBatch, opt.activations, opt.partials, choices.withLoss, diag, info);
     m.forwardOps = m.graph.ops.size();
     if (info.outputs.empty())
-        diag.fail(spec.model.pointer + "/outputs", "expected at least one output that the run computes");
+        diag.fail(model.pointer + "/outputs", "expected at least one output that the run computes");
     if (opt.train && info.losses.empty())
-        diag.fail(spec.model.lossPointer, fmt::format("expected {} to train from, or \"mode\": \"infer\"", spec.model.lossExpected));
+        diag.fail(model.lossPointer, fmt::format("expected {} to train from, or \"mode\": \"infer\"", model.lossExpected));
     opt.out.tensors = info.outputs;
     opt.out.block = info.outputBlock;
-    const Placement placement = resolvePlacement(withBlockIpus(w.strategy, info, diag), m.graph.blocks, system, diag);
-    opt.availableMemoryProportion = memoryProportions(spec.availableMemoryProportion, placement, diag);
-    if (opt.train) {
-        m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, info.losses, spec.optimizer));
+    const Placement placement = choices.place(m.graph.blocks, info);
+    opt.availableMemoryProportion = memoryProportions(memoryProportion, placement, diag);
+    if (opt.train)
+        m.training = addTraining(m.graph, trainingOptionsOf(opt, placement, info.losses, optimizer));
+    if (choices.outline)
+        opt.outline = choices.outline;
+    else if (opt.train)
         opt.outline = updateOutlining(m.graph, m.training);
-    }
     return compileGraph(m, system, placement, opt, diag);
+}
+
+Schedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, const Diagnostics& diag)
+{
+    ModelCompileChoices choices;
+    choices.withLoss = spec.options.train;
+    choices.place = [&](const std::vector<std::string>& blocks, const ModelGraphInfo& info) {
+        return resolvePlacement(withBlockIpus(spec.options.strategy, info, diag), blocks, system, diag);
+    };
+    return compileModel(spec.model, spec.options, spec.optimizer, spec.availableMemoryProportion, choices, system, diag);
 }
 
 } // namespace ipusim
