@@ -20,7 +20,7 @@ bool weightPosition(const std::string& op, std::size_t k)
 {
     if (op == "Conv" || op == "Gemm" || op == "LayerNormalization")
         return k >= 1;
-    if (op == "BatchNormalization")
+    if (op == "BatchNormalization" || op == "InstanceNormalization")
         return k >= 1;
     if (op == "Gather")
         return k == 0;
@@ -166,9 +166,12 @@ private:
                         m_constants[node.output(0)] = a.t();
         // torch.onnx.export without parameters makes the weights graph inputs: an input is a
         // weight when everything that reads it reads a weight.
-        for (const auto& node : g.node())
+        for (const auto& node : g.node()) {
             for (int k = 0; k < node.input_size(); ++k)
                 m_readers[node.input(k)].push_back({&node, k});
+            for (const auto& out : node.output())
+                m_producers[out] = &node;
+        }
         for (const auto& vi : g.input()) {
             const bool isData = m_src.inputs.count(vi.name()) > 0 || !weightLike(vi.name());
             if (isData && !m_params.count(vi.name()))
@@ -180,8 +183,8 @@ private:
 
     /** Whether every reader of `value` takes it as a weight: in a weight position, as an operand
      *  of an element-wise op that is 1-D (a bias) or of lower rank than the other operand (data
-     *  carries the batch: a per-channel [C, 1, 1] scale), or through a transpose or identity
-     *  whose output is read as a weight. */
+     *  carries the batch: a per-channel [C, 1, 1] scale), or through a transpose, identity or
+     *  unsqueeze whose output is read as a weight. */
     bool weightLike(const std::string& value) const
     {
         auto it = m_readers.find(value);
@@ -193,7 +196,7 @@ private:
             const bool lowerRank = elementwise && node->input_size() == 2 && rankOf(value) < rankOf(node->input(1 - k));
             if (weightPosition(op, std::size_t(k)) || (op == "MatMul" && k == 1) || (elementwise && rankOf(value) == 1) || lowerRank)
                 continue;
-            if ((op == "Transpose" || op == "Identity") && weightLike(node->output(0)))
+            if ((op == "Transpose" || op == "Identity" || op == "Unsqueeze") && weightLike(node->output(0)))
                 continue;
             return false;
         }
@@ -424,6 +427,8 @@ private:
         if (!node.domain().empty() && node.domain() != "ai.onnx")
             failNode(node, fmt::format("unsupported op domain \"{}\"", node.domain()));
         expectOperands(node);
+        if (m_fused.count(&node))
+            return; // mapped with the node that starts its pattern
         if (op == "Constant" || (node.output_size() > 0 && std::all_of(node.output().begin(), node.output().end(), [&](const std::string& o) {
                                      return m_shapeValues.count(o) > 0;
                                  })))
@@ -437,6 +442,10 @@ private:
         }
         if (op == "Identity")
             return alias(node);
+        if (op == "Unsqueeze" && m_params.count(node.input(0))) {
+            m_params.insert(node.output(0)); // a weight of [C] as [C, 1, 1]: shape inference gives its shape
+            return;
+        }
         auto u = unary.find(op);
         if (u != unary.end())
             return add(node, layerFor(node, u->second, {0}));
@@ -444,6 +453,8 @@ private:
             return conv(node);
         if (op == "BatchNormalization")
             return add(node, layerFor(node, LayerKind::BatchNorm2d, {0}));
+        if (op == "InstanceNormalization")
+            return instanceNorm(node);
         if (op == "MaxPool" || op == "AveragePool")
             return pool(node);
         if (op == "Gemm" || op == "MatMul")
@@ -454,6 +465,8 @@ private:
             return lastAxis(node);
         if (op == "Flatten")
             return flatten(node);
+        if (op == "Reshape" && groupNorm(node))
+            return;
         if (op == "Reshape")
             return reshape(node);
         if (op == "Transpose")
@@ -469,6 +482,8 @@ private:
         std::string hint;
         if (op == "ReduceMean" || op == "Pow" || op == "Sqrt")
             hint = " (LayerNorm exports as one LayerNormalization node with opset_version=17)";
+        else if (op == "Unsqueeze")
+            hint = " of data (Unsqueeze of a weight is supported)";
         else if (op == "Erf")
             hint = " (GELU exports as Erf and element-wise nodes before opset 20)";
         failNode(node, fmt::format("unsupported op{}; supported: {}", hint, fmt::join(supportedOnnxOps(), ", ")));
@@ -499,7 +514,7 @@ private:
     {
         static const std::map<std::string, int> required = {
             {"Conv", 2}, {"BatchNormalization", 5}, {"Gemm", 2}, {"MatMul", 2}, {"Add", 2}, {"Sub", 2}, {"Mul", 2}, {"Div", 2},
-            {"Reshape", 2}, {"Gather", 2}, {"SoftmaxCrossEntropyLoss", 2}, {"NegativeLogLikelihoodLoss", 2}, {"LayerNormalization", 2}};
+            {"Reshape", 2}, {"Gather", 2}, {"SoftmaxCrossEntropyLoss", 2}, {"NegativeLogLikelihoodLoss", 2}, {"LayerNormalization", 2}, {"InstanceNormalization", 3}};
         auto it = required.find(node.op_type());
         const int needed = it == required.end() ? 1 : it->second;
         if (node.op_type() != "Constant" && node.input_size() < needed)
@@ -810,6 +825,78 @@ private:
         add(node, l);
     }
 
+    /** InstanceNorm2d(affine=True): statistics per sample and channel, a learned scale and bias
+     *  per channel; the graph's group norm with a group per channel. */
+    void instanceNorm(const onnx::NodeProto& node)
+    {
+        if (!m_params.count(node.input(1)) || !m_params.count(node.input(2)))
+            failNode(node, "expected a learned scale and bias (InstanceNorm2d(affine=True), or GroupNorm(affine=True) as torch exports it: "
+                           "Reshape, InstanceNormalization, Reshape, Mul, Add); normalisation without them is not modelled");
+        const auto channels = dimOf(node.input(0), 1);
+        if (rankOf(node.input(0)) < 3 || !channels)
+            failNode(node, "expected an input [batch, channels, ...] with a known number of channels");
+        LayerSpec l = layerFor(node, LayerKind::GroupNorm, {0});
+        l.groups = uint32_t(*channels);
+        add(node, l);
+    }
+
+    /** torch's GroupNorm as torch.onnx.export writes it (ONNX has no GroupNormalization before
+     *  opset 18): x reshaped to [N, G, -1], an InstanceNormalization with a constant unit scale
+     *  and zero bias, a reshape back to x's shape, times a per-channel weight, plus a
+     *  per-channel bias. Mapped as one group norm layer when `reshape` starts that chain. */
+    bool groupNorm(const onnx::NodeProto& reshape)
+    {
+        const auto* norm = soleReader(reshape.output(0), "InstanceNormalization");
+        const auto* back = norm ? soleReader(norm->output(0), "Reshape") : nullptr;
+        const auto* mul = back ? soleReader(back->output(0), "Mul") : nullptr;
+        const auto* add = mul ? soleReader(mul->output(0), "Add") : nullptr;
+        const std::string& x = reshape.input(0);
+        const auto target = constantInts(reshape.input(1));
+        const auto channels = dimOf(x, 1);
+        if (!add || !target || target->size() != 3 || (*target)[1] < 1 || !channels || *channels % (*target)[1] != 0)
+            return false;
+        if (m_params.count(norm->input(1)) || m_params.count(norm->input(2)) || rankOf(back->output(0)) != rankOf(x) ||
+            !perChannelWeight(otherOperand(*mul, back->output(0)), *channels, rankOf(x)) ||
+            !perChannelWeight(otherOperand(*add, mul->output(0)), *channels, rankOf(x)))
+            return false;
+        LayerSpec l = layerFor(*norm, LayerKind::GroupNorm, {});
+        l.inputs = {valueOf(reshape, 0)};
+        l.groups = uint32_t((*target)[1]);
+        m_fused.insert({norm, back, mul, add});
+        m_values[add->output(0)] = l.name;
+        m_spec.layers.push_back(std::move(l));
+        return true;
+    }
+
+    /** The node that alone reads `value` (no graph output), if it is an `op` node. */
+    const onnx::NodeProto* soleReader(const std::string& value, const std::string& op) const
+    {
+        auto it = m_readers.find(value);
+        if (it == m_readers.end() || it->second.empty())
+            return nullptr;
+        const onnx::NodeProto* reader = it->second.front().first;
+        return reader->op_type() == op && onlyReader(value, *reader) ? reader : nullptr;
+    }
+
+    static const std::string& otherOperand(const onnx::NodeProto& node, const std::string& value)
+    {
+        return node.input(0) == value ? node.input(1) : node.input(0);
+    }
+
+    /** Whether `value` is a weight of [C, 1, ...] per channel of a rank-`rank` activation: a
+     *  weight, or a weight unsqueezed (a folded export or not). */
+    bool perChannelWeight(const std::string& value, int64_t channels, std::size_t rank) const
+    {
+        auto producer = m_producers.find(value);
+        const bool weight = m_params.count(value) ||
+                            (producer != m_producers.end() && producer->second->op_type() == "Unsqueeze" &&
+                             m_params.count(producer->second->input(0)));
+        auto dims = m_dims.find(value);
+        if (!weight || dims == m_dims.end() || dims->second.size() + 1 != rank || dims->second[0].size != channels)
+            return false;
+        return std::all_of(dims->second.begin() + 1, dims->second.end(), [](const Dim& d) { return d.size == int64_t(1); });
+    }
+
     void checkBlocks() const
     {
         for (std::size_t i = 0; i < m_src.blocks.size(); ++i)
@@ -855,6 +942,8 @@ private:
     std::map<std::string, std::vector<int64_t>> m_shapeValues; // shape computations' values (data propagation)
     std::vector<onnx::ValueInfoProto> m_dataInputs;
     std::map<std::string, std::vector<std::pair<const onnx::NodeProto*, int>>> m_readers; // value -> (node, operand)
+    std::map<std::string, const onnx::NodeProto*> m_producers; // value -> the node that writes it
+    std::set<const onnx::NodeProto*> m_fused;            // nodes mapped into the layer of a pattern's first node
     std::map<std::string, std::string> m_values;         // ONNX value -> the model input or layer that holds it
     std::set<std::string> m_layerNames;
     std::set<std::size_t> m_usedBlocks;
@@ -867,9 +956,9 @@ const std::vector<std::string>& supportedOnnxOps()
 {
     static const std::vector<std::string> ops = {
         "Add", "AveragePool", "BatchNormalization", "Concat", "Constant", "Conv", "Div", "Dropout", "Exp", "Flatten", "Gather",
-        "Gemm", "GlobalAveragePool", "Identity", "LayerNormalization", "LogSoftmax", "MatMul", "MaxPool", "Mul",
+        "Gemm", "GlobalAveragePool", "Identity", "InstanceNormalization", "LayerNormalization", "LogSoftmax", "MatMul", "MaxPool", "Mul",
         "NegativeLogLikelihoodLoss", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "SoftmaxCrossEntropyLoss", "Split",
-        "Sub", "Tanh", "Transpose"};
+        "Sub", "Tanh", "Transpose", "Unsqueeze"};
     return ops;
 }
 

@@ -62,12 +62,15 @@ json onnxDoc(const std::string& model, const std::string& mode)
 
 } // namespace
 
-TEST_CASE("ONNX import: PyTorch's MLP, residual CNN, transformer block, joins and learned scales simulate as their JSON graphs", "[onnx]")
+TEST_CASE("ONNX import: PyTorch's MLP, residual CNN, transformer block, joins, learned scales and norms simulate as their JSON graphs",
+          "[onnx]")
 {
     for (const auto& [model, mode] : std::vector<std::pair<std::string, std::string>>{
-             {"mlp", "train"}, {"cnn", "train"}, {"cnn", "infer"}, {"block", "infer"}, {"joins", "infer"}, {"scaled", "train"}}) {
+             {"mlp", "train"}, {"cnn", "train"}, {"cnn", "infer"}, {"block", "infer"}, {"joins", "infer"}, {"scaled", "train"},
+             {"norms", "train"}, {"norms_folded", "train"}}) {
+        const std::string twin = model == "norms_folded" ? "norms" : model;
         const json fromOnnx = figures(test::simulateDoc(onnxDoc(model, mode)));
-        const json fromGraph = figures(test::simulateDoc(graphDoc(model, mode)));
+        const json fromGraph = figures(test::simulateDoc(graphDoc(twin, mode)));
         INFO(model << " " << mode << "\ndifferences: " << json::diff(fromGraph, fromOnnx).dump());
         CHECK(fromOnnx == fromGraph);
         CHECK(fromOnnx.at("total_cycles").get<uint64_t>() > 0);

@@ -52,6 +52,19 @@ onnx::NodeProto* node(onnx::GraphProto* g, const std::string& name, const std::s
     return n;
 }
 
+/** A Constant node writing float `values` (one value: a scalar) to `out`. */
+void constant(onnx::GraphProto* g, const std::string& out, std::vector<float> values)
+{
+    auto* a = node(g, "/" + out, "Constant", {}, {out})->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    if (values.size() > 1)
+        a->mutable_t()->add_dims(int64_t(values.size()));
+    for (float v : values)
+        a->mutable_t()->add_float_data(v);
+}
+
 void intsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v)
 {
     auto* a = n->add_attribute();
@@ -299,17 +312,41 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
         // c / x: a constant over a tensor.
         onnx::ModelProto m = mlpModel();
         auto* g = m.mutable_graph();
-        auto* c = node(g, "/c", "Constant", {}, {"c"});
-        auto* a = c->add_attribute();
-        a->set_name("value");
-        a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
-        a->mutable_t()->set_data_type(onnx::TensorProto_DataType_FLOAT);
-        a->mutable_t()->add_float_data(2.0f);
+        constant(g, "c", {2.0f});
         g->mutable_node(3)->set_output(0, "mm");
         node(g, "/Div", "Div", {"c", "mm"}, {"output"});
         const TempFile f(m, "div");
         CHECK_THAT(errorOf(onnxConfig(f.path)),
                    Catch::Contains("ONNX node \"/Div\" (Div): expected a tensor divided by a constant: a constant divided by a tensor is not modelled yet"));
+    }
+    {
+        // InstanceNorm2d(affine=False) (and GroupNorm(affine=False): the same node after a
+        // reshape): constant scale and bias.
+        onnx::ModelProto m = convModel();
+        auto* g = m.mutable_graph();
+        g->mutable_node(0)->set_output(0, "c");
+        constant(g, "scale", {1, 1, 1, 1});
+        constant(g, "shift", {0, 0, 0, 0});
+        node(g, "/inorm/InstanceNormalization", "InstanceNormalization", {"c", "scale", "shift"}, {"output"});
+        const TempFile f(m, "inorm");
+        CHECK_THAT(errorOf(onnxConfig(f.path)),
+                   Catch::Contains("ONNX node \"/inorm/InstanceNormalization\" (InstanceNormalization): expected a learned scale and bias "
+                                   "(InstanceNorm2d(affine=True), or GroupNorm(affine=True) as torch exports it"));
+    }
+    {
+        // Unsqueeze of data (of a weight it is GroupNorm's per-channel [C, 1, 1]).
+        onnx::ModelProto m = mlpModel();
+        auto* axes = m.mutable_graph()->add_initializer();
+        axes->set_name("axes");
+        axes->set_data_type(onnx::TensorProto_DataType_INT64);
+        axes->add_dims(1);
+        axes->add_int64_data(1);
+        m.mutable_graph()->mutable_node(1)->set_op_type("Unsqueeze");
+        m.mutable_graph()->mutable_node(1)->add_input("axes");
+        declare(m.mutable_graph()->mutable_output(0), "output", {1, 1, 10});
+        const TempFile f(m, "unsqueeze");
+        CHECK_THAT(errorOf(onnxConfig(f.path)),
+                   Catch::Contains("ONNX node \"/relu1/Relu\" (Unsqueeze): unsupported op of data (Unsqueeze of a weight is supported)"));
     }
     CHECK_THAT(errorOf(onnxConfig("nope.onnx")), Catch::Contains("/workload/file: cannot read ONNX model \"" + kRoot + "/configs/nope.onnx\""));
     CHECK_THAT(errorOf(onnxConfig(kRoot + "/configs/default.json")), Catch::Contains("is not an ONNX model"));

@@ -3,7 +3,8 @@
 """Exports models to ONNX for ipusim's "onnx" workload, without weights (only the graph).
 
     export_models.py OUTDIR resnet50           torchvision's ResNet-50 v1.5 -> OUTDIR/resnet50.onnx
-    export_models.py OUTDIR mlp mlp_loss cnn block joins scaled   the small models the tests compare with JSON graphs
+    export_models.py OUTDIR mlp mlp_loss cnn block joins scaled norms norms_folded
+                                               the small models the tests compare with JSON graphs
 
 Models are exported in training mode (torch.onnx.TrainingMode.TRAINING), so batch norm keeps
 its own node and dropout stays, with node names carrying the module path ("/layer1/...") that
@@ -111,6 +112,22 @@ class Scaled(nn.Module):
         return self.out(torch.flatten(y * self.gamma + self.beta, 1))
 
 
+class Norms(nn.Module):
+    """GroupNorm (torch writes Reshape, InstanceNormalization, Reshape, Mul, Add) and
+    InstanceNorm2d with a learned scale and bias (one InstanceNormalization)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3, padding=1)
+        self.gn = nn.GroupNorm(4, 16)
+        self.inorm = nn.InstanceNorm2d(16, affine=True)
+        self.out = nn.Linear(16 * 8 * 8, 10)
+
+    def forward(self, x):
+        x = self.inorm(torch.relu(self.gn(self.conv(x))))
+        return self.out(torch.flatten(x, 1))
+
+
 def resnet50():
     import torchvision
 
@@ -124,11 +141,17 @@ MODELS = {  # name: (constructor, example inputs)
     "block": (Block, lambda: (torch.zeros(1, 32, 64),)),
     "joins": (Joins, lambda: (torch.zeros(1, 8, 16),)),
     "scaled": (Scaled, lambda: (torch.zeros(1, 8, 8, 8),)),
+    "norms": (Norms, lambda: (torch.zeros(1, 3, 8, 8),)),
+    "norms_folded": (Norms, lambda: (torch.zeros(1, 3, 8, 8),)),
     "resnet50": (resnet50, lambda: (torch.zeros(1, 3, 224, 224),)),
 }
 
 
-WITH_WEIGHTS = {"scaled"}
+# Exported without weights (graph inputs then), except for the model whose learned element-wise
+# parameters only initializers mark as weights, and for one exported as torch does by default:
+# with weights and constant folding (GroupNorm's unsqueezed weights become [C, 1, 1] constants).
+WITH_WEIGHTS = {"scaled", "norms_folded"}
+FOLDED = {"norms_folded"}
 
 
 def export(name, out_dir):
@@ -137,10 +160,8 @@ def export(name, out_dir):
     model = make()
     model.train()
     example = inputs()
-    # Without the weights (graph inputs then), except for the small model whose learned
-    # element-wise parameters only initializers mark as weights (torch's default export).
     torch.onnx.export(model, example, f"{out_dir}/{name}.onnx", opset_version=17,
-                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=name in FOLDED,
                       export_params=name in WITH_WEIGHTS, input_names=["input", "labels"][:len(example)],
                       output_names=["output"])
 
