@@ -235,7 +235,10 @@ LayerSpec layerOf(const json& op)
     l.axis = op.value("dim", 1u);
     l.start = op.value("start", uint64_t(0));
     l.end = op.value("end", uint64_t(0));
-    l.index = op.value("index", uint64_t(0));
+    if (op.contains("index") && op.at("index").is_array())
+        l.indexList = op.at("index").get<std::vector<uint64_t>>();
+    else
+        l.index = op.value("index", uint64_t(0));
     l.tiedWeight = op.value("weight", std::string());
     l.attention = op.value("attention", false);
     return l;

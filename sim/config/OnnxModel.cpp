@@ -807,21 +807,33 @@ private:
         add(node, l);
     }
 
-    /** A Gather of data along the dimension after the batch by a constant scalar index
-     *  (`x[:, 0]`, `x[:, -1]`). ONNX's indices are shared by every sample (index_select), which
-     *  the graph's per-sample gather does not express. */
+    /** A Gather of data along the dimension after the batch by a constant index (`x[:, 0]`,
+     *  `x[:, -1]`) or a constant list of them (`x[:, [0, 2]]`). ONNX's indices are shared by
+     *  every sample (index_select), which the graph's per-sample gather by indices does not
+     *  express: indices computed in the graph stop the import. */
     void dataGather(const onnx::NodeProto& node)
     {
         if (intAttr(node, "axis", 0) != 1)
             failNode(node, fmt::format("expected axis 1 (the dimension after the batch) to gather data, found {}", intAttr(node, "axis", 0)));
         auto constant = m_constants.find(node.input(1));
         const std::vector<int64_t> index = constantInts(node.input(1)).value_or(std::vector<int64_t>());
-        if (constant == m_constants.end() || constant->second.dims_size() != 0 || index.size() != 1)
-            failNode(node, "expected a constant scalar index (x[:, i]): gathering data by a tensor of indices is not modelled yet");
-        auto dims = m_dims.find(node.input(0));
-        const int64_t size = dims != m_dims.end() && dims->second.size() > 1 ? dims->second[1].size.value_or(0) : 0;
+        const int rank = constant == m_constants.end() ? -1 : constant->second.dims_size();
+        if (rank < 0 || rank > 1 || index.empty() || (rank == 0 && index.size() != 1))
+            failNode(node, "expected a constant index or list of them (x[:, i], x[:, [i, j]]): gathering data by indices computed in "
+                           "the graph is not modelled yet");
+        const auto size = dimOf(node.input(0), 1);
         LayerSpec l = layerFor(node, LayerKind::Gather, {0});
-        l.index = uint64_t(index[0] < 0 ? index[0] + size : index[0]); // torch writes x[:, -1] as -1
+        for (int64_t i : index) {
+            if (i < 0 && !size)
+                failNode(node, "expected a known size of dimension 1 for an index counted from the end");
+            const int64_t at = i < 0 ? i + *size : i; // torch writes x[:, -1] as -1
+            if (at < 0)
+                failNode(node, fmt::format("expected indices within dimension 1 of size {}, found {}", *size, i));
+            if (rank == 0)
+                l.index = uint64_t(at);
+            else
+                l.indexList.push_back(uint64_t(at));
+        }
         add(node, l);
     }
 

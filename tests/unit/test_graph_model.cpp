@@ -458,6 +458,17 @@ TEST_CASE("Graph workload: tied weights, gathers, streams and classes in parts (
     bad = maskedLm();
     bad["ops"][12]["index"] = 8;
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/12/index: expected an index below dimension 1 of [4, 8, 16], found 8"));
+    bad["ops"][12]["index"] = {0, 9};
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/12/index/1: expected an index below dimension 1 of [4, 8, 16], found 9"));
+    bad["ops"][12]["index"] = json::array();
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/12/index"));
+    // A list keeps the dimension: cls then reads [4, 3, 16], three times the multiply-adds.
+    json listed = maskedLm();
+    listed["ops"][12]["index"] = {0, 7, 7};
+    listed["ops"][14]["inputs"] = {"cls", "lab3"};
+    listed["inputs"].push_back({{"name", "lab3"}, {"shape", {3}}, {"dtype", "int32"}});
+    const Experiment three = build(graphConfig(listed, {{"mode", "train"}}));
+    CHECK(three.schedule.modelFlopsPerSample == e.schedule.modelFlopsPerSample + 2 * 3 * (2 * 64));
     bad = maskedLm();
     bad["ops"][8]["inputs"] = {"ctx", "fc"};
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/8/inputs/1: expected integer indices [4, ...], found non-integer [4, 8, 16]"));

@@ -179,7 +179,7 @@ TEST_CASE("ONNX import: an MLP maps node by node onto graph layers", "[onnx]")
     CHECK(scheduleToJson(onnxRun.schedule) == scheduleToJson(graphRun.schedule));
 }
 
-TEST_CASE("ONNX import: Gather of data by a constant index is x[:, i]", "[onnx]")
+TEST_CASE("ONNX import: Gather of data by constant indices is x[:, i] or x[:, [i, j]]", "[onnx]")
 {
     onnx::ModelProto m;
     m.set_ir_version(8);
@@ -201,16 +201,26 @@ TEST_CASE("ONNX import: Gather of data by a constant index is x[:, i]", "[onnx]"
     CHECK(spec.layers[1].kind == LayerKind::Gather);
     CHECK(spec.layers[1].inputs == std::vector<std::string>{"/Relu"});
     CHECK(spec.layers[1].index == 7);
+    CHECK(spec.layers[1].indexList.empty());
     CHECK(errorOf(onnxConfig(f.path)) == "no error");
+
+    // x[:, [2, -1]]: a list keeps dimension 1.
+    value->mutable_t()->add_dims(2);
+    value->mutable_t()->set_int64_data(0, 2);
+    value->mutable_t()->add_int64_data(-1);
+    declare(g->mutable_output(0), "output", {1, 2, 16});
+    const TempFile list(m, "gather_list");
+    const ModelSpec listed = config::importOnnx({list.path, {}, {}, false}, Throwing());
+    CHECK(listed.layers.at(1).indexList == std::vector<uint64_t>{2, 7});
+    CHECK(errorOf(onnxConfig(list.path)) == "no error");
 
     declare(g->add_input(), "pos", {2}, onnx::TensorProto_DataType_INT64);
     g->mutable_node(2)->set_input(1, "pos");
-    g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(16);
-    g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(2);
+    declare(g->mutable_output(0), "output", {1, 2, 16});
     const TempFile indices(m, "gather_indices");
     CHECK_THAT(errorOf(onnxConfig(indices.path)),
-               Catch::Contains("ONNX node \"/Gather\" (Gather): expected a constant scalar index (x[:, i]): gathering data by a tensor "
-                               "of indices is not modelled yet"));
+               Catch::Contains("ONNX node \"/Gather\" (Gather): expected a constant index or list of them (x[:, i], x[:, [i, j]]): "
+                               "gathering data by indices computed in the graph is not modelled yet"));
 }
 
 TEST_CASE("ONNX import: every import error names the node or the config pointer", "[onnx][errors]")

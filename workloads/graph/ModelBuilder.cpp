@@ -628,8 +628,9 @@ private:
     }
 
     /** Per sample, the entries of dimension 1 of the first input picked by the integer indices
-     *  of the second ([batch, ...] -> [batch, ..., rest]), or by the constant `index` without
-     *  one ([batch, n, rest...] -> [batch, rest...], e.g. `x[:, 0]`). */
+     *  of the second ([batch, ...] -> [batch, ..., rest]), or without one by the constant
+     *  `index` ([batch, n, rest...] -> [batch, rest...], e.g. `x[:, 0]`) or list of them
+     *  ([batch, n, rest...] -> [batch, k, rest...], e.g. `x[:, [0, 2]]`). */
     Value gather(const LayerSpec& l, std::size_t i)
     {
         if (l.inputs.empty() || l.inputs.size() > 2)
@@ -646,6 +647,12 @@ private:
                                                 idx.integer ? "" : "non-integer ", shapeText(idx.shape)));
             out.insert(out.end(), idx.shape.begin() + 1, idx.shape.end());
             in.push_back(idx.tensor);
+        } else if (!l.indexList.empty()) {
+            for (std::size_t k = 0; k < l.indexList.size(); ++k)
+                if (l.indexList[k] >= x.shape[1])
+                    fail(i, fmt::format("index/{}", k),
+                         fmt::format("expected an index below dimension 1 of {}, found {}", shapeText(x.shape), l.indexList[k]));
+            out.push_back(l.indexList.size());
         } else if (l.index >= x.shape[1]) {
             fail(i, "index", fmt::format("expected an index below dimension 1 of {}, found {}", shapeText(x.shape), l.index));
         }

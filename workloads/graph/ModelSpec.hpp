@@ -64,7 +64,8 @@ struct LayerSpec
     std::vector<uint32_t> perm; // transpose: every dimension, the batch (0) first
     uint32_t axis = 1;          // concat, slice: a dimension counted with the batch (0)
     uint64_t start = 0, end = 0; // slice
-    uint64_t index = 0;          // gather without an index input: the entry it takes
+    uint64_t index = 0;          // gather without an index input: the entry it takes (x[:, i])
+    std::vector<uint64_t> indexList; // gather without an index input: the entries it takes (x[:, [i, j]]), keeping the dimension
     /** linear: the layer whose weight it uses instead of its own (tied weights, e.g. a decoder
      *  projecting onto an embedding table of [out_features, in_features]). */
     std::string tiedWeight;
