@@ -230,6 +230,7 @@ LayerSpec layerOf(const json& op)
     l.dilation = pairOf(op, "dilation", {1, 1});
     l.groups = op.value("groups", op.value("num_groups", 1u));
     l.bias = op.value("bias", true);
+    l.affine = op.value("affine", true);
     l.shape = op.value("shape", std::vector<int64_t>());
     l.perm = op.value("dims", std::vector<uint32_t>());
     l.axis = op.value("dim", 1u);

@@ -461,8 +461,8 @@ private:
             return matmul(node);
         if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
             return binary(node);
-        if (op == "Softmax" || op == "LayerNormalization" || op == "LogSoftmax")
-            return lastAxis(node);
+        if (op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization")
+            return add(node, lastAxis(node));
         if (op == "Flatten")
             return flatten(node);
         if (op == "Reshape" && groupNorm(node))
@@ -638,7 +638,7 @@ private:
     }
 
     /** Softmax and LayerNormalization over the last axis, as the graph workload has them. */
-    void lastAxis(const onnx::NodeProto& node)
+    LayerSpec lastAxis(const onnx::NodeProto& node)
     {
         static const std::map<std::string, LayerKind> kinds = {
             {"Softmax", LayerKind::Softmax}, {"LogSoftmax", LayerKind::LogSoftmax}, {"LayerNormalization", LayerKind::LayerNorm}};
@@ -646,7 +646,21 @@ private:
         const auto rank = int64_t(rankOf(node.input(0)));
         if (axis != -1 && axis != rank - 1)
             failNode(node, fmt::format("expected axis -1 (the last of {} dimensions), found {}", rank, axis));
-        add(node, layerFor(node, kinds.at(node.op_type()), {0}));
+        LayerSpec l = layerFor(node, kinds.at(node.op_type()), {0});
+        if (l.kind == LayerKind::LayerNorm)
+            l.affine = learnedScaleAndBias(node);
+        return l;
+    }
+
+    /** Whether a norm's scale (operand 1) and bias (operand 2) are learned (weights: torch's
+     *  affine and elementwise_affine), or neither (constants of ones and zeros). */
+    bool learnedScaleAndBias(const onnx::NodeProto& node) const
+    {
+        const bool scale = m_params.count(node.input(1)) > 0;
+        const bool bias = node.input_size() > 2 && m_params.count(node.input(2)) > 0;
+        if (scale != bias)
+            failNode(node, "expected a learned scale and bias, or neither");
+        return scale;
     }
 
     /** torch's cross_entropy and nll_loss: a mean over the batch, no class weights (an ignored
@@ -837,45 +851,53 @@ private:
         add(node, l);
     }
 
-    /** InstanceNorm2d(affine=True): statistics per sample and channel, a learned scale and bias
-     *  per channel; the graph's group norm with a group per channel. */
+    /** InstanceNorm2d: statistics per sample and channel, and a learned scale and bias per
+     *  channel or none; the graph's group norm with a group per channel. */
     void instanceNorm(const onnx::NodeProto& node)
     {
-        if (!m_params.count(node.input(1)) || !m_params.count(node.input(2)))
-            failNode(node, "expected a learned scale and bias (InstanceNorm2d(affine=True), or GroupNorm(affine=True) as torch exports it: "
-                           "Reshape, InstanceNormalization, Reshape, Mul, Add); normalisation without them is not modelled");
         const auto channels = dimOf(node.input(0), 1);
         if (rankOf(node.input(0)) < 3 || !channels)
             failNode(node, "expected an input [batch, channels, ...] with a known number of channels");
         LayerSpec l = layerFor(node, LayerKind::GroupNorm, {0});
         l.groups = uint32_t(*channels);
+        l.affine = learnedScaleAndBias(node);
         add(node, l);
     }
 
     /** torch's GroupNorm as torch.onnx.export writes it (ONNX has no GroupNormalization before
      *  opset 18): x reshaped to [N, G, -1], an InstanceNormalization with a constant unit scale
-     *  and zero bias, a reshape back to x's shape, times a per-channel weight, plus a
-     *  per-channel bias. Mapped as one group norm layer when `reshape` starts that chain. */
+     *  and zero bias, a reshape back to x's shape, times a per-channel weight plus a per-channel
+     *  bias (learned, or constant ones and zeros without affine). Mapped as one group norm layer
+     *  when `reshape` starts that chain. */
     bool groupNorm(const onnx::NodeProto& reshape)
     {
         const auto* norm = soleReader(reshape.output(0), "InstanceNormalization");
         const auto* back = norm ? soleReader(norm->output(0), "Reshape") : nullptr;
-        const auto* mul = back ? soleReader(back->output(0), "Mul") : nullptr;
-        const auto* add = mul ? soleReader(mul->output(0), "Add") : nullptr;
         const std::string& x = reshape.input(0);
         const auto target = constantInts(reshape.input(1));
         const auto channels = dimOf(x, 1);
-        if (!add || !target || target->size() != 3 || (*target)[1] < 1 || !channels || *channels % (*target)[1] != 0)
+        if (!back || !target || target->size() != 3 || (*target)[1] < 1 || !channels || *channels % (*target)[1] != 0 ||
+            m_params.count(norm->input(1)) || m_params.count(norm->input(2)) || rankOf(back->output(0)) != rankOf(x))
             return false;
-        if (m_params.count(norm->input(1)) || m_params.count(norm->input(2)) || rankOf(back->output(0)) != rankOf(x) ||
-            !perChannelWeight(otherOperand(*mul, back->output(0)), *channels, rankOf(x)) ||
-            !perChannelWeight(otherOperand(*add, mul->output(0)), *channels, rankOf(x)))
-            return false;
+        const auto* mul = soleReader(back->output(0), "Mul");
+        const auto* add = mul ? soleReader(mul->output(0), "Add") : nullptr;
+        const PerChannel scale = add ? perChannel(otherOperand(*mul, back->output(0)), *channels, rankOf(x)) : PerChannel::No;
+        const PerChannel bias = add ? perChannel(otherOperand(*add, mul->output(0)), *channels, rankOf(x)) : PerChannel::No;
+        const bool scaled = scale != PerChannel::No && scale == bias;
         LayerSpec l = layerFor(*norm, LayerKind::GroupNorm, {});
         l.inputs = {valueOf(reshape, 0)};
         l.groups = uint32_t((*target)[1]);
-        m_fused.insert({norm, back, mul, add});
-        m_values[add->output(0)] = l.name;
+        l.affine = scaled && scale == PerChannel::Learned;
+        m_fused.insert({norm, back});
+        if (scaled) {
+            m_fused.insert({mul, add});
+            for (const std::string* operand : {&otherOperand(*mul, back->output(0)), &otherOperand(*add, mul->output(0))}) {
+                auto producer = m_producers.find(*operand); // a constant's Unsqueeze is no layer
+                if (producer != m_producers.end() && producer->second->op_type() == "Unsqueeze" && scale == PerChannel::Constant)
+                    m_fused.insert(producer->second);
+            }
+        }
+        m_values[(scaled ? add : back)->output(0)] = l.name;
         m_spec.layers.push_back(std::move(l));
         return true;
     }
@@ -895,18 +917,24 @@ private:
         return node.input(0) == value ? node.input(1) : node.input(0);
     }
 
-    /** Whether `value` is a weight of [C, 1, ...] per channel of a rank-`rank` activation: a
-     *  weight, or a weight unsqueezed (a folded export or not). */
-    bool perChannelWeight(const std::string& value, int64_t channels, std::size_t rank) const
+    enum class PerChannel { No, Learned, Constant };
+
+    /** Whether `value` is a learned [C, 1, ...] per channel of a rank-`rank` activation (a
+     *  weight), or a constant of that shape or [1, 1, ...] (torch's ones and zeros without
+     *  affine); either may come unsqueezed. */
+    PerChannel perChannel(const std::string& value, int64_t channels, std::size_t rank) const
     {
         auto producer = m_producers.find(value);
-        const bool weight = m_params.count(value) ||
-                            (producer != m_producers.end() && producer->second->op_type() == "Unsqueeze" &&
-                             m_params.count(producer->second->input(0)));
+        const bool unsqueezed = producer != m_producers.end() && producer->second->op_type() == "Unsqueeze";
+        const std::string& source = unsqueezed ? producer->second->input(0) : value;
         auto dims = m_dims.find(value);
-        if (!weight || dims == m_dims.end() || dims->second.size() + 1 != rank || dims->second[0].size != channels)
-            return false;
-        return std::all_of(dims->second.begin() + 1, dims->second.end(), [](const Dim& d) { return d.size == int64_t(1); });
+        if (dims == m_dims.end() || dims->second.size() + 1 != rank ||
+            !std::all_of(dims->second.begin() + 1, dims->second.end(), [](const Dim& d) { return d.size == int64_t(1); }))
+            return PerChannel::No;
+        const auto first = dims->second[0].size;
+        if (m_params.count(source))
+            return first == channels ? PerChannel::Learned : PerChannel::No;
+        return m_constants.count(source) && (first == channels || first == int64_t(1)) ? PerChannel::Constant : PerChannel::No;
     }
 
     void checkBlocks() const

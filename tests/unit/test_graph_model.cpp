@@ -5,6 +5,7 @@
 #include "models/common/CeilDiv.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ExperimentSpec.hpp"
+#include "models/timing/VertexCosts.hpp"
 #include "sim/engine/Experiment.hpp"
 #include "workloads/graph/ModelBuilder.hpp"
 #include "workloads/nets/GraphSpec.hpp"
@@ -315,6 +316,63 @@ TEST_CASE("Graph workload: every other op kind's FLOPs, parameters and work by h
     // The views (transpose, reshape) are no steps.
     CHECK(cycles.count("kt") == 0);
     CHECK(cycles.count("r") == 0);
+}
+
+namespace {
+
+/** The per-tile cycles of the compute step `name` of an experiment's first program. */
+std::vector<uint64_t> tileCycles(const Experiment& e, const std::string& name)
+{
+    std::vector<uint64_t> cycles;
+    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* c = std::get_if<ComputeStep>(&step.op); c && c->name == name)
+            for (uint32_t t = 0; t < e.system.ipu.tiles; ++t)
+                cycles.push_back(c->cycles.at(t));
+    });
+    return cycles;
+}
+
+} // namespace
+
+TEST_CASE("Graph workload: layer and group norm without learned parameters (affine false)", "[graph]")
+{
+    const json train = {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp32"}, {"partials", "fp32"}};
+    json plainOps = everyOtherOp();
+    plainOps["ops"][1]["affine"] = false;
+    const Experiment learned = build(graphConfig(everyOtherOp(), train));
+    const Experiment plain = build(graphConfig(plainOps, train));
+    CHECK(bytesOfKind(learned.schedule, "weight") - bytesOfKind(plain.schedule, "weight") == 4 * 32); // gamma and beta of 16
+    // Per tile, the normalisation without gamma's multiply and beta's add over the tile's
+    // elements of the rows (the embedding's output, where it runs).
+    TileRuns<uint64_t> x;
+    for (const auto& t : plain.schedule.programs[0].tensors)
+        if (t.name == "emb.out")
+            x = t.bytes;
+    const std::vector<uint64_t> withParams = tileCycles(learned, "ln"), without = tileCycles(plain, "ln");
+    REQUIRE(withParams.size() == without.size());
+    uint64_t tiles = 0;
+    for (uint32_t t = 0; t < withParams.size(); ++t) {
+        const uint64_t e = x.at(t) / 4;
+        tiles += e > 0;
+        INFO("tile " << t << ", " << e << " elements");
+        CHECK(withParams[t] - without[t] ==
+              (e ? costs::binaryOp(plain.system.ipu, costs::BinaryOpKind::Mul, Precision::FP32, e) +
+                       costs::binaryOp(plain.system.ipu, costs::BinaryOpKind::Add, Precision::FP32, e)
+                 : 0));
+    }
+    CHECK(tiles > 0);
+    // No parameters to bring to the rows, and no gradients for them.
+    std::map<std::string, uint64_t> cycles = test::busiestStepCycles(plain.schedule);
+    CHECK(cycles["ln.grad"] > 0);
+    CHECK(cycles["ln.grad"] < test::busiestStepCycles(learned.schedule)["ln.grad"]); // no dy gamma
+    for (const char* name : {"ln.params", "ln.grad.params", "ln.gamma_grad", "ln.beta_grad"})
+        CHECK(cycles.count(name) == 0);
+
+    // Group norm alike: a residual CNN's group norm of 32 channels without its 64 parameters.
+    json cnn = residualCnn();
+    cnn["ops"][6]["affine"] = false;
+    CHECK(bytesOfKind(build(graphConfig(residualCnn(), train)).schedule, "weight") -
+              bytesOfKind(build(graphConfig(cnn, train)).schedule, "weight") == 4 * 64);
 }
 
 TEST_CASE("Graph workload: log_softmax and nll_loss train like a classifier's cross-entropy", "[graph]")

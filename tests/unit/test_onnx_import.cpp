@@ -223,6 +223,29 @@ TEST_CASE("ONNX import: Gather of data by constant indices is x[:, i] or x[:, [i
                                "gathering data by indices computed in the graph is not modelled yet"));
 }
 
+TEST_CASE("ONNX import: norms with a constant scale and bias have no learned parameters", "[onnx]")
+{
+    // InstanceNorm2d(affine=False) as torch writes it: constant ones and zeros.
+    onnx::ModelProto m = convModel();
+    auto* g = m.mutable_graph();
+    g->mutable_node(0)->set_output(0, "c");
+    constant(g, "scale", {1, 1, 1, 1});
+    constant(g, "shift", {0, 0, 0, 0});
+    node(g, "/inorm/InstanceNormalization", "InstanceNormalization", {"c", "scale", "shift"}, {"n"});
+    constant(g, "ones", std::vector<float>(8, 1.0f));
+    constant(g, "zeros", std::vector<float>(8, 0.0f));
+    intAttr(node(g, "/ln/LayerNormalization", "LayerNormalization", {"n", "ones", "zeros"}, {"output"}), "axis", -1);
+    const TempFile f(m, "plain_norms");
+    const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+    REQUIRE(spec.layers.size() == 3);
+    CHECK(spec.layers[1].kind == LayerKind::GroupNorm);
+    CHECK(spec.layers[1].groups == 4);
+    CHECK_FALSE(spec.layers[1].affine);
+    CHECK(spec.layers[2].kind == LayerKind::LayerNorm);
+    CHECK_FALSE(spec.layers[2].affine);
+    CHECK(errorOf(onnxConfig(f.path)) == "no error");
+}
+
 TEST_CASE("ONNX import: every import error names the node or the config pointer", "[onnx][errors]")
 {
     {
@@ -330,18 +353,16 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
                    Catch::Contains("ONNX node \"/Div\" (Div): expected a tensor divided by a constant: a constant divided by a tensor is not modelled yet"));
     }
     {
-        // InstanceNorm2d(affine=False) (and GroupNorm(affine=False): the same node after a
-        // reshape): constant scale and bias.
+        // A learned scale with a constant bias: neither InstanceNorm2d's affine nor its absence.
         onnx::ModelProto m = convModel();
         auto* g = m.mutable_graph();
         g->mutable_node(0)->set_output(0, "c");
-        constant(g, "scale", {1, 1, 1, 1});
+        declare(g->add_input(), "inorm.weight", {4});
         constant(g, "shift", {0, 0, 0, 0});
-        node(g, "/inorm/InstanceNormalization", "InstanceNormalization", {"c", "scale", "shift"}, {"output"});
+        node(g, "/inorm/InstanceNormalization", "InstanceNormalization", {"c", "inorm.weight", "shift"}, {"output"});
         const TempFile f(m, "inorm");
         CHECK_THAT(errorOf(onnxConfig(f.path)),
-                   Catch::Contains("ONNX node \"/inorm/InstanceNormalization\" (InstanceNormalization): expected a learned scale and bias "
-                                   "(InstanceNorm2d(affine=True), or GroupNorm(affine=True) as torch exports it"));
+                   Catch::Contains("ONNX node \"/inorm/InstanceNormalization\" (InstanceNormalization): expected a learned scale and bias, or neither"));
     }
     {
         // Unsqueeze of data (of a weight it is GroupNorm's per-channel [C, 1, 1]).

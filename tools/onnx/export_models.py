@@ -113,18 +113,21 @@ class Scaled(nn.Module):
 
 
 class Norms(nn.Module):
-    """GroupNorm (torch writes Reshape, InstanceNormalization, Reshape, Mul, Add) and
-    InstanceNorm2d with a learned scale and bias (one InstanceNormalization)."""
+    """GroupNorm (torch writes Reshape, InstanceNormalization, Reshape, then Mul and Add of its
+    weights) and InstanceNorm2d (one InstanceNormalization), with learned parameters and without."""
 
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(3, 16, 3, padding=1)
         self.gn = nn.GroupNorm(4, 16)
         self.inorm = nn.InstanceNorm2d(16, affine=True)
+        self.gn_plain = nn.GroupNorm(2, 16, affine=False)
+        self.inorm_plain = nn.InstanceNorm2d(16)
         self.out = nn.Linear(16 * 8 * 8, 10)
 
     def forward(self, x):
         x = self.inorm(torch.relu(self.gn(self.conv(x))))
+        x = self.inorm_plain(torch.relu(self.gn_plain(x)))
         return self.out(torch.flatten(x, 1))
 
 

@@ -435,16 +435,23 @@ private:
         expectInputs(i, 1);
         const Value x = input(i, 0);
         const uint64_t C = x.shape.back();
-        const int gamma = tensor(l.name + ".weight", {C}, TensorRole::Weight);
-        const int beta = tensor(l.name + ".bias", {C}, TensorRole::Weight);
+        const std::vector<int> in = normInputs(l, x, C);
         Value y{tensor(l.name + ".out", x.shape), x.shape};
-        m_g.addOp(l.name, OpKind::LayerNorm, {x.tensor, gamma, beta}, {y.tensor}).channels = C;
+        m_g.addOp(l.name, OpKind::LayerNorm, in, {y.tensor}).channels = C;
         return y;
+    }
+
+    /** A norm's operands: x, then (affine) its per-channel weight and bias. */
+    std::vector<int> normInputs(const LayerSpec& l, const Value& x, uint64_t channels)
+    {
+        if (!l.affine)
+            return {x.tensor};
+        return {x.tensor, tensor(l.name + ".weight", {channels}, TensorRole::Weight), tensor(l.name + ".bias", {channels}, TensorRole::Weight)};
     }
 
     /** Group norm of [N, C, ...]: statistics over each sample's C / G channels and their image,
      *  priced as LayerNorm's chain over rows of that many elements (PopLibs reshapes groups into
-     *  rows, poplibs-costs §3.10); gamma and beta per channel. */
+     *  rows, poplibs-costs §3.10); gamma and beta (affine) per channel. */
     Value groupNorm(const LayerSpec& l, std::size_t i)
     {
         expectInputs(i, 1);
@@ -454,10 +461,9 @@ private:
         const uint64_t C = x.shape[1];
         if (l.groups < 1 || C % l.groups != 0)
             fail(i, "num_groups", fmt::format("expected a divisor of the {} channels, found {}", C, l.groups));
-        const int gamma = tensor(l.name + ".weight", {C}, TensorRole::Weight);
-        const int beta = tensor(l.name + ".bias", {C}, TensorRole::Weight);
+        const std::vector<int> in = normInputs(l, x, C);
         Value y{tensor(l.name + ".out", x.shape), x.shape};
-        Op& op = m_g.addOp(l.name, OpKind::LayerNorm, {x.tensor, gamma, beta}, {y.tensor});
+        Op& op = m_g.addOp(l.name, OpKind::LayerNorm, in, {y.tensor});
         op.channels = product(x.shape, 1) / l.groups;
         op.paramChannels = C;
         return y;

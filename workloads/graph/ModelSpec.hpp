@@ -60,6 +60,7 @@ struct LayerSpec
     std::array<uint32_t, 2> kernel{1, 1}, stride{1, 1}, padding{0, 0}, dilation{1, 1};
     uint32_t groups = 1;
     bool bias = true;
+    bool affine = true; // layer_norm, group_norm: a learned per-channel weight and bias (torch's elementwise_affine, affine)
     std::vector<int64_t> shape; // reshape: per sample, one -1 inferred; parameter: its shape
     std::vector<uint32_t> perm; // transpose: every dimension, the batch (0) first
     uint32_t axis = 1;          // concat, slice: a dimension counted with the batch (0)

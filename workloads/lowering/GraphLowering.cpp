@@ -747,6 +747,10 @@ void GraphLowering::lowerRowwise(const Op& op)
     const Precision type = m_graph.tensor(main).type;
     const Precision f32 = Precision::FP32;
     const bool layerNorm = op.kind == OpKind::LayerNorm || op.kind == OpKind::LayerNormGrad;
+    // A norm's gamma and beta (its gradient: gamma) reach every tile holding part of a row: all
+    // of them, or for group norm those of the channels in the tile's piece of the row.
+    const bool affine = layerNorm && op.inputs.size() == 3;
+    auto paramsOnTile = [&](uint64_t piece) { return op.paramChannels ? std::min(piece, op.paramChannels) : piece; };
     for (std::size_t i = 0; i < op.inputs.size(); ++i)
         if (op.inputs[i] != main && int(i) != op.broadcast && !(layerNorm && m_graph.tensor(op.inputs[i]).role == TensorRole::Weight))
             gather(op.name + ".in" + std::to_string(i), op.inputs[i], main);
@@ -839,16 +843,16 @@ void GraphLowering::lowerRowwise(const Op& op)
             cycles[t] = bin(BinaryOpKind::Mul, e) + costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) +
                         (op.attentionScaleMask ? 2 : 1) * bin(BinaryOpKind::Mul, e);
             break;
-        case OpKind::LayerNorm: // mean, variance, normalise, gamma, beta
+        case OpKind::LayerNorm: // mean, variance, normalise, (affine) gamma, beta
             cycles[t] = costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Square, e) +
                         costs::reduceRows(m_hw, f32, rows, piece) + costs::unaryOp(m_hw, UnaryOpKind::Rsqrt, f32, rows) +
-                        2 * bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e);
-            params[t].recvShared += 2 * (op.paramChannels ? std::min(piece, op.paramChannels) : piece) * bytesOf(type);
+                        bin(BinaryOpKind::Mul, e) + (affine ? bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) : 0);
+            params[t].recvShared += affine ? 2 * paramsOnTile(piece) * bytesOf(type) : 0;
             break;
-        case OpKind::LayerNormGrad: // x^ again; dy gamma; its mean and its mean against x^
-            cycles[t] = bin(BinaryOpKind::Sub, e) + 2 * bin(BinaryOpKind::Mul, e) + 2 * costs::reduceRows(m_hw, f32, rows, piece) +
-                        2 * bin(BinaryOpKind::Mul, e) + 2 * bin(BinaryOpKind::Sub, e);
-            params[t].recvShared += (op.paramChannels ? std::min(piece, op.paramChannels) : piece) * bytesOf(type);
+        case OpKind::LayerNormGrad: // x^ again; (affine) dy gamma; its mean and its mean against x^
+            cycles[t] = bin(BinaryOpKind::Sub, e) + (affine ? 2 : 1) * bin(BinaryOpKind::Mul, e) +
+                        2 * costs::reduceRows(m_hw, f32, rows, piece) + 2 * bin(BinaryOpKind::Mul, e) + 2 * bin(BinaryOpKind::Sub, e);
+            params[t].recvShared += affine ? paramsOnTile(piece) * bytesOf(type) : 0;
             break;
         default: throw std::logic_error("not a row-wise op: " + op.name);
         }
@@ -864,11 +868,11 @@ void GraphLowering::lowerRowwise(const Op& op)
         addSends(params, repeated);
     }
     m_b.sync();
-    if (layerNorm || op.broadcast >= 0) {
-        for (std::size_t i = 1; layerNorm && i < op.inputs.size(); ++i)
+    if (affine || op.broadcast >= 0) {
+        for (std::size_t i = 1; affine && i < op.inputs.size(); ++i)
             if (m_graph.tensor(op.inputs[i]).role == TensorRole::Weight)
                 addSends(params, op.inputs[i]);
-        m_b.exchange(op.name + (layerNorm ? ".params" : ".repeated"), params);
+        m_b.exchange(op.name + (affine ? ".params" : ".repeated"), params);
     }
     m_b.compute(op.name, cycles, types);
     if (splitRows) {

@@ -340,10 +340,15 @@ private:
 
     void layerNorm(const Op& op, int dy)
     {
-        const int x = op.inputs[0], gamma = op.inputs[1], beta = op.inputs[2];
+        const int x = op.inputs[0];
         const int dx = newGrad(x, TensorRole::Gradient);
-        emit(op.name + ".grad", OpKind::LayerNormGrad, {dy, x, gamma}, {dx}, op);
+        const bool affine = op.inputs.size() == 3;
+        emit(op.name + ".grad", OpKind::LayerNormGrad, affine ? std::vector<int>{dy, x, op.inputs[1]} : std::vector<int>{dy, x}, {dx}, op);
+        contribute(x, dx, op);
+        if (!affine)
+            return;
         // Per-parameter sums over every position: per channel for group norm.
+        const int gamma = op.inputs[1], beta = op.inputs[2];
         const uint64_t params = op.paramChannels ? op.paramChannels : op.channels;
         const int dgamma = newGrad(gamma, TensorRole::WeightGradient);
         emit(op.name + ".gamma_grad", OpKind::BiasGrad, {dy}, {dgamma}, op)->channels = params;
@@ -351,7 +356,6 @@ private:
         emit(op.name + ".beta_grad", OpKind::BiasGrad, {dy}, {dbeta}, op)->channels = params;
         contribute(gamma, dgamma, op);
         contribute(beta, dbeta, op);
-        contribute(x, dx, op);
     }
 
     void gather(const Op& op, int dy)
