@@ -479,8 +479,13 @@ private:
             return slices(node);
         if (op == "SoftmaxCrossEntropyLoss" || op == "NegativeLogLikelihoodLoss")
             return loss(node);
+        if (op == "ReduceMean" && imageMean(node))
+            return;
         std::string hint;
-        if (op == "ReduceMean" || op == "Pow" || op == "Sqrt")
+        if (op == "ReduceMean")
+            hint = " over other axes than an image's height and width (x.mean([2, 3])); LayerNorm exports as one "
+                   "LayerNormalization node with opset_version=17";
+        else if (op == "Pow" || op == "Sqrt")
             hint = " (LayerNorm exports as one LayerNormalization node with opset_version=17)";
         else if (op == "Unsqueeze")
             hint = " of data (Unsqueeze of a weight is supported)";
@@ -674,6 +679,30 @@ private:
             failNode(node, "expected no class weights");
         const bool nll = node.op_type() == "NegativeLogLikelihoodLoss";
         add(node, layerFor(node, nll ? LayerKind::NllLoss : LayerKind::CrossEntropy, {0, 1}));
+    }
+
+    /** The mean of each channel's image (x.mean([2, 3]) of NCHW): global average pooling, then
+     *  without keepdims a flatten of the [N, C, 1, 1] result. False for other axes. */
+    bool imageMean(const onnx::NodeProto& node)
+    {
+        const auto rank = int64_t(rankOf(node.input(0)));
+        std::vector<int64_t> axes = intsAttr(node, "axes", {});
+        for (int64_t& a : axes)
+            a = a < 0 ? a + rank : a;
+        std::sort(axes.begin(), axes.end());
+        if (rank != 4 || axes != std::vector<int64_t>{2, 3})
+            return false;
+        LayerSpec pool = layerFor(node, LayerKind::GlobalAvgPool, {0});
+        if (intAttr(node, "keepdims", 1)) {
+            add(node, pool);
+            return true;
+        }
+        LayerSpec flat = layerFor(node, LayerKind::Flatten, {});
+        flat.name = pool.name + ":flatten";
+        flat.inputs = {pool.name};
+        m_spec.layers.push_back(std::move(pool));
+        add(node, flat);
+        return true;
     }
 
     void flatten(const onnx::NodeProto& node)
@@ -997,7 +1026,7 @@ const std::vector<std::string>& supportedOnnxOps()
     static const std::vector<std::string> ops = {
         "Add", "AveragePool", "BatchNormalization", "Concat", "Constant", "Conv", "Div", "Dropout", "Exp", "Flatten", "Gather",
         "Gemm", "GlobalAveragePool", "Identity", "InstanceNormalization", "LayerNormalization", "LogSoftmax", "MatMul", "MaxPool", "Mul",
-        "NegativeLogLikelihoodLoss", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "SoftmaxCrossEntropyLoss", "Split",
+        "NegativeLogLikelihoodLoss", "ReduceMean", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "SoftmaxCrossEntropyLoss", "Split",
         "Sub", "Tanh", "Transpose", "Unsqueeze"};
     return ops;
 }

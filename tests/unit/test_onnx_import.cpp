@@ -365,6 +365,20 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
                    Catch::Contains("ONNX node \"/inorm/InstanceNormalization\" (InstanceNormalization): expected a learned scale and bias, or neither"));
     }
     {
+        // A mean over the last axis: LayerNorm written out before opset 17.
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(13);
+        auto* g = m.mutable_graph();
+        declare(g->add_input(), "input", {1, 8, 16});
+        intsAttr(node(g, "/ln/ReduceMean", "ReduceMean", {"input"}, {"output"}), "axes", {-1});
+        declare(g->add_output(), "output", {1, 8, 1});
+        const TempFile f(m, "reduce_mean");
+        CHECK_THAT(errorOf(onnxConfig(f.path)),
+                   Catch::Contains("ONNX node \"/ln/ReduceMean\" (ReduceMean): unsupported op over other axes than an image's height and "
+                                   "width (x.mean([2, 3])); LayerNorm exports as one LayerNormalization node with opset_version=17"));
+    }
+    {
         // Unsqueeze of data (of a weight it is GroupNorm's per-channel [C, 1, 1]).
         onnx::ModelProto m = mlpModel();
         auto* axes = m.mutable_graph()->add_initializer();
