@@ -82,23 +82,24 @@ json compose(json value, const std::string& file, const std::string& ptr,
     return out;
 }
 
-void applySet(json& doc, const std::string& assignment, std::map<std::string, std::string>& origins)
+/** One "/pointer=value" assignment; errors name `origin` (the CLI's --set, the Python API's overrides). */
+void applySet(json& doc, const std::string& assignment, const std::string& origin, std::map<std::string, std::string>& origins)
 {
     auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
-        throw ConfigError("--set", assignment, "expected /json/pointer=value");
+        throw ConfigError(origin, assignment, "expected /json/pointer=value");
     std::string ptr = assignment.substr(0, eq);
     std::string text = assignment.substr(eq + 1);
     json::json_pointer jp;
     try {
         jp = json::json_pointer(ptr);
     } catch (const json::exception&) {
-        throw ConfigError("--set", ptr, "not a JSON pointer (it must start with '/', e.g. /system/ipu/tiles)");
+        throw ConfigError(origin, ptr, "not a JSON pointer (it must start with '/', e.g. /system/ipu/tiles)");
     }
     if (jp.empty())
-        throw ConfigError("--set", ptr, "cannot replace the whole document");
+        throw ConfigError(origin, ptr, "cannot replace the whole document");
     if (!doc.contains(jp.parent_pointer()) || !doc.at(jp.parent_pointer()).is_object())
-        throw ConfigError("--set", ptr, fmt::format("\"{}\" does not name an object in the config", jp.parent_pointer().to_string()));
+        throw ConfigError(origin, ptr, fmt::format("\"{}\" does not name an object in the config", jp.parent_pointer().to_string()));
     json value;
     try {
         value = json::parse(text);
@@ -106,7 +107,7 @@ void applySet(json& doc, const std::string& assignment, std::map<std::string, st
         value = text;   // bare words are strings: --set /workload/mode=infer
     }
     doc[jp] = value;
-    recordOrigins(value, ptr, "--set", origins);
+    recordOrigins(value, ptr, origin, origins);
 }
 
 } // namespace
@@ -159,12 +160,12 @@ json readJsonFile(const std::string& path)
     }
 }
 
-LoadedConfig loadConfig(const std::string& path, const std::vector<std::string>& sets)
+LoadedConfig loadConfig(const std::string& path, const std::vector<std::string>& sets, const std::string& setsOrigin)
 {
-    return loadConfig(readJsonFile(path), path, sets);
+    return loadConfig(readJsonFile(path), path, sets, setsOrigin);
 }
 
-LoadedConfig loadConfig(json raw, const std::string& file, const std::vector<std::string>& sets)
+LoadedConfig loadConfig(json raw, const std::string& file, const std::vector<std::string>& sets, const std::string& setsOrigin)
 {
     LoadedConfig cfg;
     cfg.file = file;
@@ -176,7 +177,7 @@ LoadedConfig loadConfig(json raw, const std::string& file, const std::vector<std
     // Defaults first, so --set can reach optional objects (e.g. /run/trace/tiles).
     schema.applyDefaults(cfg.doc, "");
     for (const auto& s : sets)
-        applySet(cfg.doc, s, cfg.origins);
+        applySet(cfg.doc, s, setsOrigin, cfg.origins);
 
     auto fileOf = [&](const std::string& p) { return cfg.fileOf(p); };
     schema.validate(cfg.doc, "", "", fileOf);

@@ -32,10 +32,12 @@ std::string resolveRelative(const std::string& fromFile, const std::string& path
 nlohmann::json readJsonFile(const std::string& path);
 
 /** Loads `path`, resolves "base" (relative to the file that names it) at any object level,
- *  applies `sets` ("/json/pointer=value"), fills defaults and validates against the schema. */
-LoadedConfig loadConfig(const std::string& path, const std::vector<std::string>& sets = {});
+ *  applies `sets` ("/json/pointer=value"; errors and values they set are reported as from
+ *  `setsOrigin`), fills defaults and validates against the schema. */
+LoadedConfig loadConfig(const std::string& path, const std::vector<std::string>& sets = {}, const std::string& setsOrigin = "--set");
 
 /** Same, from an in-memory document; `file` is used in messages and for bases. */
-LoadedConfig loadConfig(nlohmann::json doc, const std::string& file, const std::vector<std::string>& sets = {});
+LoadedConfig loadConfig(nlohmann::json doc, const std::string& file, const std::vector<std::string>& sets = {},
+                        const std::string& setsOrigin = "--set");
 
 } // namespace ipusim::config
