@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT
+"""A drop-in for the parts of PopTorch its tutorials use: change `import poptorch` to
+`from ipusim import poptorch` and a script runs on a simulated IPU system.
+
+Each host call (a call of a trainingModel or inferenceModel) computes for real with torch on the
+CPU, so losses, predictions and accuracies are real, and advances a simulated clock by the cycles
+the simulator gives that call. The model is exported to ONNX (torch.onnx.export, without weights)
+on the first call of each input shape, with its blocks taken from the modules each poptorch.Block
+encloses, and simulated as an "onnx" workload; `model.simulated_report()` gives the simulated time.
+"""
+import enum
+
+import torch
+
+from . import optim
+from ._blocks import BeginBlock, Block, BlockFunction
+from ._executor import Executor, simulator_config
+from ._options import (AutoStage, Options, OutputMode, PipelinedExecution, ShardedExecution, Stage,
+                       TensorLocationSettings)
+
+__all__ = ["Options", "OutputMode", "TensorLocationSettings", "Block", "BeginBlock", "BlockFunction", "Stage",
+           "PipelinedExecution", "ShardedExecution", "AutoStage", "DataLoader", "DataLoaderMode", "trainingModel",
+           "inferenceModel", "optim", "simulator_config"]
+
+
+class DataLoaderMode(enum.Enum):
+    Sync = 0
+    Async = 1
+    AsyncRebatched = 2
+
+
+class DataLoader(torch.utils.data.DataLoader):
+    """Batches of batch_size x device iterations x replicas x gradient accumulation samples: one
+    host call's worth (PopTorch's combined batch). The mode is accepted; loading runs in torch."""
+
+    def __init__(self, options, dataset, batch_size=1, shuffle=False, num_workers=0, drop_last=True, mode=DataLoaderMode.Sync,
+                 **kwargs):
+        if not isinstance(options, Options):
+            raise TypeError(f"options: expected poptorch.Options, found {type(options).__name__}")
+        self.combinedBatchSize = batch_size * options.device_iterations * options.replication_factor * \
+            options.Training.gradient_accumulation
+        kwargs.pop("async_options", None)
+        kwargs.pop("rebatched_worker_size", None)
+        kwargs.pop("auto_distributed_partitioning", None)
+        super().__init__(dataset, batch_size=self.combinedBatchSize, shuffle=shuffle, num_workers=num_workers,
+                         drop_last=drop_last, **kwargs)
+
+
+def trainingModel(model, options=None, optimizer=None):
+    """The model, trained on the simulated system: call it with a combined batch."""
+    return Executor(model, options or Options(), True, optimizer)
+
+
+def inferenceModel(model, options=None):
+    """The model, run forward on the simulated system: call it with a combined batch."""
+    return Executor(model, options or Options(), False)

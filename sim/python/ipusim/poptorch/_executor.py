@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: MIT
+"""trainingModel and inferenceModel: each host call computes for real with torch on the CPU and
+advances a simulated clock by the cycles the simulator gives that call."""
+import atexit
+import copy
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+
+from .. import run as simulate
+from ._blocks import BlockRecorder
+from ._options import OutputMode
+
+SYSTEMS = {"mk2": ("hardware/mk2.json", 1), "m2000": ("hardware/m2000.json", 4), "pod16": ("hardware/pod16.json", 16),
+           "pod64": ("hardware/pod64.json", 64)}
+_POPTORCH_MEMORY_PROPORTION = 0.6  # PopTorch's default for an IPU the options leave out
+
+
+def optimizer_settings(optimizer):
+    """The config's optimizer entries for a torch or poptorch.optim optimizer."""
+    if hasattr(optimizer, "ipusim_settings"):
+        return optimizer.ipusim_settings()
+    if isinstance(optimizer, torch.optim.SGD):
+        return {"optimizer": "sgd", "momentum": optimizer.param_groups[0]["momentum"]}
+    if isinstance(optimizer, (torch.optim.Adam, torch.optim.AdamW)):
+        return {"optimizer": "adamw"}
+    raise TypeError(f"optimizer: expected poptorch.optim.SGD, Adam, AdamW or LAMB, found {type(optimizer).__name__}")
+
+
+def simulator_config(options, training, onnx_file, micro_batch, blocks, precision, optimizer=None, host_calls=1):
+    """The experiment config for one kind of host call."""
+    ipus = [b["ipu"] for b in blocks if "ipu" in b]
+    if options.strategy is not None:
+        strategy = options.strategy.ipusim()
+        ipus += [s["ipu"] for s in strategy.get("stages", [])]
+    elif ipus:  # blocks with an ipu_id: auto-staged pipeline, as PopTorch defaults to
+        strategy = {"kind": "pipelined"}
+    else:
+        strategy = {"kind": "single"}
+    if options.replication_factor > 1:
+        strategy["replicas"] = options.replication_factor
+    per_replica = max(ipus, default=0) + 1
+    workload = {"kind": "onnx", "file": str(onnx_file), "mode": "train" if training else "infer", "micro_batch": micro_batch,
+                "precision": precision, "partials": _partials(options, precision), "loss": "none",
+                "blocks": blocks, "strategy": strategy}
+    if training:
+        workload.update(optimizer_settings(optimizer))
+        workload["offload_optimizer"] = not options.TensorLocations.optimizer_on_chip
+    if options.output_mode != OutputMode.Default:
+        workload["output_mode"] = options.output_mode.ipusim()
+        workload["output_return_period"] = options.output_return_period
+    if options.available_memory_proportion:
+        by_ipu = options.available_memory_proportion
+        workload["available_memory_proportion"] = [by_ipu.get(i, _POPTORCH_MEMORY_PROPORTION) for i in range(per_replica)]
+    run = {"device_iterations": options.device_iterations, "host_calls": host_calls}
+    if training:
+        run["gradient_accumulation"] = options.Training.gradient_accumulation
+    return {"name": "poptorch_" + ("train" if training else "infer"),
+            "system": {"base": system_file(options.system, per_replica * options.replication_factor)},
+            "workload": workload, "run": run}
+
+
+def _partials(options, precision):
+    """PopTorch's partials type applies to half-precision matmuls and convolutions; fp32 ones
+    accumulate in fp32."""
+    return (options.Precision.partials or precision) if precision == "fp16" else "fp32"
+
+
+def system_file(system, ipus):
+    if system is None:
+        for name in ("mk2", "m2000", "pod16", "pod64"):
+            if SYSTEMS[name][1] >= ipus:
+                return SYSTEMS[name][0]
+        raise ValueError(f"Options.simulator: the model needs {ipus} IPUs, more than an IPU-POD64's 64; name a system config")
+    if system in SYSTEMS:
+        if SYSTEMS[system][1] < ipus:
+            raise ValueError(f"Options.simulator: expected a system of at least {ipus} IPUs, found {system!r} of {SYSTEMS[system][1]}")
+        return SYSTEMS[system][0]
+    return os.path.abspath(os.fspath(system))
+
+
+def _loss_of(output):
+    """The loss a training model returns: the output itself, or the one scalar of a tuple."""
+    if isinstance(output, torch.Tensor):
+        return output
+    scalars = [o for o in output if isinstance(o, torch.Tensor) and o.dim() == 0]
+    if len(scalars) != 1:
+        raise ValueError("trainingModel: expected the model to return its loss, alone or as the one scalar of a tuple")
+    return scalars[0]
+
+
+def _select(outputs, mode, period):
+    """A host call's outputs of its micro-batches, as PopTorch's output mode returns them."""
+    if mode == OutputMode.Final:
+        return outputs[-1]
+    if mode == OutputMode.EveryN:
+        outputs = outputs[period - 1::period]
+    first = outputs[0]
+    if isinstance(first, (tuple, list)):
+        return type(first)(_combine([o[k] for o in outputs], mode) for k in range(len(first)))
+    return _combine(outputs, mode)
+
+
+def _combine(values, mode):
+    """Micro-batches' values of one output: summed, or joined (scalars stacked, batches concatenated)."""
+    if mode == OutputMode.Sum:
+        return torch.stack(values).sum(0)
+    return torch.stack(values) if values[0].dim() == 0 else torch.cat(values)
+
+
+class _CallKind:
+    """One kind of host call (its inputs' shapes): the simulated cycles of the first call and of
+    each later one, from simulations of one and of two host calls."""
+
+    def __init__(self, config, first, later):
+        self.config = config
+        self.first_cycles = first.total_cycles
+        self.call_cycles = later.total_cycles - first.total_cycles
+        self.clock_hz = first.clock_hz
+        self.summary = later
+        self.calls = 0
+
+
+class Executor:
+    """A model wrapped by trainingModel or inferenceModel."""
+
+    def __init__(self, model, options, training, optimizer=None):
+        if training and optimizer is None:
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.01)  # PopTorch's default
+        if not training and options.Training.gradient_accumulation != 1:
+            raise ValueError("inferenceModel: expected Training.gradientAccumulation 1 for inference")
+        self.model = model
+        self.options = options.clone()
+        self.training = training
+        self.optimizer = optimizer
+        self._kinds = {}
+        self._folder = tempfile.mkdtemp(prefix="ipusim_poptorch_")
+        atexit.register(shutil.rmtree, self._folder, True)
+        self.simulated_seconds = 0.0
+        self.last_call_seconds = 0.0
+        self.samples = 0
+        if os.environ.get("IPUSIM_REPORT"):
+            atexit.register(lambda: print(self.report_text(), file=sys.stderr))
+
+    def __call__(self, *args):
+        if not args or not all(isinstance(a, torch.Tensor) for a in args):
+            raise TypeError("expected the model's inputs as tensors, the combined batch first")
+        micro_batches = self.options.device_iterations * self.options.replication_factor * \
+            (self.options.Training.gradient_accumulation if self.training else 1)
+        batch = args[0].shape[0]
+        if batch % micro_batches or any(a.shape[0] != batch for a in args):
+            raise ValueError(f"expected inputs of a combined batch of micro-batches x {micro_batches} (device iterations x replicas"
+                             f"{' x gradient accumulation' if self.training else ''}), found a batch of {batch}")
+        micro_batch = batch // micro_batches
+        key = (micro_batch,) + tuple((tuple(a.shape[1:]), a.dtype) for a in args)
+        if key not in self._kinds:
+            self._kinds[key] = self._simulate(args, micro_batch, len(self._kinds))
+        kind = self._kinds[key]
+        cycles = kind.first_cycles if kind.calls == 0 else kind.call_cycles
+        kind.calls += 1
+        self.last_call_seconds = cycles / kind.clock_hz
+        self.simulated_seconds += self.last_call_seconds
+        self.samples += batch
+        return self._compute(args, micro_batch, micro_batches)
+
+    def _simulate(self, args, micro_batch, index):
+        path = os.path.join(self._folder, f"model{index}.onnx")
+        example = tuple(a[:micro_batch] for a in args)
+        buffers = {name: b.clone() for name, b in self.model.named_buffers()}
+        mode = torch.onnx.TrainingMode.TRAINING if self.training else torch.onnx.TrainingMode.EVAL
+        with torch.random.fork_rng(), BlockRecorder(self.model) as recorder:
+            torch.onnx.export(self.model, example, path, opset_version=17, training=mode, do_constant_folding=False,
+                              export_params=False, input_names=[f"input{k}" for k in range(len(args))])
+        with torch.no_grad():  # the trace ran the model: its batch norm statistics are as they were
+            for name, b in self.model.named_buffers():
+                b.copy_(buffers[name])
+        half = any(p.dtype == torch.half for p in self.model.parameters())
+        config = simulator_config(self.options, self.training, path, micro_batch, recorder.blocks(), "fp16" if half else "fp32",
+                                  self.optimizer)
+        later = copy.deepcopy(config)
+        later["run"]["host_calls"] = 2
+        return _CallKind(config, simulate(config, self.options.system_overrides), simulate(later, self.options.system_overrides))
+
+    def _compute(self, args, micro_batch, micro_batches):
+        chunks = [tuple(a[k * micro_batch:(k + 1) * micro_batch] for a in args) for k in range(micro_batches)]
+        mode = self.options.output_mode
+        if mode == OutputMode.Default:
+            mode = OutputMode.Final if self.training else OutputMode.All
+        outputs = []
+        if not self.training:
+            self.model.eval()
+            with torch.no_grad():
+                outputs = [self.model(*c) for c in chunks]
+            return _select(outputs, mode, self.options.output_return_period)
+        self.model.train()
+        per_update = micro_batches // self.options.device_iterations
+        for step in range(self.options.device_iterations):
+            self.optimizer.zero_grad()
+            for chunk in chunks[step * per_update:(step + 1) * per_update]:
+                out = self.model(*chunk)
+                (_loss_of(out) / per_update).backward()  # the mean over micro-batches and replicas
+                outputs.append(tuple(o.detach() for o in out) if isinstance(out, (tuple, list)) else out.detach())
+            self.optimizer.step()
+        return _select(outputs, mode, self.options.output_return_period)
+
+    def simulated_config(self):
+        """The config of the latest kind of host call, as simulated for its first call."""
+        if not self._kinds:
+            raise RuntimeError("no host call yet: the model is captured and simulated on its first call")
+        return copy.deepcopy(list(self._kinds.values())[-1].config)
+
+    def simulated_report(self):
+        """Simulated time so far: host calls, seconds, samples per second, and per kind of call
+        its cycles and the simulator's summary of it."""
+        kinds = [{"micro_batch": key[0], "inputs": [list(shape) for shape, _ in key[1:]], "calls": k.calls,
+                  "first_call_cycles": k.first_cycles, "call_cycles": k.call_cycles, "summary": k.summary}
+                 for key, k in self._kinds.items()]
+        return {"calls": sum(k["calls"] for k in kinds), "simulated_seconds": self.simulated_seconds, "samples": self.samples,
+                "samples_per_second": self.samples / self.simulated_seconds if self.simulated_seconds else 0.0, "kinds": kinds}
+
+    def report_text(self):
+        r = self.simulated_report()
+        return (f"ipusim: {'training' if self.training else 'inference'} model: {r['calls']} host calls, "
+                f"{r['simulated_seconds']:.6f} s simulated, {r['samples_per_second']:.1f} samples/s")

@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: MIT
+"""poptorch.Options and the execution strategies, and the simulator config they make."""
+import copy
+import enum
+import sys
+
+import torch
+
+from ._blocks import Block  # noqa: F401  (re-exported by the package)
+
+
+class OutputMode(enum.IntEnum):
+    """What a host call returns of its micro-batches' outputs (values as PopTorch's)."""
+    Final = 0
+    All = 1
+    Sum = 2
+    EveryN = 3
+    Default = 4
+
+    def ipusim(self):
+        return {OutputMode.Final: "final", OutputMode.All: "all", OutputMode.Sum: "sum", OutputMode.EveryN: "every_n"}[self]
+
+
+class AutoStage(enum.Enum):
+    SameAsIpu = 0
+    AutoIncrement = 1
+
+
+class Stage:
+    """poptorch.Stage("B1", "B2").ipu(0): blocks run as one pipeline stage on one IPU."""
+
+    def __init__(self, *block_names):
+        self.blocks = list(block_names)
+        self._ipu = None
+
+    def ipu(self, ipu_id):
+        self._ipu = ipu_id
+        return self
+
+
+class _Strategy:
+    kind = None
+
+    def __init__(self, *stages_or_blocks):
+        self.stages = [s if isinstance(s, Stage) else Stage(s) for s in stages_or_blocks]
+
+    def ipusim(self):
+        """The "strategy" of the config: explicit stages, or (none given) one per block on the
+        IPU its annotation names (auto-staging)."""
+        strategy = {"kind": self.kind}
+        if self.stages:
+            strategy["stages"] = [{"blocks": s.blocks, "ipu": s._ipu if s._ipu is not None else i}
+                                  for i, s in enumerate(self.stages)]
+        return strategy
+
+
+class PipelinedExecution(_Strategy):
+    kind = "pipelined"
+
+
+class ShardedExecution(_Strategy):
+    kind = "sharded"
+
+
+class TensorLocationSettings:
+    def __init__(self):
+        self.on_chip = True
+
+    def useOnChipStorage(self, use=True):
+        self.on_chip = bool(use)
+        return self
+
+
+class _TrainingOptions:
+    def __init__(self):
+        self.gradient_accumulation = 1
+
+    def gradientAccumulation(self, n):
+        self.gradient_accumulation = _positive("Training.gradientAccumulation", n)
+        return self
+
+
+class _PrecisionOptions:
+    def __init__(self):
+        self.partials = None  # None: as the weights
+
+    def setPartialsType(self, dtype):
+        if dtype not in (torch.float, torch.half):
+            raise ValueError(f"Precision.setPartialsType: expected torch.float or torch.half, found {dtype}")
+        self.partials = "fp32" if dtype == torch.float else "fp16"
+        return self
+
+
+class _TensorLocationOptions:
+    def __init__(self):
+        self.optimizer_on_chip = True
+
+    def setOptimizerLocation(self, settings):
+        if not isinstance(settings, TensorLocationSettings):
+            raise TypeError(f"setOptimizerLocation: expected TensorLocationSettings, found {type(settings).__name__}")
+        self.optimizer_on_chip = settings.on_chip
+        return self
+
+
+def _positive(name, n):
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"{name}: expected a positive integer, found {n!r}")
+    return n
+
+
+class Options:
+    """poptorch.Options: the settings the simulator models, and `simulator()` for the hardware."""
+
+    def __init__(self):
+        self.device_iterations = 1
+        self.replication_factor = 1
+        self.output_mode = OutputMode.Default
+        self.output_return_period = 1
+        self.strategy = None
+        self.available_memory_proportion = None
+        self.Training = _TrainingOptions()
+        self.Precision = _PrecisionOptions()
+        self.TensorLocations = _TensorLocationOptions()
+        self.system = None  # None: the smallest system with enough IPUs
+        self.system_overrides = {}
+
+    def deviceIterations(self, n):
+        self.device_iterations = _positive("deviceIterations", n)
+        return self
+
+    def replicationFactor(self, n):
+        self.replication_factor = _positive("replicationFactor", n)
+        return self
+
+    def outputMode(self, mode, output_return_period=None):
+        self.output_mode = OutputMode(mode)
+        if output_return_period is not None:
+            self.output_return_period = _positive("output_return_period", output_return_period)
+        return self
+
+    def setExecutionStrategy(self, strategy):
+        if not isinstance(strategy, _Strategy):
+            raise TypeError(f"setExecutionStrategy: expected PipelinedExecution or ShardedExecution, found {type(strategy).__name__}")
+        self.strategy = strategy
+        return self
+
+    def setAvailableMemoryProportion(self, proportions):
+        """{"IPU0": 0.3, ...}: the simulator takes one proportion per IPU of a replica."""
+        if not isinstance(proportions, dict) or not proportions:
+            raise TypeError('setAvailableMemoryProportion: expected a dict such as {"IPU0": 0.3}')
+        by_ipu = {}
+        for key, value in proportions.items():
+            if not (isinstance(key, str) and key.startswith("IPU") and key[3:].isdigit()) or not 0 < value <= 1:
+                raise ValueError(f'setAvailableMemoryProportion: expected "IPU<n>": a proportion in (0, 1], found {key!r}: {value!r}')
+            by_ipu[int(key[3:])] = float(value)
+        self.available_memory_proportion = by_ipu
+        return self
+
+    def enableExecutableCaching(self, path):
+        print(f"ipusim: enableExecutableCaching({path!r}) is ignored: nothing is compiled for hardware", file=sys.stderr)
+        return self
+
+    def simulator(self, system=None, **overrides):
+        """The simulated hardware: "mk2", "m2000", "pod16", "pod64" (the bundled descriptions),
+        a config path, or None for the smallest with enough IPUs; `overrides` set values of it
+        by JSON pointer under /system, e.g. simulator("pod16", **{"ipu/tiles": 1216})."""
+        self.system = system
+        self.system_overrides = {f"/system/{k.lstrip('/')}": v for k, v in overrides.items()}
+        return self
+
+    def clone(self):
+        return copy.deepcopy(self)

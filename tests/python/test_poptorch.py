@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: MIT
+"""ipusim.poptorch: PopTorch's options, blocks and strategies map onto the config they must make;
+the tutorial's model, trained through it, runs at exactly the simulated throughput of
+configs/mnist/pipelined.json; outputs are real torch results; unsupported ops name the node."""
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="python3-torch is not installed")
+from torch import nn  # noqa: E402
+
+import ipusim  # noqa: E402
+from ipusim import poptorch  # noqa: E402
+
+
+class ConvLayer(nn.Module):
+    def __init__(self, in_channels, num_filters, kernel_size, pool_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, num_filters, kernel_size=kernel_size)
+        self.pool = nn.MaxPool2d(kernel_size=pool_size)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.pool(self.conv(x)))
+
+
+class Network(nn.Module):
+    """The tutorial's model, its blocks B1-B4 as poptorch.Block scopes."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer1 = ConvLayer(1, 10, 5, 2)
+        self.layer2 = ConvLayer(10, 20, 5, 2)
+        self.layer3 = nn.Linear(320, 256)
+        self.layer3_act = nn.ReLU()
+        self.layer4 = nn.Linear(256, 10)
+
+    def forward(self, x):
+        with poptorch.Block("B1"):
+            x = self.layer1(x)
+        with poptorch.Block("B2"):
+            x = self.layer2(x)
+        with poptorch.Block("B3"):
+            x = x.view(-1, 320)
+            x = self.layer3_act(self.layer3(x))
+        with poptorch.Block("B4"):
+            x = self.layer4(x)
+        return x
+
+
+class TrainingModelWithLoss(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.loss = nn.CrossEntropyLoss()
+
+    def forward(self, args, labels=None):
+        output = self.model(args)
+        if labels is None:
+            return output
+        with poptorch.Block("B4"):
+            loss = self.loss(output, labels)
+        return output, loss
+
+
+def tutorial_options():
+    opts = poptorch.Options().deviceIterations(10)
+    opts.Training.gradientAccumulation(10)
+    opts.setExecutionStrategy(poptorch.PipelinedExecution("B1", "B2", "B3", "B4"))
+    return opts
+
+
+def batch(n, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(n, 1, 28, 28, generator=generator), torch.randint(0, 10, (n,), generator=generator)
+
+
+def test_options_blocks_and_strategy_make_the_tutorials_config():
+    model = Network()
+    opts = tutorial_options()
+    opts.TensorLocations.setOptimizerLocation(poptorch.TensorLocationSettings().useOnChipStorage(False))
+    opts.Precision.setPartialsType(torch.half)
+    opts.setAvailableMemoryProportion({"IPU1": 0.3})
+    training = poptorch.trainingModel(TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters(), lr=1e-3))
+    training(*batch(4000))
+    config = training.simulated_report()["kinds"][0]["summary"]
+    workload = json.loads(json.dumps(training.simulated_config()))["workload"]
+    # The loss follows layer4 in B4, and layer3_act layer3 in B3: the block of the node before.
+    assert workload["blocks"] == [{"name": "B1", "prefix": "/model/layer1/"}, {"name": "B2", "prefix": "/model/layer2/"},
+                                  {"name": "B3", "prefix": "/model/layer3/"}, {"name": "B4", "prefix": "/model/layer4/"}]
+    assert workload["strategy"] == {"kind": "pipelined", "stages": [{"blocks": [b], "ipu": i} for i, b in enumerate(["B1", "B2", "B3", "B4"])]}
+    # PopTorch's partials type applies to half matmuls: an fp32 model accumulates in fp32.
+    assert (workload["mode"], workload["micro_batch"], workload["precision"], workload["partials"]) == ("train", 40, "fp32", "fp32")
+    half = poptorch.simulator_config(opts, True, "m.onnx", 40, [], "fp16", torch.optim.SGD(model.parameters(), lr=0.1))
+    assert (half["workload"]["partials"], half["workload"]["optimizer"], half["workload"]["momentum"]) == ("fp16", "sgd", 0)
+    assert (workload["optimizer"], workload["offload_optimizer"], workload["loss"]) == ("adamw", True, "none")
+    assert workload["available_memory_proportion"] == [0.6, 0.3, 0.6, 0.6]
+    assert training.simulated_config()["run"] == {"device_iterations": 10, "host_calls": 1, "gradient_accumulation": 10}
+    assert training.simulated_config()["system"] == {"base": "hardware/m2000.json"}
+    assert config.num_ipus == 4
+
+
+def test_the_tutorial_runs_at_the_pipelined_configs_throughput():
+    model = Network()
+    training = poptorch.trainingModel(TrainingModelWithLoss(model), tutorial_options(), poptorch.optim.AdamW(model.parameters(), lr=1e-3))
+    data, labels = batch(4000)
+    for _ in range(3):
+        training(data, labels)
+    report = training.simulated_report()
+    cli = ipusim.run(ipusim.CONFIGS / "mnist/pipelined.json", {"/run/epochs": 1}, inference=False)
+    assert report["calls"] == 3
+    assert report["kinds"][0]["call_cycles"] * 15 == cli.total_cycles  # 15 host calls per epoch of 60,000
+    assert report["samples_per_second"] == pytest.approx(cli.samples_per_second, rel=1e-12)
+    assert training.last_call_seconds == pytest.approx(cli.seconds / 15, rel=1e-12)
+
+
+def test_outputs_and_training_are_real():
+    torch.manual_seed(0)
+    model = Network()
+    opts = poptorch.Options().deviceIterations(2)
+    opts.Training.gradientAccumulation(3)
+    opts.outputMode(poptorch.OutputMode.All)
+    training = poptorch.trainingModel(TrainingModelWithLoss(model), opts, poptorch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9))
+    data, labels = batch(2 * 3 * 8)
+    before = torch.nn.functional.cross_entropy(model(data), labels).item()
+    for _ in range(5):
+        preds, losses = training(data, labels)
+    assert preds.shape == (48, 10) and losses.shape == (6,)
+    after = torch.nn.functional.cross_entropy(model(data), labels).item()
+    assert after < before  # the real weights were updated
+    opts.outputMode(poptorch.OutputMode.Final)
+    final = poptorch.trainingModel(TrainingModelWithLoss(model), opts, torch.optim.SGD(model.parameters(), lr=0.0))
+    preds, loss = final(data, labels)
+    assert preds.shape == (8, 10) and loss.dim() == 0
+    inference_opts = poptorch.Options().deviceIterations(6)
+    inference = poptorch.inferenceModel(model, inference_opts)
+    assert torch.allclose(inference(data), model.eval()(data))
+    assert inference.simulated_config()["workload"]["mode"] == "infer"
+
+
+def test_ipu_ids_auto_stage_and_begin_block():
+    model = Network()
+    model.layer2 = poptorch.BeginBlock(model.layer2, "second", ipu_id=1)
+    model.forward = lambda x: model.layer4(model.layer3_act(model.layer3(model.layer2(model.layer1(x)).view(-1, 320))))
+    inference = poptorch.inferenceModel(model, poptorch.Options().deviceIterations(4))
+    inference(batch(32)[0])
+    config = inference.simulated_config()
+    assert config["workload"]["blocks"] == [{"name": "model", "prefix": "/layer1/", "ipu": 0},
+                                            {"name": "second", "prefix": "/layer2/", "ipu": 1}]
+    assert config["workload"]["strategy"] == {"kind": "pipelined"}
+    assert config["system"] == {"base": "hardware/m2000.json"}
+    assert inference.simulated_report()["kinds"][0]["summary"]["num_ipus"] == 4
+
+
+def test_errors_name_the_node_or_the_argument():
+    class Hard(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.act = nn.Hardswish()
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+
+    inference = poptorch.inferenceModel(Hard())
+    with pytest.raises(ipusim.ConfigError, match=r'ONNX node "/act/HardSwish" \(HardSwish\): unsupported op'):
+        inference(torch.zeros(2, 4))
+    with pytest.raises(ValueError, match="expected inputs of a combined batch of micro-batches x 4"):
+        poptorch.inferenceModel(Hard(), poptorch.Options().deviceIterations(4))(torch.zeros(6, 4))
+    with pytest.raises(ValueError, match="deviceIterations: expected a positive integer, found 0"):
+        poptorch.Options().deviceIterations(0)
+    opts = poptorch.Options()
+    opts.Training.gradientAccumulation(2)
+    with pytest.raises(ValueError, match="inferenceModel: expected Training.gradientAccumulation 1"):
+        poptorch.inferenceModel(Hard(), opts)
+    with pytest.raises(ValueError, match="expected a system of at least 4 IPUs, found 'mk2' of 1"):
+        model = Network()
+        opts = tutorial_options().simulator("mk2")
+        poptorch.trainingModel(TrainingModelWithLoss(model), opts, torch.optim.SGD(model.parameters(), lr=0.1))(*batch(4000))
+
+
+def test_data_loader_batches_one_host_call():
+    opts = tutorial_options()
+    dataset = torch.utils.data.TensorDataset(*batch(8100))
+    loader = poptorch.DataLoader(opts, dataset, batch_size=40, shuffle=True, mode=poptorch.DataLoaderMode.Async)
+    assert loader.combinedBatchSize == 4000
+    assert [len(x) for x, _ in loader] == [4000, 4000]  # the incomplete last batch is dropped
