@@ -120,7 +120,7 @@ class _CallKind:
         self.first_cycles = first.total_cycles
         self.call_cycles = later.total_cycles - first.total_cycles
         self.clock_hz = first.clock_hz
-        self.summary = later
+        self.summary = first  # of the config as simulated_config() gives it: one host call
         self.calls = 0
 
 
@@ -214,7 +214,7 @@ class Executor:
 
     def simulated_report(self):
         """Simulated time so far: host calls, seconds, samples per second, and per kind of call
-        its cycles and the simulator's summary of it."""
+        its cycles and the simulator's summary of one such call."""
         kinds = [{"micro_batch": key[0], "inputs": [list(shape) for shape, _ in key[1:]], "calls": k.calls,
                   "first_call_cycles": k.first_cycles, "call_cycles": k.call_cycles, "summary": k.summary}
                  for key, k in self._kinds.items()]
