@@ -148,6 +148,9 @@ def test_ipu_ids_auto_stage_and_begin_block():
     assert config["workload"]["blocks"] == [{"name": "model", "prefix": "/layer1/", "ipu": 0},
                                             {"name": "second", "prefix": "/layer2/", "ipu": 1}]
     assert config["workload"]["strategy"] == {"kind": "pipelined"}
+    auto = poptorch.Options().setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+    assert poptorch.simulator_config(auto, False, "m.onnx", 8, config["workload"]["blocks"], "fp32")["workload"]["strategy"] == \
+        {"kind": "pipelined"}
     assert config["system"] == {"base": "hardware/m2000.json"}
     assert inference.simulated_report()["kinds"][0]["summary"]["num_ipus"] == 4
 

@@ -6,8 +6,6 @@ import sys
 
 import torch
 
-from ._blocks import Block  # noqa: F401  (re-exported by the package)
-
 
 class OutputMode(enum.IntEnum):
     """What a host call returns of its micro-batches' outputs (values as PopTorch's)."""
@@ -42,7 +40,9 @@ class _Strategy:
     kind = None
 
     def __init__(self, *stages_or_blocks):
-        self.stages = [s if isinstance(s, Stage) else Stage(s) for s in stages_or_blocks]
+        # AutoStage: one stage per block on the IPU its annotation names, which is what no
+        # explicit stage gives.
+        self.stages = [s if isinstance(s, Stage) else Stage(s) for s in stages_or_blocks if not isinstance(s, AutoStage)]
 
     def ipusim(self):
         """The "strategy" of the config: explicit stages, or (none given) one per block on the
