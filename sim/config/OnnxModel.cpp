@@ -418,11 +418,31 @@ private:
     /** A node that only renames its input (Identity, a Dropout in inference export). */
     void alias(const onnx::NodeProto& node) { m_values[node.output(0)] = valueOf(node, 0); }
 
+public:
+    using Handler = void (OnnxImporter::*)(const onnx::NodeProto&);
+
+    /** The mapping of each supported op (beside Constant, which is folded away). */
+    static const std::map<std::string, Handler>& handlers()
+    {
+        static const std::map<std::string, Handler> table = {
+            {"Add", &OnnxImporter::binary}, {"AveragePool", &OnnxImporter::pool}, {"BatchNormalization", &OnnxImporter::batchNorm},
+            {"Concat", &OnnxImporter::concat}, {"Conv", &OnnxImporter::conv}, {"Div", &OnnxImporter::binary},
+            {"Dropout", &OnnxImporter::unaryLayer}, {"Exp", &OnnxImporter::unaryLayer}, {"Flatten", &OnnxImporter::flatten},
+            {"Gather", &OnnxImporter::gather}, {"Gemm", &OnnxImporter::matmul}, {"GlobalAveragePool", &OnnxImporter::unaryLayer},
+            {"Identity", &OnnxImporter::identity}, {"InstanceNormalization", &OnnxImporter::instanceNorm},
+            {"LayerNormalization", &OnnxImporter::lastAxis}, {"LogSoftmax", &OnnxImporter::lastAxis},
+            {"MatMul", &OnnxImporter::matmul}, {"MaxPool", &OnnxImporter::pool}, {"Mul", &OnnxImporter::binary},
+            {"NegativeLogLikelihoodLoss", &OnnxImporter::loss}, {"ReduceMean", &OnnxImporter::reduceMean},
+            {"Relu", &OnnxImporter::unaryLayer}, {"Reshape", &OnnxImporter::reshapeOrGroupNorm}, {"Sigmoid", &OnnxImporter::unaryLayer},
+            {"Slice", &OnnxImporter::slices}, {"Softmax", &OnnxImporter::lastAxis}, {"SoftmaxCrossEntropyLoss", &OnnxImporter::loss},
+            {"Split", &OnnxImporter::slices}, {"Sub", &OnnxImporter::binary}, {"Tanh", &OnnxImporter::unaryLayer},
+            {"Transpose", &OnnxImporter::transpose}, {"Unsqueeze", &OnnxImporter::unsqueeze}};
+        return table;
+    }
+
+private:
     void convert(const onnx::NodeProto& node)
     {
-        static const std::map<std::string, LayerKind> unary = {
-            {"Relu", LayerKind::Relu}, {"Sigmoid", LayerKind::Sigmoid}, {"Tanh", LayerKind::Tanh}, {"Exp", LayerKind::Exp},
-            {"GlobalAveragePool", LayerKind::GlobalAvgPool}, {"Dropout", LayerKind::Dropout}};
         const std::string& op = node.op_type();
         if (!node.domain().empty() && node.domain() != "ai.onnx")
             failNode(node, fmt::format("unsupported op domain \"{}\"", node.domain()));
@@ -435,63 +455,60 @@ private:
             return; // a constant, or a shape computation whose values shape inference found
         if (foldIntegerArithmetic(node))
             return;
-        if (op == "Identity" && m_params.count(node.input(0))) {
-            m_params.insert(node.output(0));
-            m_dims[node.output(0)] = m_dims[node.input(0)];
-            return;
-        }
-        if (op == "Identity")
-            return alias(node);
-        if (op == "Unsqueeze" && m_params.count(node.input(0))) {
-            m_params.insert(node.output(0)); // a weight of [C] as [C, 1, 1]: shape inference gives its shape
-            return;
-        }
-        auto u = unary.find(op);
-        if (u != unary.end())
-            return add(node, layerFor(node, u->second, {0}));
-        if (op == "Conv")
-            return conv(node);
-        if (op == "BatchNormalization")
-            return add(node, layerFor(node, LayerKind::BatchNorm2d, {0}));
-        if (op == "InstanceNormalization")
-            return instanceNorm(node);
-        if (op == "MaxPool" || op == "AveragePool")
-            return pool(node);
-        if (op == "Gemm" || op == "MatMul")
-            return matmul(node);
-        if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
-            return binary(node);
-        if (op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization")
-            return add(node, lastAxis(node));
-        if (op == "Flatten")
-            return flatten(node);
-        if (op == "Reshape" && groupNorm(node))
-            return;
-        if (op == "Reshape")
-            return reshape(node);
-        if (op == "Transpose")
-            return transpose(node);
-        if (op == "Gather")
-            return gather(node);
-        if (op == "Concat")
-            return concat(node);
-        if (op == "Slice" || op == "Split")
-            return slices(node);
-        if (op == "SoftmaxCrossEntropyLoss" || op == "NegativeLogLikelihoodLoss")
-            return loss(node);
-        if (op == "ReduceMean" && imageMean(node))
-            return;
+        auto handler = handlers().find(op);
+        if (handler != handlers().end())
+            return (this->*handler->second)(node);
         std::string hint;
-        if (op == "ReduceMean")
-            hint = " over other axes than an image's height and width (x.mean([2, 3])); LayerNorm exports as one "
-                   "LayerNormalization node with opset_version=17";
-        else if (op == "Pow" || op == "Sqrt")
+        if (op == "Pow" || op == "Sqrt")
             hint = " (LayerNorm exports as one LayerNormalization node with opset_version=17)";
-        else if (op == "Unsqueeze")
-            hint = " of data (Unsqueeze of a weight is supported)";
         else if (op == "Erf")
             hint = " (GELU exports as Erf and element-wise nodes before opset 20)";
+        failUnsupported(node, hint);
+    }
+
+    [[noreturn]] void failUnsupported(const onnx::NodeProto& node, const std::string& hint) const
+    {
         failNode(node, fmt::format("unsupported op{}; supported: {}", hint, fmt::join(supportedOnnxOps(), ", ")));
+    }
+
+    void unaryLayer(const onnx::NodeProto& node)
+    {
+        static const std::map<std::string, LayerKind> kinds = {
+            {"Relu", LayerKind::Relu}, {"Sigmoid", LayerKind::Sigmoid}, {"Tanh", LayerKind::Tanh}, {"Exp", LayerKind::Exp},
+            {"GlobalAveragePool", LayerKind::GlobalAvgPool}, {"Dropout", LayerKind::Dropout}};
+        add(node, layerFor(node, kinds.at(node.op_type()), {0}));
+    }
+
+    void batchNorm(const onnx::NodeProto& node) { add(node, layerFor(node, LayerKind::BatchNorm2d, {0})); }
+
+    /** Identity of a weight is the weight; of data, the data under another name. */
+    void identity(const onnx::NodeProto& node)
+    {
+        if (!m_params.count(node.input(0)))
+            return alias(node);
+        m_params.insert(node.output(0));
+        m_dims[node.output(0)] = m_dims[node.input(0)];
+    }
+
+    /** A weight of [C] as [C, 1, 1] (shape inference gives its shape); of data, not modelled. */
+    void unsqueeze(const onnx::NodeProto& node)
+    {
+        if (!m_params.count(node.input(0)))
+            failUnsupported(node, " of data (Unsqueeze of a weight is supported)");
+        m_params.insert(node.output(0));
+    }
+
+    void reshapeOrGroupNorm(const onnx::NodeProto& node)
+    {
+        if (!groupNorm(node))
+            reshape(node);
+    }
+
+    void reduceMean(const onnx::NodeProto& node)
+    {
+        if (!imageMean(node))
+            failUnsupported(node, " over other axes than an image's height and width (x.mean([2, 3])); LayerNorm exports as one "
+                                  "LayerNormalization node with opset_version=17");
     }
 
     /** Integer arithmetic on known values (a chunk's bounds: size / 2, ...), which ONNX's
@@ -643,7 +660,7 @@ private:
     }
 
     /** Softmax and LayerNormalization over the last axis, as the graph workload has them. */
-    LayerSpec lastAxis(const onnx::NodeProto& node)
+    void lastAxis(const onnx::NodeProto& node)
     {
         static const std::map<std::string, LayerKind> kinds = {
             {"Softmax", LayerKind::Softmax}, {"LogSoftmax", LayerKind::LogSoftmax}, {"LayerNormalization", LayerKind::LayerNorm}};
@@ -654,7 +671,7 @@ private:
         LayerSpec l = layerFor(node, kinds.at(node.op_type()), {0});
         if (l.kind == LayerKind::LayerNorm)
             l.affine = learnedScaleAndBias(node);
-        return l;
+        add(node, l);
     }
 
     /** Whether a norm's scale (operand 1) and bias (operand 2) are learned (weights: torch's
@@ -1023,11 +1040,13 @@ private:
 
 const std::vector<std::string>& supportedOnnxOps()
 {
-    static const std::vector<std::string> ops = {
-        "Add", "AveragePool", "BatchNormalization", "Concat", "Constant", "Conv", "Div", "Dropout", "Exp", "Flatten", "Gather",
-        "Gemm", "GlobalAveragePool", "Identity", "InstanceNormalization", "LayerNormalization", "LogSoftmax", "MatMul", "MaxPool", "Mul",
-        "NegativeLogLikelihoodLoss", "ReduceMean", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "SoftmaxCrossEntropyLoss", "Split",
-        "Sub", "Tanh", "Transpose", "Unsqueeze"};
+    static const std::vector<std::string> ops = [] {
+        std::vector<std::string> names{"Constant"};
+        for (const auto& [op, handler] : OnnxImporter::handlers())
+            names.push_back(op);
+        std::sort(names.begin(), names.end());
+        return names;
+    }();
     return ops;
 }
 

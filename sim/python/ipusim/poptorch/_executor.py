@@ -3,6 +3,7 @@
 advances a simulated clock by the cycles the simulator gives that call."""
 import atexit
 import copy
+import json
 import os
 import shutil
 import sys
@@ -10,12 +11,12 @@ import tempfile
 
 import torch
 
+from .. import CONFIGS
 from .. import run as simulate
 from ._blocks import BlockRecorder
 from ._options import OutputMode
 
-SYSTEMS = {"mk2": ("hardware/mk2.json", 1), "m2000": ("hardware/m2000.json", 4), "pod16": ("hardware/pod16.json", 16),
-           "pod64": ("hardware/pod64.json", 64)}
+SYSTEMS = ("mk2", "m2000", "pod16", "pod64")  # the bundled hardware descriptions, smallest first
 _POPTORCH_MEMORY_PROPORTION = 0.6  # PopTorch's default for an IPU the options leave out
 
 
@@ -69,16 +70,21 @@ def _partials(options, precision):
     return (options.Precision.partials or precision) if precision == "fp16" else "fp32"
 
 
+def _ipus_of(system):
+    """A bundled system's IPUs, as its description gives them."""
+    return json.loads((CONFIGS / "hardware" / f"{system}.json").read_text())["num_ipus"]
+
+
 def system_file(system, ipus):
     if system is None:
-        for name in ("mk2", "m2000", "pod16", "pod64"):
-            if SYSTEMS[name][1] >= ipus:
-                return SYSTEMS[name][0]
+        for name in SYSTEMS:
+            if _ipus_of(name) >= ipus:
+                return f"hardware/{name}.json"
         raise ValueError(f"Options.simulator: the model needs {ipus} IPUs, more than an IPU-POD64's 64; name a system config")
     if system in SYSTEMS:
-        if SYSTEMS[system][1] < ipus:
-            raise ValueError(f"Options.simulator: expected a system of at least {ipus} IPUs, found {system!r} of {SYSTEMS[system][1]}")
-        return SYSTEMS[system][0]
+        if _ipus_of(system) < ipus:
+            raise ValueError(f"Options.simulator: expected a system of at least {ipus} IPUs, found {system!r} of {_ipus_of(system)}")
+        return f"hardware/{system}.json"
     return os.path.abspath(os.fspath(system))
 
 
