@@ -168,7 +168,7 @@ def test_errors_name_the_node_or_the_argument():
     inference = poptorch.inferenceModel(Hard())
     with pytest.raises(ipusim.ConfigError, match=r'ONNX node "/act/HardSwish" \(HardSwish\): unsupported op'):
         inference(torch.zeros(2, 4))
-    with pytest.raises(ValueError, match="expected inputs of a combined batch of micro-batches x 4"):
+    with pytest.raises(ValueError, match=r"input 0: expected a combined batch of micro-batches x 4 .*found a shape of \[6, 4\]"):
         poptorch.inferenceModel(Hard(), poptorch.Options().deviceIterations(4))(torch.zeros(6, 4))
     with pytest.raises(ValueError, match="deviceIterations: expected a positive integer, found 0"):
         poptorch.Options().deviceIterations(0)
@@ -188,3 +188,52 @@ def test_data_loader_batches_one_host_call():
     loader = poptorch.DataLoader(opts, dataset, batch_size=40, shuffle=True, mode=poptorch.DataLoaderMode.Async)
     assert loader.combinedBatchSize == 4000
     assert [len(x) for x, _ in loader] == [4000, 4000]  # the incomplete last batch is dropped
+
+
+class SharedActivation(nn.Module):
+    """The seed's Block(ipu_id=...) example: unnamed blocks, one ReLU module called in three."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer1, self.layer2, self.layer3, self.layer4 = (nn.Linear(5, 10), nn.Linear(10, 5), nn.Linear(5, 5),
+                                                              nn.Linear(5, 5))
+        self.act = nn.ReLU()
+        self.softmax = nn.Softmax(dim=1)
+
+    def forward(self, x):
+        with poptorch.Block(ipu_id=0):
+            x = self.act(self.layer1(x))
+        with poptorch.Block(ipu_id=1):
+            x = self.act(self.layer2(x))
+        with poptorch.Block(ipu_id=2):
+            x = self.act(self.layer3(x))
+            x = self.act(self.layer4(x))
+        with poptorch.Block(ipu_id=3):
+            x = self.softmax(x)
+        return x
+
+
+def test_unnamed_blocks_and_a_module_called_in_several():
+    model = SharedActivation()
+    inference = poptorch.inferenceModel(model, poptorch.Options().deviceIterations(20))
+    x = torch.randn(80, 5)
+    assert torch.allclose(inference(x), model(x))
+    # PopTorch numbers unnamed blocks 0, 1, ...; torch names the ReLU's later calls /act_1/ to
+    # /act_3/, which fall in the block of the node before them, so none needs a prefix.
+    assert inference.simulated_config()["workload"]["blocks"] == [
+        {"name": "0", "prefix": "/layer1/", "ipu": 0}, {"name": "1", "prefix": "/layer2/", "ipu": 1},
+        {"name": "2", "prefix": "/layer3/", "ipu": 2}, {"name": "3", "prefix": "/softmax/", "ipu": 3}]
+
+    class Twice(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = nn.Sequential(nn.Linear(5, 5), nn.ReLU())
+
+        def forward(self, x):
+            with poptorch.Block("first", ipu_id=0):
+                x = self.block(x)
+            with poptorch.Block("second", ipu_id=1):
+                return self.block(x)
+
+    with pytest.raises(ValueError, match="module 'block' is called in blocks 'first' and 'second'"):
+        poptorch.inferenceModel(Twice())(torch.randn(2, 5))

@@ -9,6 +9,7 @@ on the first call of each input shape, with its blocks taken from the modules ea
 encloses, and simulated as an "onnx" workload; `model.simulated_report()` gives the simulated time.
 """
 import enum
+import os
 
 import torch
 
@@ -20,7 +21,7 @@ from ._options import (AutoStage, Options, OutputMode, PipelinedExecution, Shard
 
 __all__ = ["Options", "OutputMode", "TensorLocationSettings", "Block", "BeginBlock", "BlockFunction", "Stage",
            "PipelinedExecution", "ShardedExecution", "AutoStage", "DataLoader", "DataLoaderMode", "trainingModel",
-           "inferenceModel", "optim", "simulator_config"]
+           "inferenceModel", "optim", "setLogLevel", "simulator_config"]
 
 
 class DataLoaderMode(enum.Enum):
@@ -31,7 +32,8 @@ class DataLoaderMode(enum.Enum):
 
 class DataLoader(torch.utils.data.DataLoader):
     """Batches of batch_size x device iterations x replicas x gradient accumulation samples: one
-    host call's worth (PopTorch's combined batch). The mode is accepted; loading runs in torch."""
+    host call's worth (PopTorch's combined batch). The mode is accepted; loading runs in torch,
+    with at most one worker process per CPU core."""
 
     def __init__(self, options, dataset, batch_size=1, shuffle=False, num_workers=0, drop_last=True, mode=DataLoaderMode.Sync,
                  **kwargs):
@@ -42,8 +44,13 @@ class DataLoader(torch.utils.data.DataLoader):
         kwargs.pop("async_options", None)
         kwargs.pop("rebatched_worker_size", None)
         kwargs.pop("auto_distributed_partitioning", None)
-        super().__init__(dataset, batch_size=self.combinedBatchSize, shuffle=shuffle, num_workers=num_workers,
+        super().__init__(dataset, batch_size=self.combinedBatchSize, shuffle=shuffle, num_workers=min(num_workers, os.cpu_count() or 1),
                          drop_last=drop_last, **kwargs)
+
+
+def setLogLevel(level):
+    """Accepted: the simulator's notes go to stderr whatever the level."""
+    del level
 
 
 def trainingModel(model, options=None, optimizer=None):

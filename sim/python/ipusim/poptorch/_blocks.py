@@ -3,10 +3,18 @@
 export: the module paths torch.onnx.export writes into node names ("/model/layer1/conv/Conv"),
 which the simulator's "blocks" match by prefix."""
 import functools
+import itertools
 
 import torch
 
 _active = []  # the open Block contexts: (name, ipu_id)
+_auto_ids = itertools.count()  # names of unnamed blocks, "0", "1", ... in the order they begin
+
+
+def _name(user_id):
+    """A block's name: its user_id, or (none given) the next automatic id, as PopTorch numbers
+    each unnamed block it begins."""
+    return user_id if user_id is not None else str(next(_auto_ids))
 
 
 class Block:
@@ -17,7 +25,7 @@ class Block:
         self.ipu = ipu_id
 
     def __enter__(self):
-        _active.append((self.name, self.ipu))
+        _active.append((_name(self.name), self.ipu))
         return self
 
     def __exit__(self, *exc):
@@ -48,38 +56,42 @@ def BeginBlock(layer, user_id=None, ipu_id=None):
     return layer
 
 
-def onnx_scopes(model):
-    """Each submodule's scope in torch.onnx.export's node names (torch 1.13): its attribute name,
-    or for a child of a Sequential, ModuleList or ModuleDict its parent's scope, a dot and its
-    key ("/layer1/layer1.0/conv1/Conv")."""
+def scope_parts(model):
+    """Each submodule's part of the scope in torch.onnx.export's node names (torch 1.13): its
+    attribute name, or for a child of a Sequential, ModuleList or ModuleDict its parent's part, a
+    dot and its key ("/layer1/layer1.0/conv1/Conv")."""
     containers = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
-    scopes = {model: ""}
+    parts = {}
     for path, module in model.named_modules():
         if not path:
             continue
         parent_path, _, key = path.rpartition(".")
         parent = model.get_submodule(parent_path) if parent_path else model
-        part = f"{scopes[parent].rsplit('/', 1)[-1]}.{key}" if isinstance(parent, containers) and parent is not model else key
-        scopes[module] = f"{scopes[parent]}/{part}" if scopes[parent] else f"/{part}"
-    return {m: s + "/" for m, s in scopes.items() if s}
+        parts[module] = f"{parts[parent]}.{key}" if isinstance(parent, containers) and parent is not model else key
+    return parts
 
 
 class BlockRecorder:
     """While a model runs (its export's trace), records the block each submodule is called in;
-    then gives the simulator's "blocks": a node-name prefix per module whose block differs from
-    its parent's, in call order."""
+    then gives the simulator's "blocks": a node-name prefix per module call whose block differs
+    from its parent's, in call order."""
 
     def __init__(self, model):
         self._model = model
-        self._scopes = onnx_scopes(model)
+        self._parts = scope_parts(model)
+        self._calling = [""]  # the scopes of the module calls under way: torch nests a call's scope in its caller's
         self._blocks = []  # (prefix, name, ipu)
-        self._seen = set()
+        self._recorded = {}  # prefix -> its block
+        self._leaf_calls = {}  # scope -> calls so far of a module without children
         self._hooks = []
         self._begun = None  # the block a BeginBlock started, active until the next one
 
     def __enter__(self):
-        for module in self._scopes:
+        global _auto_ids
+        _auto_ids = itertools.count()
+        for module in self._parts:
             self._hooks.append(module.register_forward_pre_hook(self._called))
+            self._hooks.append(module.register_forward_hook(self._returned))
         return self
 
     def __exit__(self, *exc):
@@ -87,18 +99,37 @@ class BlockRecorder:
             hook.remove()
         return False
 
+    def _call_scope(self, module):
+        """The scope of this call's nodes: its caller's scope and the module's part. torch gives
+        each later call that makes nodes under the same scope "_1", "_2", ...; a module without
+        children makes nodes on every call, so its k-th call is scope_k."""
+        scope = f"{self._calling[-1]}/{self._parts[module]}"
+        if next(module.children(), None) is None:
+            k = self._leaf_calls.get(scope, 0)
+            self._leaf_calls[scope] = k + 1
+            scope += f"_{k}" if k else ""
+        self._calling.append(scope)
+        return scope + "/"
+
+    def _returned(self, _module, _inputs, _output):
+        self._calling.pop()
+
     def _called(self, module, _inputs):
-        if module in self._seen:
-            return
-        self._seen.add(module)
         begin = getattr(module, "_ipusim_begin_block", None)
-        if begin is not None:
-            self._begun = begin
+        if begin is not None:  # each call begins the block, as PopTorch's hook does
+            self._begun = (_name(begin[0]), begin[1])
         block = _active[-1] if _active else self._begun
-        if block is not None and block[0] is not None:
-            self._blocks.append((self._scopes[module], block[0], block[1]))
-        elif not self._blocks:  # before the first block: PopTorch's default block, on IPU 0
-            self._blocks.append((self._scopes[module], None, 0))
+        scope = self._call_scope(module)
+        if block is None and self._blocks:
+            return  # in no block: the block before, as the simulator's prefixes give it
+        block = block or (None, 0)  # before any block: PopTorch's default block, on IPU 0
+        if scope in self._recorded:
+            if self._recorded[scope] != block:
+                raise ValueError(f"module {scope[1:-1]!r} is called in blocks {self._recorded[scope][0]!r} and {block[0]!r}: "
+                                 "the simulator places a module's nodes by its scope, so give each block its own module")
+            return
+        self._recorded[scope] = block
+        self._blocks.append((scope, block[0], block[1]))
 
     def blocks(self):
         """[{"name", "prefix", "ipu"?}], dropping a module that gets its block anyway: from the

@@ -88,13 +88,62 @@ def system_file(system, ipus):
     return os.path.abspath(os.fspath(system))
 
 
+def profile_folder():
+    """Where PopTorch would write its profile (POPLAR_ENGINE_OPTIONS "autoReport.all" or
+    "autoReport.outputExecutionProfile", in "autoReport.directory", default "."): there the
+    simulator writes the summary and Perfetto trace of each kind of host call. None: no profile."""
+    text = os.environ.get("POPLAR_ENGINE_OPTIONS")
+    if not text:
+        return None
+    try:
+        engine = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"POPLAR_ENGINE_OPTIONS: expected a JSON object, {error}") from None
+    if not isinstance(engine, dict):
+        raise ValueError("POPLAR_ENGINE_OPTIONS: expected a JSON object such as {\"autoReport.all\": \"true\"}")
+    wanted = any(str(engine.get(k, "false")).lower() == "true" for k in ("autoReport.all", "autoReport.outputExecutionProfile"))
+    return str(engine.get("autoReport.directory", ".")) if wanted else None
+
+
+def _leaves(value):
+    """The tensors of a model input or output: itself, or those of a tuple, list or dict, in order."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    raise TypeError(f"expected tensors, or tuples, lists or dicts of them, found {type(value).__name__}")
+
+
+def _map(value, function):
+    """`value` with `function` applied to each of its tensors, its structure kept."""
+    if isinstance(value, torch.Tensor):
+        return function(value)
+    if isinstance(value, dict):
+        return {k: _map(v, function) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_map(v, function) for v in value)
+    return value
+
+
+def _micro_batch(value, k, n):
+    """The k-th of n micro-batches of an input: as PopTorch splits it, each tensor's first
+    dimension in n equal parts."""
+    return _map(value, lambda t: t[k * (t.shape[0] // n):(k + 1) * (t.shape[0] // n)])
+
+
 def _loss_of(output):
-    """The loss a training model returns: the output itself, or the one scalar of a tuple."""
+    """The loss a training model returns: the output itself, a dict's "loss" (as a Lightning
+    training_step returns it), or the one scalar of a tuple."""
     if isinstance(output, torch.Tensor):
         return output
-    scalars = [o for o in output if isinstance(o, torch.Tensor) and o.dim() == 0]
+    if isinstance(output, dict) and isinstance(output.get("loss"), torch.Tensor):
+        return output["loss"]
+    scalars = [o for o in output if isinstance(o, torch.Tensor) and o.dim() == 0] if isinstance(output, (tuple, list)) else []
     if len(scalars) != 1:
-        raise ValueError("trainingModel: expected the model to return its loss, alone or as the one scalar of a tuple")
+        raise ValueError("trainingModel: expected the model to return its loss, alone, as a dict's \"loss\" or as the one "
+                         "scalar of a tuple")
     return scalars[0]
 
 
@@ -105,6 +154,8 @@ def _select(outputs, mode, period):
     if mode == OutputMode.EveryN:
         outputs = outputs[period - 1::period]
     first = outputs[0]
+    if isinstance(first, dict):
+        return {key: _combine([o[key] for o in outputs], mode) for key in first}
     if isinstance(first, (tuple, list)):
         return type(first)(_combine([o[k] for o in outputs], mode) for k in range(len(first)))
     return _combine(outputs, mode)
@@ -151,35 +202,40 @@ class Executor:
         if os.environ.get("IPUSIM_REPORT"):
             atexit.register(lambda: print(self.report_text(), file=sys.stderr))
 
-    def __call__(self, *args):
-        if not args or not all(isinstance(a, torch.Tensor) for a in args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            raise TypeError(f"keyword inputs are not supported yet ({', '.join(kwargs)}): pass the model's inputs by position")
+        leaves = _leaves(args)
+        if not leaves:
             raise TypeError("expected the model's inputs as tensors, the combined batch first")
         micro_batches = self.options.device_iterations * self.options.replication_factor * \
             (self.options.Training.gradient_accumulation if self.training else 1)
-        batch = args[0].shape[0]
-        if batch % micro_batches or any(a.shape[0] != batch for a in args):
-            raise ValueError(f"expected inputs of a combined batch of micro-batches x {micro_batches} (device iterations x replicas"
-                             f"{' x gradient accumulation' if self.training else ''}), found a batch of {batch}")
+        for k, leaf in enumerate(leaves):
+            if leaf.dim() == 0 or leaf.shape[0] == 0 or leaf.shape[0] % micro_batches:
+                raise ValueError(f"input {k}: expected a combined batch of micro-batches x {micro_batches} (device iterations x "
+                                 f"replicas{' x gradient accumulation' if self.training else ''}), found a shape of "
+                                 f"{list(leaf.shape)}")
+        batch = leaves[0].shape[0]
         micro_batch = batch // micro_batches
-        key = (micro_batch,) + tuple((tuple(a.shape[1:]), a.dtype) for a in args)
+        key = (micro_batch,) + tuple(((leaf.shape[0] // micro_batches,) + tuple(leaf.shape[1:]), leaf.dtype) for leaf in leaves)
         if key not in self._kinds:
-            self._kinds[key] = self._simulate(args, micro_batch, len(self._kinds))
+            self._kinds[key] = self._simulate(args, micro_batch, micro_batches, len(self._kinds))
         kind = self._kinds[key]
         cycles = kind.first_cycles if kind.calls == 0 else kind.call_cycles
         kind.calls += 1
         self.last_call_seconds = cycles / kind.clock_hz
         self.simulated_seconds += self.last_call_seconds
         self.samples += batch
-        return self._compute(args, micro_batch, micro_batches)
+        return self._compute(args, micro_batches)
 
-    def _simulate(self, args, micro_batch, index):
+    def _simulate(self, args, micro_batch, micro_batches, index):
         path = os.path.join(self._folder, f"model{index}.onnx")
-        example = tuple(a[:micro_batch] for a in args)
+        example = _micro_batch(args, 0, micro_batches)
         buffers = {name: b.clone() for name, b in self.model.named_buffers()}
         mode = torch.onnx.TrainingMode.TRAINING if self.training else torch.onnx.TrainingMode.EVAL
         with torch.random.fork_rng(), BlockRecorder(self.model) as recorder:
             torch.onnx.export(self.model, example, path, opset_version=17, training=mode, do_constant_folding=False,
-                              export_params=False, input_names=[f"input{k}" for k in range(len(args))])
+                              export_params=False, input_names=[f"input{k}" for k in range(len(_leaves(args)))])
         with torch.no_grad():  # the trace ran the model: its batch norm statistics are as they were
             for name, b in self.model.named_buffers():
                 b.copy_(buffers[name])
@@ -188,10 +244,16 @@ class Executor:
                                   self.optimizer)
         later = copy.deepcopy(config)
         later["run"]["host_calls"] = 2
-        return _CallKind(config, simulate(config, self.options.system_overrides), simulate(later, self.options.system_overrides))
+        profile = profile_folder()
+        out_dir = os.path.join(profile, f"{config['name']}_{index}") if profile else None
+        first = simulate(config, self.options.system_overrides, out_dir=out_dir, trace=out_dir is not None)
+        if out_dir:
+            print(f"ipusim: the simulated profile of a host call is in {out_dir} (trace.json opens in ui.perfetto.dev)",
+                  file=sys.stderr)
+        return _CallKind(config, first, simulate(later, self.options.system_overrides))
 
-    def _compute(self, args, micro_batch, micro_batches):
-        chunks = [tuple(a[k * micro_batch:(k + 1) * micro_batch] for a in args) for k in range(micro_batches)]
+    def _compute(self, args, micro_batches):
+        chunks = [_micro_batch(args, k, micro_batches) for k in range(micro_batches)]
         mode = self.options.output_mode
         if mode == OutputMode.Default:
             mode = OutputMode.Final if self.training else OutputMode.All
@@ -208,9 +270,26 @@ class Executor:
             for chunk in chunks[step * per_update:(step + 1) * per_update]:
                 out = self.model(*chunk)
                 (_loss_of(out) / per_update).backward()  # the mean over micro-batches and replicas
-                outputs.append(tuple(o.detach() for o in out) if isinstance(out, (tuple, list)) else out.detach())
+                outputs.append(_map(out, torch.Tensor.detach))
             self.optimizer.step()
         return _select(outputs, mode, self.options.output_return_period)
+
+    # The model's weights are the torch module's own, on the CPU: attaching, detaching and copying
+    # weights between host and device have nothing to do.
+    def detachFromDevice(self):
+        pass
+
+    def attachToDevice(self):
+        pass
+
+    def isAttachedToDevice(self):
+        return True
+
+    def copyWeightsToHost(self):
+        pass
+
+    def copyWeightsToDevice(self):
+        pass
 
     def simulated_config(self):
         """The config of the latest kind of host call, as simulated for its first call."""

@@ -92,14 +92,48 @@ class _PrecisionOptions:
 
 
 class _TensorLocationOptions:
+    """Where tensors live. The simulator models the optimizer state in Streaming Memory; the other
+    kinds stay on chip, as PopTorch keeps them by default."""
+
     def __init__(self):
         self.optimizer_on_chip = True
 
     def setOptimizerLocation(self, settings):
-        if not isinstance(settings, TensorLocationSettings):
-            raise TypeError(f"setOptimizerLocation: expected TensorLocationSettings, found {type(settings).__name__}")
-        self.optimizer_on_chip = settings.on_chip
+        self.optimizer_on_chip = _settings("setOptimizerLocation", settings).on_chip
         return self
+
+    def setActivationLocation(self, settings):
+        return self._on_chip_only("setActivationLocation", settings)
+
+    def setWeightLocation(self, settings):
+        return self._on_chip_only("setWeightLocation", settings)
+
+    def setAccumulatorLocation(self, settings):
+        return self._on_chip_only("setAccumulatorLocation", settings)
+
+    def _on_chip_only(self, name, settings):
+        if not _settings(name, settings).on_chip:
+            raise NotImplementedError(f"{name}: only on-chip storage is simulated; of the tensor locations, "
+                                      "setOptimizerLocation can offload the optimizer state")
+        return self
+
+
+def _settings(name, settings):
+    if not isinstance(settings, TensorLocationSettings):
+        raise TypeError(f"{name}: expected TensorLocationSettings, found {type(settings).__name__}")
+    return settings
+
+
+class _PopartOptions:
+    """PopART's own options: they tune a compilation the simulator does not make."""
+
+    def set(self, key, value):
+        _note(f"_Popart.set({key!r}, {value!r}) is ignored: PopART options tune a compilation that is not simulated")
+        return self
+
+
+def _note(message):
+    print(f"ipusim: {message}", file=sys.stderr)
 
 
 def _positive(name, n):
@@ -121,6 +155,8 @@ class Options:
         self.Training = _TrainingOptions()
         self.Precision = _PrecisionOptions()
         self.TensorLocations = _TensorLocationOptions()
+        self._Popart = _PopartOptions()
+        self.random_seed = None
         self.system = None  # None: the smallest system with enough IPUs
         self.system_overrides = {}
 
@@ -156,8 +192,16 @@ class Options:
         self.available_memory_proportion = by_ipu
         return self
 
+    def randomSeed(self, seed):
+        """The IPU's random seed. The real computation runs in torch on the CPU: seed it with
+        torch.manual_seed; the simulated time does not depend on it."""
+        if not isinstance(seed, int):
+            raise TypeError(f"randomSeed: expected an integer, found {type(seed).__name__}")
+        self.random_seed = seed
+        return self
+
     def enableExecutableCaching(self, path):
-        print(f"ipusim: enableExecutableCaching({path!r}) is ignored: nothing is compiled for hardware", file=sys.stderr)
+        _note(f"enableExecutableCaching({path!r}) is ignored: nothing is compiled for hardware")
         return self
 
     def simulator(self, system=None, **overrides):
