@@ -95,7 +95,9 @@ def test_options_blocks_and_strategy_make_the_tutorials_config():
     assert (half["workload"]["partials"], half["workload"]["optimizer"], half["workload"]["momentum"]) == ("fp16", "sgd", 0)
     assert (workload["optimizer"], workload["offload_optimizer"], workload["loss"]) == ("adamw", True, "none")
     assert workload["available_memory_proportion"] == [0.6, 0.3, 0.6, 0.6]
-    assert training.simulated_config()["run"] == {"device_iterations": 10, "host_calls": 1, "gradient_accumulation": 10}
+    # Two host calls of 4,000 samples, one epoch each: the first call's cycles and a later one's.
+    assert training.simulated_config()["run"] == {"device_iterations": 10, "epochs": 2, "dataset_samples": 4000,
+                                                  "gradient_accumulation": 10}
     assert training.simulated_config()["system"] == {"base": "hardware/m2000.json"}
     assert config.num_ipus == 4
 

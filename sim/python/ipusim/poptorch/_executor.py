@@ -31,8 +31,9 @@ def optimizer_settings(optimizer):
     raise TypeError(f"optimizer: expected poptorch.optim.SGD, Adam, AdamW or LAMB, found {type(optimizer).__name__}")
 
 
-def simulator_config(options, training, onnx_file, micro_batch, blocks, precision, optimizer=None, host_calls=1):
-    """The experiment config for one kind of host call."""
+def simulator_config(options, training, onnx_file, micro_batch, blocks, precision, optimizer=None):
+    """The experiment config for one kind of host call: two such calls, each an epoch of its own,
+    so that one simulation gives the first call's cycles and a later one's."""
     ipus = [b["ipu"] for b in blocks if "ipu" in b]
     if options.strategy is not None:
         strategy = options.strategy.ipusim()
@@ -56,9 +57,11 @@ def simulator_config(options, training, onnx_file, micro_batch, blocks, precisio
     if options.available_memory_proportion:
         by_ipu = options.available_memory_proportion
         workload["available_memory_proportion"] = [by_ipu.get(i, _POPTORCH_MEMORY_PROPORTION) for i in range(per_replica)]
-    run = {"device_iterations": options.device_iterations, "host_calls": host_calls}
+    accumulation = options.Training.gradient_accumulation if training else 1
+    run = {"device_iterations": options.device_iterations, "epochs": 2,
+           "dataset_samples": micro_batch * options.device_iterations * options.replication_factor * accumulation}
     if training:
-        run["gradient_accumulation"] = options.Training.gradient_accumulation
+        run["gradient_accumulation"] = accumulation
     return {"name": "poptorch_" + ("train" if training else "infer"),
             "system": {"base": system_file(options.system, per_replica * options.replication_factor)},
             "workload": workload, "run": run}
@@ -170,14 +173,13 @@ def _combine(values, mode):
 
 class _CallKind:
     """One kind of host call (its inputs' shapes): the simulated cycles of the first call and of
-    each later one, from simulations of one and of two host calls."""
+    each later one, the two epochs of its simulation."""
 
-    def __init__(self, config, first, later):
+    def __init__(self, config, summary):
         self.config = config
-        self.first_cycles = first.total_cycles
-        self.call_cycles = later.total_cycles - first.total_cycles
-        self.clock_hz = first.clock_hz
-        self.summary = first  # of the config as simulated_config() gives it: one host call
+        self.first_cycles, self.call_cycles = (epoch["cycles"] for epoch in summary.epochs)
+        self.clock_hz = summary.clock_hz
+        self.summary = summary  # of the config as simulated_config() gives it: two host calls
         self.calls = 0
 
 
@@ -242,15 +244,13 @@ class Executor:
         half = any(p.dtype == torch.half for p in self.model.parameters())
         config = simulator_config(self.options, self.training, path, micro_batch, recorder.blocks(), "fp16" if half else "fp32",
                                   self.optimizer)
-        later = copy.deepcopy(config)
-        later["run"]["host_calls"] = 2
         profile = profile_folder()
         out_dir = os.path.join(profile, f"{config['name']}_{index}") if profile else None
-        first = simulate(config, self.options.system_overrides, out_dir=out_dir, trace=out_dir is not None)
+        summary = simulate(config, self.options.system_overrides, out_dir=out_dir, trace=out_dir is not None)
         if out_dir:
-            print(f"ipusim: the simulated profile of a host call is in {out_dir} (trace.json opens in ui.perfetto.dev)",
+            print(f"ipusim: the simulated profile of two host calls is in {out_dir} (trace.json opens in ui.perfetto.dev)",
                   file=sys.stderr)
-        return _CallKind(config, first, simulate(later, self.options.system_overrides))
+        return _CallKind(config, summary)
 
     def _compute(self, args, micro_batches):
         chunks = [_micro_batch(args, k, micro_batches) for k in range(micro_batches)]
@@ -292,14 +292,15 @@ class Executor:
         pass
 
     def simulated_config(self):
-        """The config of the latest kind of host call, as simulated for its first call."""
+        """The config of the latest kind of host call, as simulated: two such calls, one epoch each."""
         if not self._kinds:
             raise RuntimeError("no host call yet: the model is captured and simulated on its first call")
         return copy.deepcopy(list(self._kinds.values())[-1].config)
 
     def simulated_report(self):
         """Simulated time so far: host calls, seconds, samples per second, and per kind of call
-        its cycles and the simulator's summary of one such call."""
+        its cycles (of the first call and of each later one) and the simulator's summary of two
+        such calls, whose "epochs" are the two calls."""
         kinds = [{"micro_batch": key[0], "inputs": [list(shape) for shape, _ in key[1:]], "calls": k.calls,
                   "first_call_cycles": k.first_cycles, "call_cycles": k.call_cycles, "summary": k.summary}
                  for key, k in self._kinds.items()]
