@@ -114,6 +114,10 @@ def test_the_tutorial_runs_at_the_pipelined_configs_throughput():
     assert report["kinds"][0]["call_cycles"] * 15 == cli.total_cycles  # 15 host calls per epoch of 60,000
     assert report["samples_per_second"] == pytest.approx(cli.samples_per_second, rel=1e-12)
     assert training.last_call_seconds == pytest.approx(cli.seconds / 15, rel=1e-12)
+    text = training.report_text()  # what IPUSIM_REPORT prints at exit
+    assert f"3 calls on 4 IPUs, the first {cli.seconds / 15 * 1e3:.3f} ms, then {cli.seconds / 15 * 1e3:.3f} ms each" in text
+    assert f"compute {cli.breakdown_share['compute'] * 100:.1f} %" in text
+    assert f"IPU 0 {cli.memory[0]['peak']['max']:,}, IPU 1" in text
 
 
 def test_outputs_and_training_are_real():

@@ -308,6 +308,18 @@ class Executor:
                 "samples_per_second": self.samples / self.simulated_seconds if self.simulated_seconds else 0.0, "kinds": kinds}
 
     def report_text(self):
+        """The report as text: totals, then per kind of call its times, where the IPUs' cycles go
+        and each IPU's peak tile memory."""
         r = self.simulated_report()
-        return (f"ipusim: {'training' if self.training else 'inference'} model: {r['calls']} host calls, "
-                f"{r['simulated_seconds']:.6f} s simulated, {r['samples_per_second']:.1f} samples/s")
+        lines = [f"ipusim: {'training' if self.training else 'inference'} model: {r['calls']} host calls, "
+                 f"{r['simulated_seconds']:.6f} s simulated, {r['samples_per_second']:,.1f} samples/s"]
+        for kind in r["kinds"]:
+            summary, hz = kind["summary"], kind["summary"]["clock_hz"]
+            lines.append(f"  micro-batch {kind['micro_batch']}, inputs {kind['inputs']}: {kind['calls']} calls on "
+                         f"{summary['num_ipus']} IPUs, the first {kind['first_call_cycles'] / hz * 1e3:.3f} ms, "
+                         f"then {kind['call_cycles'] / hz * 1e3:.3f} ms each")
+            shares = ", ".join(f"{name} {share * 100:.1f} %" for name, share in summary["breakdown_share"].items() if share)
+            lines.append(f"    of the IPUs' cycles: {shares}")
+            peaks = ", ".join(f"IPU {m['ipu']} {m['peak']['max']:,}" for m in summary["memory"])
+            lines.append(f"    peak tile memory: {peaks} of {summary['memory'][0]['tile_capacity_bytes']:,} bytes")
+        return "\n".join(lines)
