@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="python3-torch is not installed")
 from torch import nn  # noqa: E402
 
+import ipusim  # noqa: E402
 from ipusim import lightning, poptorch  # noqa: E402
 from ipusim.poptorch._executor import profile_folder  # noqa: E402
 
@@ -91,3 +92,11 @@ def test_a_lightning_step_trains_on_the_simulated_system(monkeypatch):
     assert (config["workload"]["micro_batch"], config["run"]["device_iterations"], config["run"]["gradient_accumulation"]) == \
         (8, 4, 4)
     assert model.simulated_report()["samples_per_second"] > 0
+    # Too little accumulation for a two-stage pipeline: the simulator's error names the setting.
+    short = lightning.poptorch_options(True, device_iterations=4, accumulate_grad_batches=2)
+    with pytest.raises(ipusim.ConfigError, match="/run/gradient_accumulation: expected at least 3") as error:
+        poptorch.trainingModel(StepWrapper(module), short, torch.optim.SGD(module.parameters(), lr=0.1))((x[:64], y[:64]),
+                                                                                                     batch_idx[:8])
+    assert error.value.__notes__ == ["ipusim.poptorch: /run/gradient_accumulation comes from Training.gradientAccumulation "
+                                     "(the config is the error's .config)"]
+    assert error.value.config["run"]["gradient_accumulation"] == 2

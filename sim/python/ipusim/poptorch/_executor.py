@@ -11,7 +11,7 @@ import tempfile
 
 import torch
 
-from .. import CONFIGS
+from .. import CONFIGS, ConfigError
 from .. import run as simulate
 from ._blocks import BlockRecorder
 from ._options import OutputMode
@@ -106,6 +106,24 @@ def profile_folder():
         raise ValueError("POPLAR_ENGINE_OPTIONS: expected a JSON object such as {\"autoReport.all\": \"true\"}")
     wanted = any(str(engine.get(k, "false")).lower() == "true" for k in ("autoReport.all", "autoReport.outputExecutionProfile"))
     return str(engine.get("autoReport.directory", ".")) if wanted else None
+
+
+# Where a config the options made is refused: the PopTorch setting behind the JSON pointer.
+_SETTING_OF = {"/run/gradient_accumulation": "Training.gradientAccumulation", "/run/device_iterations": "deviceIterations",
+               "/workload/strategy": "setExecutionStrategy", "/workload/blocks": "the model's poptorch.Block annotations",
+               "/workload/available_memory_proportion": "setAvailableMemoryProportion",
+               "/workload/micro_batch": "the batch size (a call's batch over its micro-batches)", "/system": "Options.simulator"}
+
+
+def _name_the_option(error, config):
+    """Gives a ConfigError the config the options made (error.config) and, in a note, the
+    PopTorch setting its pointer comes from."""
+    error.config = config
+    pointer = getattr(error, "pointer", "")
+    for prefix, setting in _SETTING_OF.items():
+        if pointer == prefix or pointer.startswith(prefix + "/"):
+            error.add_note(f"ipusim.poptorch: {pointer} comes from {setting} (the config is the error's .config)")
+            return
 
 
 def _leaves(value):
@@ -246,7 +264,11 @@ class Executor:
                                   self.optimizer)
         profile = profile_folder()
         out_dir = os.path.join(profile, f"{config['name']}_{index}") if profile else None
-        summary = simulate(config, self.options.system_overrides, out_dir=out_dir, trace=out_dir is not None)
+        try:
+            summary = simulate(config, self.options.system_overrides, out_dir=out_dir, trace=out_dir is not None)
+        except ConfigError as error:
+            _name_the_option(error, config)
+            raise
         if out_dir:
             print(f"ipusim: the simulated profile of two host calls is in {out_dir} (trace.json opens in ui.perfetto.dev)",
                   file=sys.stderr)
