@@ -81,10 +81,12 @@ def test_a_lightning_step_trains_on_the_simulated_system(monkeypatch):
     opts = lightning.poptorch_options(True, device_iterations=4, devices=1, accumulate_grad_batches=4)
     module = Classifier()
     model = poptorch.trainingModel(StepWrapper(module), opts, torch.optim.SGD(module.parameters(), lr=0.1))
+    assert model._executable is None  # Lightning attaches compiled models only: this one is compiled on its first call
     x, y = torch.randn(128, 5), torch.randint(0, 5, (128,))
     batch_idx = torch.tensor(3).unsqueeze(0).repeat(16)  # as Lightning passes it: one per micro-batch
     loss = model((x, y), batch_idx)["loss"]
     assert loss.dim() == 0 and torch.isfinite(loss)
+    assert model._executable and model._options.toDict()["replication_factor"] == 1  # as Lightning reads them
     config = model.simulated_config()
     # The step is not a module call: its layers' scopes are the wrapper's children's names.
     assert config["workload"]["blocks"] == [{"name": "0", "prefix": "/layer1/", "ipu": 0},

@@ -313,6 +313,19 @@ class Executor:
     def copyWeightsToDevice(self):
         pass
 
+    def destroy(self):
+        pass
+
+    # What Lightning's IPUStrategy reads of a PopTorch model: its options, and whether it has been
+    # compiled (here: captured and simulated, on its first call).
+    @property
+    def _options(self):
+        return self.options
+
+    @property
+    def _executable(self):
+        return self._kinds or None
+
     def simulated_config(self):
         """The config of the latest kind of host call, as simulated: two such calls, one epoch each."""
         if not self._kinds:

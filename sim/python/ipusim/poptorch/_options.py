@@ -212,5 +212,14 @@ class Options:
         self.system_overrides = {f"/system/{k.lstrip('/')}": v for k, v in overrides.items()}
         return self
 
+    def toDict(self):
+        """The options the simulator models, by PopTorch's names."""
+        return {"device_iterations": self.device_iterations, "replication_factor": self.replication_factor,
+                "gradient_accumulation": self.Training.gradient_accumulation, "output_mode": self.output_mode.name,
+                "output_return_period": self.output_return_period, "random_seed": self.random_seed,
+                "optimizer_on_chip": self.TensorLocations.optimizer_on_chip, "partials": self.Precision.partials,
+                "available_memory_proportion": self.available_memory_proportion,
+                "execution_strategy": self.strategy.ipusim() if self.strategy else None, "simulator": self.system}
+
     def clone(self):
         return copy.deepcopy(self)
