@@ -102,3 +102,31 @@ def test_a_lightning_step_trains_on_the_simulated_system(monkeypatch):
     assert error.value.__notes__ == ["ipusim.poptorch: /run/gradient_accumulation comes from Training.gradientAccumulation "
                                      "(the config is the error's .config)"]
     assert error.value.config["run"]["gradient_accumulation"] == 2
+
+
+def test_a_model_answers_what_lightnings_strategy_asks(monkeypatch):
+    """The calls pytorch_lightning 1.9's IPUStrategy makes of poptorch, in its order: wrap the
+    step for training and validation (keyword arguments), rebuild the data loader, set the
+    optimizer before each batch, step, attach compiled models, tear down."""
+    monkeypatch.delenv("PL_GLOBAL_SEED", raising=False)
+    module = Classifier()
+    optimizer = torch.optim.SGD(module.parameters(), lr=0.1)
+    training_opts = lightning.poptorch_options(True, device_iterations=2, accumulate_grad_batches=4)
+    training = poptorch.trainingModel(model=StepWrapper(module), options=training_opts, optimizer=optimizer)
+    validation = poptorch.inferenceModel(model=nn.Sequential(module.layer1, module.layer2),
+                                         options=lightning.poptorch_options(False, device_iterations=2))
+    dataset = torch.utils.data.TensorDataset(torch.randn(128, 5), torch.randint(0, 5, (128,)))
+    loader = poptorch.DataLoader(training_opts, dataset=dataset, batch_size=8, sampler=torch.utils.data.RandomSampler(dataset),
+                                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=True)
+    assert training._executable is None and training._options.toDict()["replication_factor"] == 1
+    for index, step_batch in enumerate(loader):
+        training.setOptimizer(optimizer)  # on_train_batch_start
+        loss = training(tuple(step_batch), torch.tensor(index).unsqueeze(0).repeat(8))["loss"]
+        assert torch.isfinite(loss)
+    assert training._executable and training.isAttachedToDevice()
+    training.detachFromDevice()  # before validating: _detach_models
+    assert validation(torch.randn(16, 5)).shape == (16, 5)
+    validation.attachToDevice()
+    training.destroy()
+    validation.destroy()
+    assert training.simulated_report()["calls"] == 2

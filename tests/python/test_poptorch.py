@@ -115,7 +115,7 @@ def test_the_tutorial_runs_at_the_pipelined_configs_throughput():
     assert report["samples_per_second"] == pytest.approx(cli.samples_per_second, rel=1e-12)
     assert training.last_call_seconds == pytest.approx(cli.seconds / 15, rel=1e-12)
     text = training.report_text()  # what IPUSIM_REPORT prints at exit
-    assert f"3 calls on 4 IPUs, the first {cli.seconds / 15 * 1e3:.3f} ms, then {cli.seconds / 15 * 1e3:.3f} ms each" in text
+    assert f"3 calls on 4 of the system's 4 IPUs, the first {cli.seconds / 15 * 1e3:.3f} ms, then {cli.seconds / 15 * 1e3:.3f} ms each" in text
     assert f"compute {cli.breakdown_share['compute'] * 100:.1f} %" in text
     assert f"IPU 0 {cli.memory[0]['peak']['max']:,}, IPU 1" in text
 
@@ -243,3 +243,104 @@ def test_unnamed_blocks_and_a_module_called_in_several():
 
     with pytest.raises(ValueError, match="module 'block' is called in blocks 'first' and 'second'"):
         poptorch.inferenceModel(Twice())(torch.randn(2, 5))
+
+
+def test_output_modes_return_what_poptorch_returns_per_replica():
+    assert (poptorch.OutputMode.Final, poptorch.OutputMode.EveryN, poptorch.OutputMode.All, poptorch.OutputMode.Sum) == \
+        (0, 1, 2, 3)  # PopTorch's numbers: the seed prints output_mode=2 after outputMode(All)
+    assert poptorch.AnchorMode is poptorch.OutputMode
+    model = Network()
+    data, labels = batch(2 * 2 * 4 * 8)  # micro-batches of 8: 2 device iterations x 2 replicas x 4 accumulated
+
+    def train(mode, period=None):
+        opts = poptorch.Options().deviceIterations(2).replicationFactor(2).anchorMode(mode, period)
+        opts.Training.gradientAccumulation(4)
+        return poptorch.trainingModel(TrainingModelWithLoss(model), opts, torch.optim.SGD(model.parameters(), lr=0.0))(data, labels)
+
+    # Each replica's last micro-batch; per micro-batch; every second step of each replica; summed.
+    preds, loss = train(poptorch.OutputMode.Final)
+    assert preds.shape == (16, 10) and loss.shape == (2,)
+    assert torch.allclose(preds, model(data[-16:]))  # the micro-batches run as PopART lays them out: replica fastest
+    preds, loss = train(poptorch.OutputMode.All)
+    assert preds.shape == (128, 10) and loss.shape == (16,)
+    preds, loss = train(poptorch.OutputMode.EveryN, 2)
+    assert preds.shape == (64, 10) and loss.shape == (8,)
+    preds, loss = train(poptorch.OutputMode.Sum)
+    assert preds.shape == (16, 10) and loss.shape == (2,)
+    with pytest.raises(ValueError, match="output_return_period: expected at most 8 .*found 9"):
+        train(poptorch.OutputMode.EveryN, 9)
+
+
+def test_the_wrapped_model_its_optimizer_and_inputs():
+    model = Network()
+    with_loss = TrainingModelWithLoss(model)
+    training = poptorch.trainingModel(with_loss, tutorial_options(), poptorch.optim.AdamW(model.parameters()))
+    assert training.loss is with_loss.loss and "model.layer4.bias" in training.state_dict()  # the wrapped model's
+    training(*batch(4000))
+    assert training.simulated_config()["workload"]["optimizer"] == "adamw"
+    training.setOptimizer(poptorch.optim.AdamW(model.parameters(), lr=1e-4))  # same program: not simulated again
+    assert len(training.simulated_report()["kinds"]) == 1
+    training.setOptimizer(poptorch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, loss_scaling=128,
+                                             velocity_scaling=128.0))
+    training(*batch(4000))
+    workload = training.simulated_config()["workload"]
+    assert (workload["optimizer"], workload["momentum"], workload["loss_scaling"]) == ("sgd", 0.9, 128)
+
+    class ByKey(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, batch):
+            return self.fc(batch["x"])
+
+    inference = poptorch.inferenceModel(ByKey(), poptorch.Options().deviceIterations(2))
+    assert inference({"x": torch.ones(6, 4)}).shape == (6, 2)
+    assert inference.simulated_config()["workload"]["micro_batch"] == 3
+
+
+def test_precision_is_simulated_while_the_cpu_computes_in_float32():
+    with pytest.raises(TypeError, match=r'half-precision model does not run on the CPU.*precision="fp16"'):
+        poptorch.inferenceModel(Network().half())(torch.zeros(2, 1, 28, 28).half())
+    opts = poptorch.Options().simulator("m2000", precision="fp16")
+    inference = poptorch.inferenceModel(Network(), opts)
+    inference(batch(8)[0])
+    workload = inference.simulated_config()["workload"]
+    assert (workload["precision"], workload["partials"]) == ("fp16", "fp16")
+    opts.Precision.setPartialsType(torch.float)
+    assert poptorch.simulator_config(opts, False, "m.onnx", 8, [], opts.simulated_precision)["workload"]["partials"] == "fp32"
+    with pytest.raises(ValueError, match='simulator: expected precision "fp16" or "fp32", found \'bf16\''):
+        poptorch.Options().simulator(precision="bf16")
+
+
+def test_lamb_bias_correction_and_loss_scaling():
+    torch.manual_seed(1)
+    weights = [torch.nn.Parameter(torch.randn(4, 4)) for _ in range(2)]
+    for w in weights:
+        w.grad = torch.ones(4, 4)
+    poptorch.optim.LAMB([weights[0]], lr=0.1).step()
+    poptorch.optim.LAMB([weights[1]], lr=0.1, bias_correction=False, loss_scaling=1024).step()
+    assert not torch.allclose(weights[0], weights[1])
+    assert poptorch.optim.LAMB(weights, loss_scaling=1024).ipusim_settings() == {"optimizer": "lamb", "loss_scaling": 1024}
+    with pytest.raises(TypeError, match="LAMB: unexpected arguments momentum"):
+        poptorch.optim.LAMB(weights, momentum=0.9)
+
+
+def test_blocks_of_functional_ops_and_short_data_sets_are_refused_early():
+    class Functional(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.w = nn.Parameter(torch.ones(4, 4))
+
+        def forward(self, x):
+            with poptorch.Block("A", ipu_id=0):
+                x = self.fc(x)
+            with poptorch.Block("B", ipu_id=1):
+                return torch.relu(x @ self.w)
+
+    with pytest.raises(ValueError, match="poptorch.Block 'B' calls no module"):
+        poptorch.inferenceModel(Functional())(torch.zeros(2, 4))
+    dataset = torch.utils.data.TensorDataset(*batch(50))
+    with pytest.raises(ValueError, match="the dataset's 50 samples are not a whole number of host calls of 16"):
+        poptorch.DataLoader(poptorch.Options().deviceIterations(4), dataset, batch_size=4, drop_last=False)

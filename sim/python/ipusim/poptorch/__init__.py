@@ -19,7 +19,9 @@ from ._executor import Executor, simulator_config
 from ._options import (AutoStage, Options, OutputMode, PipelinedExecution, ShardedExecution, Stage,
                        TensorLocationSettings)
 
-__all__ = ["Options", "OutputMode", "TensorLocationSettings", "Block", "BeginBlock", "BlockFunction", "Stage",
+AnchorMode = OutputMode  # PopTorch's older name
+
+__all__ = ["Options", "OutputMode", "AnchorMode", "TensorLocationSettings", "Block", "BeginBlock", "BlockFunction", "Stage",
            "PipelinedExecution", "ShardedExecution", "AutoStage", "DataLoader", "DataLoaderMode", "trainingModel",
            "inferenceModel", "optim", "setLogLevel", "simulator_config"]
 
@@ -41,6 +43,11 @@ class DataLoader(torch.utils.data.DataLoader):
             raise TypeError(f"options: expected poptorch.Options, found {type(options).__name__}")
         self.combinedBatchSize = batch_size * options.device_iterations * options.replication_factor * \
             options.Training.gradient_accumulation
+        if not drop_last and hasattr(dataset, "__len__") and len(dataset) % self.combinedBatchSize:
+            # As PopTorch: a short last batch would not make a whole host call.
+            raise ValueError(f"DataLoader: the dataset's {len(dataset)} samples are not a whole number of host calls of "
+                             f"{self.combinedBatchSize} (batch_size x device iterations x replicas x gradient accumulation) "
+                             "and drop_last is False: set drop_last=True")
         kwargs.pop("async_options", None)
         kwargs.pop("rebatched_worker_size", None)
         kwargs.pop("auto_distributed_partitioning", None)

@@ -9,6 +9,7 @@ import torch
 
 _active = []  # the open Block contexts: (name, ipu_id)
 _auto_ids = itertools.count()  # names of unnamed blocks, "0", "1", ... in the order they begin
+_entered = None  # while a BlockRecorder records: the names of the blocks entered
 
 
 def _name(user_id):
@@ -26,6 +27,8 @@ class Block:
 
     def __enter__(self):
         _active.append((_name(self.name), self.ipu))
+        if _entered is not None:
+            _entered.append(_active[-1][0])
         return self
 
     def __exit__(self, *exc):
@@ -87,16 +90,19 @@ class BlockRecorder:
         self._begun = None  # the block a BeginBlock started, active until the next one
 
     def __enter__(self):
-        global _auto_ids
+        global _auto_ids, _entered
         _auto_ids = itertools.count()
+        _entered = []
         for module in self._parts:
             self._hooks.append(module.register_forward_pre_hook(self._called))
             self._hooks.append(module.register_forward_hook(self._returned))
         return self
 
     def __exit__(self, *exc):
+        global _entered
         for hook in self._hooks:
             hook.remove()
+        self._entered, _entered = _entered, None
         return False
 
     def _call_scope(self, module):
@@ -134,6 +140,11 @@ class BlockRecorder:
     def blocks(self):
         """[{"name", "prefix", "ipu"?}], dropping a module that gets its block anyway: from the
         longest prefix enclosing it, or (none enclosing it) from the block before."""
+        called = {name for _, name, _ in self._blocks}
+        for name in self._entered:
+            if name not in called:
+                raise ValueError(f"poptorch.Block {name!r} calls no module: ipusim finds a block's ops by the modules called "
+                                 "in it, so put the block's functional ops (torch.relu, x @ w, ...) in a module")
         out = []
         placed = any(ipu is not None for _, name, ipu in self._blocks if name is not None)
         for prefix, name, ipu in self._blocks:

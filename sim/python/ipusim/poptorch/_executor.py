@@ -112,7 +112,8 @@ def profile_folder():
 _SETTING_OF = {"/run/gradient_accumulation": "Training.gradientAccumulation", "/run/device_iterations": "deviceIterations",
                "/workload/strategy": "setExecutionStrategy", "/workload/blocks": "the model's poptorch.Block annotations",
                "/workload/available_memory_proportion": "setAvailableMemoryProportion",
-               "/workload/micro_batch": "the batch size (a call's batch over its micro-batches)", "/system": "Options.simulator"}
+               "/workload/micro_batch": "the batch size (a call's batch over its micro-batches)", "/system": "Options.simulator",
+               "/workload/loss_scaling": "the optimizer's loss_scaling"}
 
 
 def _name_the_option(error, config):
@@ -168,24 +169,33 @@ def _loss_of(output):
     return scalars[0]
 
 
-def _select(outputs, mode, period):
-    """A host call's outputs of its micro-batches, as PopTorch's output mode returns them."""
-    if mode == OutputMode.Final:
-        return outputs[-1]
-    if mode == OutputMode.EveryN:
-        outputs = outputs[period - 1::period]
-    first = outputs[0]
-    if isinstance(first, dict):
-        return {key: _combine([o[key] for o in outputs], mode) for key in first}
-    if isinstance(first, (tuple, list)):
-        return type(first)(_combine([o[k] for o in outputs], mode) for k in range(len(first)))
-    return _combine(outputs, mode)
-
-
-def _combine(values, mode):
-    """Micro-batches' values of one output: summed, or joined (scalars stacked, batches concatenated)."""
+def _select(outputs, mode, period, replicas):
+    """A host call's outputs of its micro-batches, as PopTorch's output mode returns them. The
+    micro-batches run in the order of PopART's input layout (device iteration, accumulation step,
+    replica), so each group of `replicas` is one step of every replica."""
+    groups = [outputs[i:i + replicas] for i in range(0, len(outputs), replicas)]
+    if mode == OutputMode.EveryN and period > len(groups):
+        raise ValueError(f"output_return_period: expected at most {len(groups)} (the micro-batches of a replica in a host "
+                         f"call), found {period}")
+    chosen = {OutputMode.Final: groups[-1:], OutputMode.EveryN: groups[period - 1::period]}.get(mode, groups)
     if mode == OutputMode.Sum:
-        return torch.stack(values).sum(0)
+        chosen = [[_merge([g[r] for g in chosen], lambda values: torch.stack(values).sum(0)) for r in range(replicas)]]
+    flat = [o for g in chosen for o in g]
+    return flat[0] if len(flat) == 1 else _merge(flat, _join)
+
+
+def _merge(values, combine):
+    """Outputs of the same structure merged tensor by tensor with `combine`."""
+    first = values[0]
+    if isinstance(first, dict):
+        return {key: _merge([v[key] for v in values], combine) for key in first}
+    if isinstance(first, (tuple, list)):
+        return type(first)(_merge([v[k] for v in values], combine) for k in range(len(first)))
+    return combine(values)
+
+
+def _join(values):
+    """Micro-batches' values of one output: scalars stacked, batches concatenated."""
     return torch.stack(values) if values[0].dim() == 0 else torch.cat(values)
 
 
@@ -223,6 +233,10 @@ class Executor:
             atexit.register(lambda: print(self.report_text(), file=sys.stderr))
 
     def __call__(self, *args, **kwargs):
+        if any(p.dtype == torch.half for p in self.model.parameters()):
+            raise TypeError("a half-precision model does not run on the CPU (torch has no half convolutions or matmuls "
+                            "there): keep the model in float32 and simulate it in half with "
+                            "Options().simulator(..., precision=\"fp16\")")
         if kwargs:
             raise TypeError(f"keyword inputs are not supported yet ({', '.join(kwargs)}): pass the model's inputs by position")
         leaves = _leaves(args)
@@ -254,14 +268,14 @@ class Executor:
         buffers = {name: b.clone() for name, b in self.model.named_buffers()}
         mode = torch.onnx.TrainingMode.TRAINING if self.training else torch.onnx.TrainingMode.EVAL
         with torch.random.fork_rng(), BlockRecorder(self.model) as recorder:
-            torch.onnx.export(self.model, example, path, opset_version=17, training=mode, do_constant_folding=False,
+            # A trailing {} keeps a dict input an input: export reads a last dict as keyword arguments.
+            torch.onnx.export(self.model, tuple(example) + ({},), path, opset_version=17, training=mode, do_constant_folding=False,
                               export_params=False, input_names=[f"input{k}" for k in range(len(_leaves(args)))])
         with torch.no_grad():  # the trace ran the model: its batch norm statistics are as they were
             for name, b in self.model.named_buffers():
                 b.copy_(buffers[name])
-        half = any(p.dtype == torch.half for p in self.model.parameters())
-        config = simulator_config(self.options, self.training, path, micro_batch, recorder.blocks(), "fp16" if half else "fp32",
-                                  self.optimizer)
+        config = simulator_config(self.options, self.training, path, micro_batch, recorder.blocks(),
+                                  self.options.simulated_precision or "fp32", self.optimizer)
         profile = profile_folder()
         out_dir = os.path.join(profile, f"{config['name']}_{index}") if profile else None
         try:
@@ -284,7 +298,7 @@ class Executor:
             self.model.eval()
             with torch.no_grad():
                 outputs = [self.model(*c) for c in chunks]
-            return _select(outputs, mode, self.options.output_return_period)
+            return _select(outputs, mode, self.options.output_return_period, self.options.replication_factor)
         self.model.train()
         per_update = micro_batches // self.options.device_iterations
         for step in range(self.options.device_iterations):
@@ -294,7 +308,7 @@ class Executor:
                 (_loss_of(out) / per_update).backward()  # the mean over micro-batches and replicas
                 outputs.append(_map(out, torch.Tensor.detach))
             self.optimizer.step()
-        return _select(outputs, mode, self.options.output_return_period)
+        return _select(outputs, mode, self.options.output_return_period, self.options.replication_factor)
 
     # The model's weights are the torch module's own, on the CPU: attaching, detaching and copying
     # weights between host and device have nothing to do.
@@ -315,6 +329,21 @@ class Executor:
 
     def destroy(self):
         pass
+
+    def setOptimizer(self, optimizer):
+        """Trains on with `optimizer` (say, a new learning rate). A different kind of optimizer is
+        a different program: each kind of call is simulated again on its next call."""
+        if not self.training:
+            raise RuntimeError("setOptimizer: an inferenceModel has no optimizer")
+        if optimizer_settings(optimizer) != optimizer_settings(self.optimizer):
+            self._kinds.clear()
+        self.optimizer = optimizer
+
+    def __getattr__(self, name):
+        """The wrapped model's attributes and methods, as PopTorch's models give them."""
+        if name == "model" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.model, name)
 
     # What Lightning's IPUStrategy reads of a PopTorch model: its options, and whether it has been
     # compiled (here: captured and simulated, on its first call).
@@ -350,8 +379,9 @@ class Executor:
                  f"{r['simulated_seconds']:.6f} s simulated, {r['samples_per_second']:,.1f} samples/s"]
         for kind in r["kinds"]:
             summary, hz = kind["summary"], kind["summary"]["clock_hz"]
+            ipus = len(summary["ipus"]) * self.options.replication_factor  # the summary's are one replica's
             lines.append(f"  micro-batch {kind['micro_batch']}, inputs {kind['inputs']}: {kind['calls']} calls on "
-                         f"{summary['num_ipus']} IPUs, the first {kind['first_call_cycles'] / hz * 1e3:.3f} ms, "
+                         f"{ipus} of the system's {summary['num_ipus']} IPUs, the first {kind['first_call_cycles'] / hz * 1e3:.3f} ms, "
                          f"then {kind['call_cycles'] / hz * 1e3:.3f} ms each")
             shares = ", ".join(f"{name} {share * 100:.1f} %" for name, share in summary["breakdown_share"].items() if share)
             lines.append(f"    of the IPUs' cycles: {shares}")

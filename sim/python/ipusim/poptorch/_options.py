@@ -10,9 +10,9 @@ import torch
 class OutputMode(enum.IntEnum):
     """What a host call returns of its micro-batches' outputs (values as PopTorch's)."""
     Final = 0
-    All = 1
-    Sum = 2
-    EveryN = 3
+    EveryN = 1
+    All = 2
+    Sum = 3
     Default = 4
 
     def ipusim(self):
@@ -158,6 +158,7 @@ class Options:
         self._Popart = _PopartOptions()
         self.random_seed = None
         self.system = None  # None: the smallest system with enough IPUs
+        self.simulated_precision = None  # None: float32
         self.system_overrides = {}
 
     def deviceIterations(self, n):
@@ -173,6 +174,10 @@ class Options:
         if output_return_period is not None:
             self.output_return_period = _positive("output_return_period", output_return_period)
         return self
+
+    def anchorMode(self, mode, anchor_return_period=None):
+        """The older name of outputMode (PopTorch's AnchorMode)."""
+        return self.outputMode(mode, anchor_return_period)
 
     def setExecutionStrategy(self, strategy):
         if not isinstance(strategy, _Strategy):
@@ -204,10 +209,16 @@ class Options:
         _note(f"enableExecutableCaching({path!r}) is ignored: nothing is compiled for hardware")
         return self
 
-    def simulator(self, system=None, **overrides):
+    def simulator(self, system=None, precision=None, **overrides):
         """The simulated hardware: "mk2", "m2000", "pod16", "pod64" (the bundled descriptions),
         a config path, or None for the smallest with enough IPUs; `overrides` set values of it
-        by JSON pointer under /system, e.g. simulator("pod16", **{"ipu/tiles": 1216})."""
+        by JSON pointer under /system, e.g. simulator("pod16", **{"ipu/tiles": 1216}).
+        `precision` "fp16" simulates the float32 model in half precision (weights, activations
+        and, unless Precision.setPartialsType says otherwise, partials), as model.half() would
+        run on IPUs; the CPU, which has no half matmuls, computes in float32."""
+        if precision not in (None, "fp16", "fp32"):
+            raise ValueError(f'simulator: expected precision "fp16" or "fp32", found {precision!r}')
+        self.simulated_precision = precision
         self.system = system
         self.system_overrides = {f"/system/{k.lstrip('/')}": v for k, v in overrides.items()}
         return self
