@@ -17,11 +17,11 @@ SCRIPT = Path(os.environ["IPUSIM_ROOT"]) / "tools/examples/mnist_pipelining.py"
 SIMULATED = r"simulated IPU ([\d,]+\.\d) samples/s"
 
 
-def run_script(*arguments, cwd):
+def run_script(*arguments, cwd, **environment):
     result = subprocess.run([sys.executable, str(SCRIPT), "--epochs", "1", "--generated", *arguments], cwd=cwd,
-                            capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+                            capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore", **environment))
     assert result.returncode == 0, result.stderr
-    return result.stdout
+    return result
 
 
 def printed(pattern, text):
@@ -38,7 +38,7 @@ def cli_summary(config, overrides):
 
 
 def test_the_tutorial_script_agrees_with_the_pipelined_config(tmp_path):
-    out = run_script("--profile", "--profile-dir", "profile", cwd=tmp_path)
+    out = run_script("--profile", "--profile-dir", "profile", cwd=tmp_path).stdout
     cli = cli_summary("pipelined.json", {})
     assert out.count("Loss:") == 2  # each host call: its real loss and accuracy, and its simulated time
     assert out.count(f"| IPU {cli.seconds / 2 * 1e3:.3f} ms") == 2
@@ -52,9 +52,15 @@ def test_the_tutorial_script_agrees_with_the_pipelined_config(tmp_path):
 def test_sharded_with_the_optimiser_offloaded_agrees_with_the_sharded_config(tmp_path):
     # The tutorial's sharded model sets no gradient accumulation: a host call of 4,000 images is
     # 10 device iterations of micro-batches of 400.
-    out = run_script("--strategy", "sharded", "--offload-optimiser", cwd=tmp_path)
+    result = run_script("--strategy", "sharded", "--offload-optimiser", cwd=tmp_path, IPUSIM_REPORT="calls")
+    out = result.stdout
     cli = cli_summary("sharded.json", {"/workload/micro_batch": 400, "/run/gradient_accumulation": 1,
                                        "/workload/offload_optimizer": True})
+    # IPUSIM_REPORT=calls: each host call's simulated time on stderr as it returns, then the report.
+    call = f"{cli.seconds / 2 * 1e3:.3f} ms simulated"
+    assert f"ipusim: training call 1: {call} (4,000 samples" in result.stderr
+    assert f"ipusim: training call 2: {call} (8,000 samples" in result.stderr
+    assert "ipusim: training model: 2 host calls" in result.stderr
     assert printed(r"epoch 1: .*" + SIMULATED, out) == pytest.approx(cli.samples_per_second, abs=0.05)
     assert printed(r"test: .*" + SIMULATED, out) == pytest.approx(cli["inference"]["samples_per_second"], abs=0.05)
 

@@ -229,7 +229,9 @@ class Executor:
         self.simulated_seconds = 0.0
         self.last_call_seconds = 0.0
         self.samples = 0
-        if os.environ.get("IPUSIM_REPORT"):
+        report = os.environ.get("IPUSIM_REPORT", "")
+        self._report_calls = report == "calls"
+        if report:
             atexit.register(lambda: print(self.report_text(), file=sys.stderr))
 
     def __call__(self, *args, **kwargs):
@@ -240,6 +242,16 @@ class Executor:
         if kwargs:
             raise TypeError(f"keyword inputs are not supported yet ({', '.join(kwargs)}): pass the model's inputs by position")
         leaves = _leaves(args)
+        micro_batches = self._micro_batches(leaves)
+        micro_batch = leaves[0].shape[0] // micro_batches
+        key = (micro_batch,) + tuple(((leaf.shape[0] // micro_batches,) + tuple(leaf.shape[1:]), leaf.dtype) for leaf in leaves)
+        if key not in self._kinds:
+            self._kinds[key] = self._simulate(args, micro_batch, micro_batches, len(self._kinds))
+        self._advance_clock(self._kinds[key], leaves[0].shape[0])
+        return self._compute(args, micro_batches)
+
+    def _micro_batches(self, leaves):
+        """The micro-batches of a host call, checking that they split each input."""
         if not leaves:
             raise TypeError("expected the model's inputs as tensors, the combined batch first")
         micro_batches = self.options.device_iterations * self.options.replication_factor * \
@@ -249,18 +261,18 @@ class Executor:
                 raise ValueError(f"input {k}: expected a combined batch of micro-batches x {micro_batches} (device iterations x "
                                  f"replicas{' x gradient accumulation' if self.training else ''}), found a shape of "
                                  f"{list(leaf.shape)}")
-        batch = leaves[0].shape[0]
-        micro_batch = batch // micro_batches
-        key = (micro_batch,) + tuple(((leaf.shape[0] // micro_batches,) + tuple(leaf.shape[1:]), leaf.dtype) for leaf in leaves)
-        if key not in self._kinds:
-            self._kinds[key] = self._simulate(args, micro_batch, micro_batches, len(self._kinds))
-        kind = self._kinds[key]
+        return micro_batches
+
+    def _advance_clock(self, kind, samples):
         cycles = kind.first_cycles if kind.calls == 0 else kind.call_cycles
         kind.calls += 1
         self.last_call_seconds = cycles / kind.clock_hz
         self.simulated_seconds += self.last_call_seconds
-        self.samples += batch
-        return self._compute(args, micro_batches)
+        self.samples += samples
+        if self._report_calls:
+            print(f"ipusim: {'training' if self.training else 'inference'} call {sum(k.calls for k in self._kinds.values())}: "
+                  f"{self.last_call_seconds * 1e3:.3f} ms simulated ({self.samples:,} samples in {self.simulated_seconds:.6f} s, "
+                  f"{self.samples / self.simulated_seconds:,.1f} samples/s)", file=sys.stderr)
 
     def _simulate(self, args, micro_batch, micro_batches, index):
         path = os.path.join(self._folder, f"model{index}.onnx")
