@@ -285,6 +285,10 @@ def test_the_wrapped_model_its_optimizer_and_inputs():
     training(*batch(4000))
     workload = training.simulated_config()["workload"]
     assert (workload["optimizer"], workload["momentum"], workload["loss_scaling"]) == ("sgd", 0.9, 128)
+    report = training.simulated_report()  # both programs' calls, each at its own simulated time
+    assert report["calls"] == 2 and [k["calls"] for k in report["kinds"]] == [1, 1]
+    assert report["simulated_seconds"] == pytest.approx(sum(k["first_call_cycles"] / k["summary"]["clock_hz"]
+                                                            for k in report["kinds"]), rel=1e-12)
 
     class ByKey(nn.Module):
         def __init__(self):

@@ -223,7 +223,9 @@ class Executor:
         self.options = options.clone()
         self.training = training
         self.optimizer = optimizer
-        self._kinds = {}
+        self._kinds = {}  # input shapes -> _CallKind
+        self._retired = []  # (shapes, _CallKind) simulated with an optimizer set aside by setOptimizer
+        self.calls = 0
         self._folder = tempfile.mkdtemp(prefix="ipusim_poptorch_")
         atexit.register(shutil.rmtree, self._folder, True)
         self.simulated_seconds = 0.0
@@ -266,11 +268,12 @@ class Executor:
     def _advance_clock(self, kind, samples):
         cycles = kind.first_cycles if kind.calls == 0 else kind.call_cycles
         kind.calls += 1
+        self.calls += 1
         self.last_call_seconds = cycles / kind.clock_hz
         self.simulated_seconds += self.last_call_seconds
         self.samples += samples
         if self._report_calls:
-            print(f"ipusim: {'training' if self.training else 'inference'} call {sum(k.calls for k in self._kinds.values())}: "
+            print(f"ipusim: {'training' if self.training else 'inference'} call {self.calls}: "
                   f"{self.last_call_seconds * 1e3:.3f} ms simulated ({self.samples:,} samples in {self.simulated_seconds:.6f} s, "
                   f"{self.samples / self.simulated_seconds:,.1f} samples/s)", file=sys.stderr)
 
@@ -348,7 +351,8 @@ class Executor:
         if not self.training:
             raise RuntimeError("setOptimizer: an inferenceModel has no optimizer")
         if optimizer_settings(optimizer) != optimizer_settings(self.optimizer):
-            self._kinds.clear()
+            self._retired += self._kinds.items()
+            self._kinds = {}
         self.optimizer = optimizer
 
     def __getattr__(self, name):
@@ -379,8 +383,8 @@ class Executor:
         such calls, whose "epochs" are the two calls."""
         kinds = [{"micro_batch": key[0], "inputs": [list(shape) for shape, _ in key[1:]], "calls": k.calls,
                   "first_call_cycles": k.first_cycles, "call_cycles": k.call_cycles, "summary": k.summary}
-                 for key, k in self._kinds.items()]
-        return {"calls": sum(k["calls"] for k in kinds), "simulated_seconds": self.simulated_seconds, "samples": self.samples,
+                 for key, k in self._retired + list(self._kinds.items())]
+        return {"calls": self.calls, "simulated_seconds": self.simulated_seconds, "samples": self.samples,
                 "samples_per_second": self.samples / self.simulated_seconds if self.simulated_seconds else 0.0, "kinds": kinds}
 
     def report_text(self):
