@@ -5,6 +5,7 @@
 #include "models/timing/VertexCosts.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -204,6 +205,35 @@ void GraphLowering::lowerHost(const Op& op)
     }
 }
 
+namespace {
+
+/** Tiles' fractional shares of a tensor as whole elements, keeping the total: each tile its
+ *  share rounded down, and the elements left over to the tiles with the largest remainders
+ *  (the lower tile first). Rounding each share down alone would lose a narrow layer's outputs
+ *  (and the work of every op after it) where each tile holds less than one element. */
+std::vector<uint64_t> wholeElements(const std::vector<double>& shares)
+{
+    std::vector<uint64_t> whole(shares.size());
+    double total = 0.0;
+    uint64_t given = 0;
+    std::vector<std::size_t> order(shares.size());
+    for (std::size_t t = 0; t < shares.size(); ++t) {
+        whole[t] = uint64_t(shares[t]);
+        total += shares[t];
+        given += whole[t];
+        order[t] = t;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return shares[a] - double(whole[a]) > shares[b] - double(whole[b]);
+    });
+    const uint64_t wanted = uint64_t(std::llround(total));
+    for (std::size_t k = 0; given < wanted && k < order.size() && shares[order[k]] > double(whole[order[k]]); ++k, ++given)
+        ++whole[order[k]];
+    return whole;
+}
+
+} // namespace
+
 void GraphLowering::lowerConv(const Op& op)
 {
     // A batched problem's groups spread over equal slots of tiles (PopLibs splits conv groups
@@ -272,8 +302,12 @@ void GraphLowering::lowerConv(const Op& op)
                 it = costCache.emplace(key, c).first;
             }
             cycles[tile] = it->second;
-            const uint64_t mine = ceilDiv(positions * og * amp.units * n, plan.tilesPerInGroups);
-            if (plan.tilesPerInGroups > 1) {
+            // The reduced outputs of the slice split evenly over its reduction tiles (tile t is
+            // reduction slice i); each tile reduces its share of them.
+            const uint64_t i = t / (plan.tilesPerPositions * plan.tilesPerOutGroups);
+            const uint64_t slice = positions * og * amp.units * n;
+            const uint64_t mine = slice * (i + 1) / plan.tilesPerInGroups - slice * i / plan.tilesPerInGroups;
+            if (plan.tilesPerInGroups > 1 && mine > 0) {
                 reduceCycles[tile] = costs::reduce(m_hw, pr.partials, mine, plan.tilesPerInGroups) +
                                      (pr.partials != pr.output ? costs::cast(m_hw, pr.partials, pr.output, mine) : 0);
             }
@@ -284,11 +318,16 @@ void GraphLowering::lowerConv(const Op& op)
     // fewer positions than it writes (a strided layer's data gradient) zero-fills the rest.
     const double realShare = double(pr.outChans) / double(outGroups * amp.units);
     const double written = pr.outputPositions ? double(pr.outputPositions) / double(pr.positions) : 1.0;
+    std::vector<double> held(T, 0.0); // real elements each tile holds, before whole-element rounding
     for (uint32_t t = 0; t < T; ++t) {
-        if (pr.outputPositions && out[t])
-            cycles[t] += costs::fill(m_hw, pr.output, uint64_t(double(out[t] / bytesOf(pr.output)) * realShare * (written - 1.0)));
-        out[t] = uint64_t(double(out[t]) * realShare * written);
+        const uint64_t computed = out[t] / bytesOf(pr.output);
+        if (pr.outputPositions && computed)
+            cycles[t] += costs::fill(m_hw, pr.output, uint64_t(double(computed) * realShare * (written - 1.0)));
+        held[t] = double(computed) * realShare * written;
     }
+    const std::vector<uint64_t> elements = wholeElements(held);
+    for (uint32_t t = 0; t < T; ++t)
+        out[t] = elements[t] * bytesOf(pr.output);
 
     m_b.sync();
     const int tempHandle = m_b.allocate(op.name + " inputs", "temporary", temp);

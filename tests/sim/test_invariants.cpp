@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// Invariants over every shipped experiment config (each file under configs/ but the hardware
+// descriptions, schemas, sweeps and validation suites), and over its inference phase: what the
+// compiler emits must hold whatever the model.
+#include "Simulate.hpp"
+
+#include "sim/engine/Experiment.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+using namespace ipusim;
+namespace fs = std::filesystem;
+
+namespace {
+
+using test::kRoot;
+
+std::vector<std::string> shippedExperiments()
+{
+    std::vector<std::string> out;
+    for (const auto& entry : fs::recursive_directory_iterator(kRoot + "/configs")) {
+        const std::string rel = fs::relative(entry.path(), kRoot).generic_string();
+        const bool notExperiment = rel.rfind("configs/hardware/", 0) == 0 || rel.rfind("configs/schema/", 0) == 0 ||
+                                   rel.rfind("configs/sweeps/", 0) == 0 || rel.rfind("configs/validation/", 0) == 0;
+        if (entry.is_regular_file() && entry.path().extension() == ".json" && !notExperiment)
+            out.push_back(rel);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+/** Each compute set of the steps (and of the loops and fragments they hold). */
+template <class Visit>
+void forEachComputeSet(const std::vector<Step>& steps, const Visit& visit)
+{
+    for (const Step& step : steps) {
+        if (const auto* c = std::get_if<ComputeStep>(&step.op))
+            visit(*c);
+        else if (const auto* r = std::get_if<RepeatStep>(&step.op))
+            forEachComputeSet(r->body, visit);
+    }
+}
+
+/** Every compute set is work for at least one tile: a compute set is emitted for an op with
+ *  work, so one that no tile runs, or that costs nothing, lost its work on the way. */
+void checkComputeSetsHaveWork(const Experiment& e, const std::string& what)
+{
+    for (const Program& program : e.schedule.programs) {
+        auto check = [&](const ComputeStep& c) {
+            uint64_t tiles = 0, busiest = 0;
+            for (const auto& run : c.cycles.runs()) {
+                if (run.value > 0)
+                    tiles += run.count;
+                busiest = std::max(busiest, run.value);
+            }
+            INFO(what << ", IPU " << program.ipu << ", compute set " << c.name);
+            CHECK(tiles >= 1);
+            CHECK(busiest > 0);
+        };
+        forEachComputeSet(program.steps, check);
+        for (const auto& fragment : program.fragments)
+            forEachComputeSet(fragment, check);
+    }
+}
+
+} // namespace
+
+TEST_CASE("Every compute set of every shipped config runs on a tile and costs cycles", "[sim][invariants]")
+{
+    const auto configs = shippedExperiments();
+    REQUIRE(configs.size() >= 28);
+    for (const std::string& config : configs) {
+        const auto sets = test::bundledModelSets(kRoot + "/" + config);
+        if (!sets) {
+            WARN(config << ": skipped, this build exported no ONNX models");
+            continue;
+        }
+        const config::LoadedConfig loaded = config::loadConfig(kRoot + "/" + config, *sets);
+        checkComputeSetsHaveWork(buildExperiment(loaded), config);
+        if (auto inference = inferencePhase(loaded))
+            checkComputeSetsHaveWork(buildExperiment(std::move(*inference)), config + " (inference)");
+    }
+}
