@@ -49,6 +49,15 @@ public:
             return v.get<std::string>();
         m_diag.fail(m_ptr + "/" + key, fmt::format("expected one of {}, found {}", fmt::join(allowed, ", "), v.dump()));
     }
+    bool flag(const std::string& key, bool fallback)
+    {
+        const json* found = lookup(key, true);
+        if (!found)
+            return fallback;
+        if (!found->is_boolean())
+            m_diag.fail(m_ptr + "/" + key, fmt::format("expected true or false, found {}", found->dump()));
+        return found->get<bool>();
+    }
     void finish()
     {
         for (const auto& [k, v] : m_params.items())
@@ -100,15 +109,29 @@ uint64_t vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, c
         } else
             cycles = costs::convPartial1x1Out(hw, s);
     } else if (vertex == "UnaryOp") {
-        std::vector<std::string> names = {"relu", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "neg", "square", "copy"};
+        std::vector<std::string> names = {"relu", "exp", "log", "sqrt", "rsqrt", "inverse", "tanh", "sigmoid", "gelu_erf", "neg", "square"};
         costs::UnaryOpKind op{};
         costs::parseUnaryOp(r.word("op", names), op);
-        cycles = costs::unaryOp(hw, op, r.precision("type"), r.count("elements"));
+        const Precision type = r.precision("type");
+        const uint64_t elements = r.count("elements");
+        cycles = costs::unaryOp(hw, op, type, elements, r.flag("in_place", false));
     } else if (vertex == "BinaryOp") {
-        std::vector<std::string> names = {"add", "sub", "mul", "div", "max", "relu_grad", "max_grad"};
+        std::vector<std::string> names = {"add", "sub", "mul", "div", "max"};
         costs::BinaryOpKind op{};
         costs::parseBinaryOp(r.word("op", names), op);
-        cycles = costs::binaryOp(hw, op, r.precision("type"), r.count("elements"));
+        const Precision type = r.precision("type");
+        const uint64_t elements = r.count("elements");
+        cycles = costs::binaryOp(hw, op, type, elements, r.flag("in_place", false));
+    } else if (vertex == "NonLinearity1D") {
+        r.word("nonlinearity", {"gelu"}); // popnn's forward vertices: the others run as popops UnaryOps
+        const Precision type = r.precision("type");
+        cycles = costs::geluNonLinearity(hw, type, r.count("elements"));
+    } else if (vertex == "NonLinearityGrad1D") {
+        const std::string f = r.word("nonlinearity", {"relu", "sigmoid", "tanh", "gelu"});
+        const costs::NonLinearity kind = f == "relu" ? costs::NonLinearity::Relu : f == "sigmoid" ? costs::NonLinearity::Sigmoid
+                                         : f == "tanh" ? costs::NonLinearity::Tanh : costs::NonLinearity::Gelu;
+        const Precision type = r.precision("type");
+        cycles = costs::nonLinearityGrad(hw, kind, type, r.count("elements"));
     } else if (vertex == "ScaledAdd") {
         cycles = costs::scaledAdd(hw, r.precision("type"), r.count("elements"));
     } else if (vertex == "Cast") {
@@ -130,7 +153,7 @@ uint64_t vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, c
         cycles = costs::pooling(hw, kind == "max" ? costs::PoolVertex::Max : kind == "sum" ? costs::PoolVertex::Sum : costs::PoolVertex::MaxGrad, w);
     } else {
         diag.fail(ptr + "/vertex", fmt::format("unknown vertex \"{}\" (known: ConvPartial1x1Out, ConvPartialnx1, UnaryOp, "
-                                              "BinaryOp, ScaledAdd, Cast, Reduce, Pooling)", vertex));
+                                              "BinaryOp, NonLinearity1D, NonLinearityGrad1D, ScaledAdd, Cast, Reduce, Pooling)", vertex));
     }
     r.finish();
     return cycles;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <vector>
 
 namespace ipusim::costs {
@@ -97,52 +98,63 @@ uint64_t convPartial(const IpuParams& hw, const ConvShape& s)
 }
 
 namespace {
-// Cycles per loop iteration and whether the op processes a natural vector per iteration
-// (otherwise one element per iteration), from the popops tables (§3.5).
-struct OpCost
+// The unrolled inner loops of popops' UnaryOp and BinaryOp codelets: c cycles per u elements,
+// by precision, and in place where that differs (poplibs-costs §3.4, the tables of
+// popopsCycleEstimators.cpp).
+struct OpLoop
 {
-    uint32_t halfCycles, floatCycles;
-    bool vectorised;
+    uint32_t c16, u16, c32, u32;
+    uint32_t inPlace16, inPlace32; // c in place
 };
-OpCost unaryCost(UnaryOpKind op)
+
+OpLoop unaryLoop(UnaryOpKind op)
 {
     switch (op) {
-    case UnaryOpKind::Relu: return {3, 3, true};
-    case UnaryOpKind::Exp: return {4, 6, true};
-    case UnaryOpKind::Log: return {4, 6, true}; // log shares the exp pipeline cost
-    case UnaryOpKind::Sqrt: return {23, 10, true};
-    case UnaryOpKind::Rsqrt: return {19, 8, true};
-    case UnaryOpKind::Tanh: return {4, 12, true};
-    case UnaryOpKind::Sigmoid: return {6, 12, true};
-    case UnaryOpKind::GeluErf: return {16, 22, false};
-    case UnaryOpKind::Neg:
-    case UnaryOpKind::Square:
-    case UnaryOpKind::Copy: return {1, 1, true};
+    case UnaryOpKind::Relu: return {3, 4, 3, 2, 2, 2};
+    case UnaryOpKind::Exp: return {4, 4, 6, 2, 4, 6};
+    case UnaryOpKind::Log: return {4, 4, 12, 2, 6, 14};
+    case UnaryOpKind::Sqrt: return {23, 4, 10, 2, 23, 10};
+    case UnaryOpKind::Rsqrt: return {19, 4, 8, 2, 19, 8};
+    case UnaryOpKind::Inverse: return {15, 4, 6, 2, 15, 6};
+    case UnaryOpKind::Tanh: return {4, 4, 12, 2, 2, 10};
+    case UnaryOpKind::Sigmoid: return {6, 4, 12, 2, 4, 10};
+    case UnaryOpKind::GeluErf: return {16, 1, 22, 1, 16, 22};
+    case UnaryOpKind::Neg: return {2, 4, 2, 2, 3, 3};
+    case UnaryOpKind::Square: return {2, 4, 2, 2, 2, 2};
     }
-    return {1, 1, true};
+    throw std::logic_error("unknown unary op");
 }
-OpCost binaryCost(BinaryOpKind op)
+
+OpLoop binaryLoop(BinaryOpKind op)
 {
     switch (op) {
+    // ADD, SUB and MUL run one natural vector per 1 + 2 cycles (in place too, unless the
+    // operands are forced to interleave, which PopLibs does not do by default).
     case BinaryOpKind::Add:
     case BinaryOpKind::Sub:
-    case BinaryOpKind::Mul:
-    case BinaryOpKind::Max: return {1, 1, true};
-    case BinaryOpKind::Div: return {21, 10, true};
-    case BinaryOpKind::ReluGrad: return {3, 3, true};
-    case BinaryOpKind::MaxGrad: return {2, 2, true};
+    case BinaryOpKind::Mul: return {3, 4, 3, 2, 3, 3};
+    case BinaryOpKind::Div: return {21, 4, 10, 2, 21, 10};
+    case BinaryOpKind::Max: return {4, 4, 3, 2, 4, 4};
     }
-    return {1, 1, true};
+    throw std::logic_error("unknown binary op");
+}
+
+uint64_t loopCycles(const IpuParams& hw, const OpLoop& l, Precision type, uint64_t n, bool inPlace)
+{
+    const bool half = type == Precision::FP16;
+    const uint64_t m = ceilDiv(n, hw.workers); // elements of the busiest worker
+    const uint64_t c = inPlace ? (half ? l.inPlace16 : l.inPlace32) : (half ? l.c16 : l.c32);
+    return ceilDiv(m, half ? l.u16 : l.u32) * c;
 }
 } // namespace
 
 bool parseUnaryOp(const std::string& name, UnaryOpKind& out)
 {
     static const std::map<std::string, UnaryOpKind> names = {
-        {"relu", UnaryOpKind::Relu}, {"exp", UnaryOpKind::Exp}, {"log", UnaryOpKind::Log},
-        {"sqrt", UnaryOpKind::Sqrt}, {"rsqrt", UnaryOpKind::Rsqrt}, {"tanh", UnaryOpKind::Tanh},
-        {"sigmoid", UnaryOpKind::Sigmoid}, {"gelu", UnaryOpKind::GeluErf}, {"neg", UnaryOpKind::Neg},
-        {"square", UnaryOpKind::Square}, {"copy", UnaryOpKind::Copy}};
+        {"relu", UnaryOpKind::Relu},   {"exp", UnaryOpKind::Exp},         {"log", UnaryOpKind::Log},
+        {"sqrt", UnaryOpKind::Sqrt},   {"rsqrt", UnaryOpKind::Rsqrt},     {"inverse", UnaryOpKind::Inverse},
+        {"tanh", UnaryOpKind::Tanh},   {"sigmoid", UnaryOpKind::Sigmoid}, {"gelu_erf", UnaryOpKind::GeluErf},
+        {"neg", UnaryOpKind::Neg},     {"square", UnaryOpKind::Square}};
     auto it = names.find(name);
     if (it == names.end())
         return false;
@@ -154,8 +166,7 @@ bool parseBinaryOp(const std::string& name, BinaryOpKind& out)
 {
     static const std::map<std::string, BinaryOpKind> names = {
         {"add", BinaryOpKind::Add}, {"sub", BinaryOpKind::Sub}, {"mul", BinaryOpKind::Mul},
-        {"div", BinaryOpKind::Div}, {"max", BinaryOpKind::Max}, {"relu_grad", BinaryOpKind::ReluGrad},
-        {"max_grad", BinaryOpKind::MaxGrad}};
+        {"div", BinaryOpKind::Div}, {"max", BinaryOpKind::Max}};
     auto it = names.find(name);
     if (it == names.end())
         return false;
@@ -163,25 +174,49 @@ bool parseBinaryOp(const std::string& name, BinaryOpKind& out)
     return true;
 }
 
-uint64_t unaryOp(const IpuParams& hw, UnaryOpKind op, Precision type, uint64_t n)
+uint64_t unaryOp(const IpuParams& hw, UnaryOpKind op, Precision type, uint64_t n, bool inPlace)
 {
-    const OpCost c = unaryCost(op);
-    const uint64_t cpl = type == Precision::FP16 ? c.halfCycles : c.floatCycles;
-    const uint64_t m = ceilDiv(n, hw.workers);
-    const uint64_t loop = c.vectorised ? ceilDiv(m, hw.vectorWidth(type)) * (cpl + 4) : m * cpl;
-    const uint64_t base = op == UnaryOpKind::Exp ? 33 : 17;
-    return hw.supervisorOverhead + 9 + hw.workers * (base + loop);
+    // UnaryOp1D: 11 + 9 of supervisor, then per worker its preamble (17; 33 for EXPONENT; 55 in
+    // place) and its loop.
+    const uint64_t base = inPlace ? 55 : op == UnaryOpKind::Exp ? 33 : 17;
+    return hw.supervisorOverhead + 9 + hw.workers * (base + loopCycles(hw, unaryLoop(op), type, n, inPlace));
 }
 
-uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n)
+uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n, bool inPlace)
 {
-    const OpCost c = binaryCost(op);
-    const uint64_t cpl = type == Precision::FP16 ? c.halfCycles : c.floatCycles;
-    const uint64_t m = ceilDiv(n, hw.workers);
-    const bool assembly = op == BinaryOpKind::Add || op == BinaryOpKind::Sub || op == BinaryOpKind::Mul;
-    const uint64_t loop = c.vectorised ? ceilDiv(m, hw.vectorWidth(type)) * (cpl + (assembly ? 2 : 5)) : m * cpl;
-    const uint64_t base = type == Precision::FP16 ? 26 : 29;
-    return hw.supervisorOverhead + hw.workers * (base + loop);
+    // BinaryOp1D: 11 of supervisor, then per worker its preamble (26 fp16, 29 fp32; 58 in place)
+    // and its loop.
+    const uint64_t base = inPlace ? 58 : type == Precision::FP16 ? 26 : 29;
+    return hw.supervisorOverhead + hw.workers * (base + loopCycles(hw, binaryLoop(op), type, n, inPlace));
+}
+
+uint64_t geluNonLinearity(const IpuParams& hw, Precision type, uint64_t n)
+{
+    // popnn NonLinearity1D(InPlace)<GELU> (the tanh approximation PopTorch's gelu lowers to):
+    // v vectors for the busiest worker at o cycles each, plus the remainder's tail (§3.5).
+    const bool half = type == Precision::FP16;
+    const uint64_t v = ceilDiv(n / hw.vectorWidth(type), hw.workers);
+    const uint64_t o = half ? 5 : 10;
+    uint64_t worker = 20 + (v > 0 ? 3 + o * (v + 1) : 0);
+    if (half)
+        worker += 4 + (n % 4 >= 2 ? 2 + o : 0) + (n % 2 ? 3 + o : 0);
+    else
+        worker += 3 + (n % 2 ? 2 + o : 0);
+    return 9 + hw.workers * worker;
+}
+
+uint64_t nonLinearityGrad(const IpuParams& hw, NonLinearity f, Precision type, uint64_t n)
+{
+    // popnn NonLinearityGrad1D<f>: dx = dy f'(x) from f's output, g cycles per vector (§3.5).
+    const bool half = type == Precision::FP16;
+    const uint64_t v = ceilDiv(n / hw.vectorWidth(type), hw.workers);
+    const uint64_t g = f == NonLinearity::Gelu ? (half ? 5 : 10) : 3;
+    uint64_t worker = 20 + (v > 0 ? 5 + g * (v - 1) : 0);
+    if (half)
+        worker += 6 + (n % 4 >= 2 ? g + 2 : 0) + (n % 2 ? g + 4 : 0);
+    else
+        worker += 4 + (n % 2 ? g + 1 : 0);
+    return 9 + hw.workers * worker;
 }
 
 uint64_t scaledAdd(const IpuParams& hw, Precision type, uint64_t n)

@@ -32,15 +32,25 @@ uint64_t convPartialNx1(const IpuParams& hw, const ConvShape& s);
 /** Picks the vertex a convolution uses: 1x1 kernels take ConvPartial1x1Out. */
 uint64_t convPartial(const IpuParams& hw, const ConvShape& s);
 
-enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, GeluErf, Neg, Square, Copy };
-enum class BinaryOpKind { Add, Sub, Mul, Div, Max, ReluGrad, MaxGrad };
+enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, GeluErf, Neg, Square };
+enum class BinaryOpKind { Add, Sub, Mul, Div, Max };
 bool parseUnaryOp(const std::string& name, UnaryOpKind& out);
 bool parseBinaryOp(const std::string& name, BinaryOpKind& out);
 
-/** popops UnaryOp1D supervisor vertex over n elements (§3.5). */
-uint64_t unaryOp(const IpuParams& hw, UnaryOpKind op, Precision type, uint64_t n);
-/** popops BinaryOp1D supervisor vertex over n elements (§3.5). */
-uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n);
+/** popops UnaryOp1D (in place: UnaryOp1DInPlace) over n elements: 20 + 6 x (preamble + the
+ *  busiest worker's unrolled loop), poplibs-costs §3.4. */
+uint64_t unaryOp(const IpuParams& hw, UnaryOpKind op, Precision type, uint64_t n, bool inPlace = false);
+/** popops BinaryOp1D (in place: BinaryOp1DInPlace) over n elements: 11 + 6 x (preamble + loop), §3.4. */
+uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n, bool inPlace = false);
+
+/** The non-linearities popnn has gradient vertices for. */
+enum class NonLinearity { Relu, Sigmoid, Tanh, Gelu };
+/** popnn NonLinearity1DInPlace<GELU> over n elements (costs the same out of place), §3.5:
+ *  9 + 6 x (20 + 3 + o (v + 1) + tail), v vectors per worker, o = 5 (fp16) or 10 (fp32). */
+uint64_t geluNonLinearity(const IpuParams& hw, Precision type, uint64_t n);
+/** popnn NonLinearityGrad1D<f> over n elements, §3.5: 9 + 6 x (20 + 5 + g (v - 1) + tail),
+ *  g = 3 (ReLU, sigmoid, tanh) or 5 / 10 (GELU, fp16 / fp32). */
+uint64_t nonLinearityGrad(const IpuParams& hw, NonLinearity f, Precision type, uint64_t n);
 /** popops ScaledAddSupervisor, X += a * Y over n elements (§3.5). */
 uint64_t scaledAdd(const IpuParams& hw, Precision type, uint64_t n);
 /** popops Cast1D between precisions over n elements (§3.5). */

@@ -71,14 +71,25 @@ TEST_CASE("ConvPartialnx1: 2x1 kernel, fp16 in, fp32 partials, 12 positions", "[
 TEST_CASE("Element-wise, scaled add, reduce and pooling vertices", "[costs]")
 {
     IpuParams hw;
-    // UnaryOp RELU fp32, 1200 elements: 200 per worker = 100 vectors x (3 + 4); 11 + 9 + 6 x (17 + 700)
-    CHECK(unaryOp(hw, UnaryOpKind::Relu, Precision::FP32, 1200) == 4322);
-    // EXP has a longer preamble (33): 11 + 9 + 6 x (33 + 100 x (6 + 4))
-    CHECK(unaryOp(hw, UnaryOpKind::Exp, Precision::FP32, 1200) == 6218);
-    // BinaryOp ADD fp16, 240 elements: 40 per worker = 10 vectors x (1 + 2); 11 + 6 x (26 + 30)
+    // popops UnaryOp1D: 20 + 6 x (preamble + ceil(m / u) x c), m = ceil(n / 6) (poplibs-costs §3.4).
+    // RELU fp32, 1200: m = 200, 3 per 2: 300; 20 + 6 x (17 + 300)
+    CHECK(unaryOp(hw, UnaryOpKind::Relu, Precision::FP32, 1200) == 1922);
+    // UnaryOp1DInPlace<RELU> fp16, 3072 (the §3.4 check value): m = 512, 2 per 4: 256; 20 + 6 x (55 + 256)
+    CHECK(unaryOp(hw, UnaryOpKind::Relu, Precision::FP16, 3072, true) == 1886);
+    // ... fp32: 2 per 2: 512; 20 + 6 x (55 + 512)
+    CHECK(unaryOp(hw, UnaryOpKind::Relu, Precision::FP32, 3072, true) == 3422);
+    // EXPONENT has a longer preamble (33): fp32, 1200: 6 per 2: 600; fp16: 4 per 4: 200
+    CHECK(unaryOp(hw, UnaryOpKind::Exp, Precision::FP32, 1200) == 20 + 6 * (33 + 600));
+    CHECK(unaryOp(hw, UnaryOpKind::Exp, Precision::FP16, 1200) == 1418);
+    // GELU_ERF is not vectorised: fp16, 100: m = 17 at 16 each; 20 + 6 x (17 + 272)
+    CHECK(unaryOp(hw, UnaryOpKind::GeluErf, Precision::FP16, 100) == 1754);
+    // popops BinaryOp1D: 11 + 6 x (26 fp16 / 29 fp32 / 58 in place + loop).
+    // ADD fp16, 240: m = 40, 3 per vector of 4: 30; fp32: 3 per 2: 60
     CHECK(binaryOp(hw, BinaryOpKind::Add, Precision::FP16, 240) == 347);
-    // DIV is not an assembly op: 10 vectors x (21 + 5)
-    CHECK(binaryOp(hw, BinaryOpKind::Div, Precision::FP16, 240) == 11 + 6 * (26 + 260));
+    CHECK(binaryOp(hw, BinaryOpKind::Add, Precision::FP32, 240) == 545);
+    // DIVIDE fp16, 240: 21 per 4: 210; in place fp32: 10 per 2: 200
+    CHECK(binaryOp(hw, BinaryOpKind::Div, Precision::FP16, 240) == 1427);
+    CHECK(binaryOp(hw, BinaryOpKind::Div, Precision::FP32, 240, true) == 1559);
     // ScaledAdd fp32, 1200: supervisor 57; 100 vectors per worker: 15 + 6 + 3 x 99 + 2 + 1 = 321
     CHECK(scaledAdd(hw, Precision::FP32, 1200) == 57 + 6 * 321);
     // Reduce fp32, 64 outputs of 4 partials: k = 4/2 + 1 = 3, 16 loops, 3 per worker: 6 x (32 + 19 x 3)
@@ -114,6 +125,32 @@ TEST_CASE("Pooling vertices (popnn getPoolingCycles)", "[costs]")
     CHECK(pooling(hw, PoolVertex::Max, ragged) == 7 + 6 * 143 + 6);
     // Fewer positions than workers: workers without any stop after zeroing.
     CHECK(pooling(hw, PoolVertex::Max, {1, 1, 1, 5, 1, 1}) == 7 + 6 * (17 + 4 + 6 + 19 + (13 + 32 + 2) + 1) + 6);
+}
+
+TEST_CASE("popnn non-linearity vertices", "[costs]")
+{
+    IpuParams hw;
+    // NonLinearity1DInPlace<GELU>: 9 + 6 x (20 + 3 + o (v + 1) + tail), v = ceil(floor(n / vw) / 6)
+    // (poplibs-costs §3.5). fp16, 3072 (the check value): v = 128, o = 5, tail 4: 9 + 6 x (32 + 5 x 128)
+    CHECK(geluNonLinearity(hw, Precision::FP16, 3072) == 4041);
+    // fp32, 3072: v = 256, o = 10, tail 3: 9 + 6 x (36 + 10 x 256)
+    CHECK(geluNonLinearity(hw, Precision::FP32, 3072) == 15585);
+    // fp16, 1027 (n mod 4 = 3): v = ceil(256 / 6) = 43; 20 + 3 + 5 x 44 + tail 4 + (2 + 5) + (3 + 5) = 262
+    CHECK(geluNonLinearity(hw, Precision::FP16, 1027) == 9 + 6 * 262);
+    // NonLinearityGrad1D<f>: 9 + 6 x (20 + 5 + g (v - 1) + tail).
+    // GELU fp16, 3072 (check value): g = 5, tail 6: 9 + 6 x (25 + 5 x 127 + 6)
+    CHECK(nonLinearityGrad(hw, NonLinearity::Gelu, Precision::FP16, 3072) == 4005);
+    // ReLU fp16, 3072 (check value): g = 3: 9 + 6 x (25 + 3 x 127 + 6)
+    CHECK(nonLinearityGrad(hw, NonLinearity::Relu, Precision::FP16, 3072) == 2481);
+    // ReLU fp32, 1200: v = 100; 9 + 6 x (25 + 3 x 99 + 4)
+    CHECK(nonLinearityGrad(hw, NonLinearity::Relu, Precision::FP32, 1200) == 1965);
+    // GELU fp32, 1201 (odd): v = 100, g = 10; 25 + 990 + tail 4 + (10 + 1) = 1030
+    CHECK(nonLinearityGrad(hw, NonLinearity::Gelu, Precision::FP32, 1201) == 9 + 6 * 1030);
+    // Tanh fp16, 6: v = 1; 25 + tail 6 + (3 + 2) (6 mod 4 = 2) = 36. Sigmoid fp16, 2: no vector; 20 + 6 + 5
+    CHECK(nonLinearityGrad(hw, NonLinearity::Tanh, Precision::FP16, 6) == 9 + 6 * 36);
+    CHECK(nonLinearityGrad(hw, NonLinearity::Sigmoid, Precision::FP16, 2) == 9 + 6 * 31);
+    // Against what it replaced for BERT's GELU (16 cycles an element as UnaryOp<GELU_ERF>): 12x less.
+    CHECK(unaryOp(hw, UnaryOpKind::GeluErf, Precision::FP16, 3072) > 12 * geluNonLinearity(hw, Precision::FP16, 3072));
 }
 
 TEST_CASE("Batch norm and dropout vertices", "[costs]")

@@ -47,8 +47,15 @@ TEST_CASE("Schedule JSON: vertices are costed by the compiler's cost model", "[s
     const auto& c = std::get<ComputeStep>(s.programs[0].steps[0].op);
     REQUIRE(c.cycles.runs().size() == 1);
     CHECK(c.cycles.runs()[0].count == 1472);
-    CHECK(c.cycles.runs()[0].value == 679 + 4322);
+    CHECK(c.cycles.runs()[0].value == 679 + 1922);
     CHECK(c.vertices.at(7) == 2);
+    // The popnn and in-place popops vertices, at the check values of the cost tests.
+    json gelu = {{"vertex", "NonLinearity1D"}, {"params", {{"nonlinearity", "gelu"}, {"elements", 3072}, {"type", "fp16"}}}};
+    json grad = {{"vertex", "NonLinearityGrad1D"}, {"params", {{"nonlinearity", "relu"}, {"elements", 3072}, {"type", "fp16"}}}};
+    json relu = {{"vertex", "UnaryOp"}, {"params", {{"op", "relu"}, {"elements", 3072}, {"type", "fp16"}, {"in_place", true}}}};
+    Schedule n = load(withSteps(json::array({{{"op", "compute"}, {"name", "nl"},
+                                               {"tiles", json::array({{{"tiles", {0, 0}}, {"vertices", json::array({gelu, grad, relu})}}})}}})));
+    CHECK(std::get<ComputeStep>(n.programs[0].steps[0].op).cycles.at(0) == 4041 + 2481 + 1886);
     // The pooling check value of the cost tests: 2x2 max pool, 12 x 12 fp32 outputs, 5 groups of 2 channels.
     json pool = {{"vertex", "Pooling"},
                  {"params", {{"pooling", "max"}, {"positions", 144}, {"row_width", 12}, {"items_per_row", 4}, {"channel_groups", 5}}}};
@@ -83,6 +90,10 @@ TEST_CASE("Schedule JSON: unknown vertices and bad vertex params", "[schedule][e
                Catch::Contains("params/op: expected one of relu, exp"));
     CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "ScaledAdd"}, {"params", {{"type", "fp32"}, {"elements", 4}, {"scale", 2}}}}))),
                Catch::Contains("params/scale: unknown key \"scale\""));
+    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp"}, {"params", {{"op", "relu"}, {"type", "fp32"}, {"elements", 4}, {"in_place", 1}}}}))),
+               Catch::Contains("params/in_place: expected true or false, found 1"));
+    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "NonLinearity1D"}, {"params", {{"nonlinearity", "relu"}, {"type", "fp32"}, {"elements", 4}}}}))),
+               Catch::Contains("params/nonlinearity: expected one of gelu, found \"relu\""));
 }
 
 TEST_CASE("Schedule JSON: steps and tensors are checked", "[schedule][errors]")

@@ -423,9 +423,10 @@ void GraphLowering::lowerElementwise(const Op& op)
             x[t].recvShared += std::min<uint64_t>(op.channels, e) * bytesOf(type); // the bias slice
             needsExchange = true;
             break;
-        case OpKind::Relu: cycles[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Relu, type, e); break;
+        // PopART runs ReLU in place (ReluInplace): UnaryOp1DInPlace<RELU> (poplibs-costs §2).
+        case OpKind::Relu: cycles[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Relu, type, e, true); break;
         case OpKind::Cast: cycles[t] = costs::cast(m_hw, type, m_graph.tensor(op.outputs.at(0)).type, e); break;
-        case OpKind::ReluGrad: cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::ReluGrad, type, e); break;
+        case OpKind::ReluGrad: cycles[t] = costs::nonLinearityGrad(m_hw, costs::NonLinearity::Relu, type, e); break;
         case OpKind::MaxPool: cycles[t] = costs::pooling(m_hw, costs::PoolVertex::Max, poolWork(op, type, pooled(e), false)); break;
         case OpKind::AvgPool: // SumPooling applies the 1 / window itself
             cycles[t] = costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, pooled(e), false));
@@ -442,8 +443,8 @@ void GraphLowering::lowerElementwise(const Op& op)
     }
     switch (op.kind) {
     case OpKind::BiasAdd: types = {"BinaryOp<ADD>"}; break;
-    case OpKind::Relu: types = {"UnaryOp<RELU>"}; break;
-    case OpKind::ReluGrad: types = {"BinaryOp<RELU_GRAD>"}; break;
+    case OpKind::Relu: types = {"UnaryOp1DInPlace<RELU>"}; break;
+    case OpKind::ReluGrad: types = {"NonLinearityGrad1D<RELU>"}; break;
     case OpKind::MaxPool: types = {"MaxPooling"}; break;
     case OpKind::AvgPool: types = {"SumPooling"}; break;
     case OpKind::Cast: types = {"Cast"}; break;
@@ -650,9 +651,9 @@ void GraphLowering::lowerOptimizer(const Op& op)
     }
     m_b.sync();
     if (adam)
-        m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MUL>", "BinaryOp<DIV>", "UnaryOp<SQRT>"}, 8);
+        m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MULTIPLY>", "BinaryOp<DIVIDE>", "UnaryOp<SQRT>"}, 8);
     else
-        m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MUL>"}, trustRatio ? 2 : velocity ? 4 : 3);
+        m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MULTIPLY>"}, trustRatio ? 2 : velocity ? 4 : 3);
     if (trustRatio) {
         // Per-tile squared sums of w and u meet on tile 0, which sends back the trust ratio.
         m_b.compute(op.name + ".norms", norms, {"UnaryOp<SQUARE>", "ReduceAdd"});
@@ -662,7 +663,7 @@ void GraphLowering::lowerOptimizer(const Op& op)
         TileVector ratioCycles(m_hw.tiles, 0);
         ratioCycles[0] = costs::reduce(m_hw, s, 2, holders) + costs::unaryOp(m_hw, costs::UnaryOpKind::Sqrt, s, 2) +
                          costs::binaryOp(m_hw, costs::BinaryOpKind::Div, s, 1);
-        m_b.compute(op.name + ".trust_ratio", ratioCycles, {"ReduceAdd", "UnaryOp<SQRT>", "BinaryOp<DIV>"});
+        m_b.compute(op.name + ".trust_ratio", ratioCycles, {"ReduceAdd", "UnaryOp<SQRT>", "BinaryOp<DIVIDE>"});
         ratio[0].send = 4;
         m_b.sync();
         m_b.exchange(op.name + ".trust_ratio.out", ratio);
@@ -805,10 +806,10 @@ void GraphLowering::lowerRowwise(const Op& op)
     std::vector<std::string> types;
     switch (op.kind) {
     case OpKind::Add: types = {"BinaryOp<ADD>"}; break;
-    case OpKind::Gelu: types = {"NonLinearity<GELU>"}; break;
-    case OpKind::GeluGrad: types = {"NonLinearityGrad<GELU>"}; break;
-    case OpKind::Tanh: types = {"NonLinearity<TANH>"}; break;
-    case OpKind::TanhGrad: types = {"NonLinearityGrad<TANH>"}; break;
+    case OpKind::Gelu: types = {"NonLinearity1DInPlace<GELU>"}; break;
+    case OpKind::GeluGrad: types = {"NonLinearityGrad1D<GELU>"}; break;
+    case OpKind::Tanh: types = {"UnaryOp1D<TANH>"}; break;
+    case OpKind::TanhGrad: types = {"NonLinearityGrad1D<TANH>"}; break;
     case OpKind::Softmax: types = {"ReduceMax", "ReduceAdd", "UnaryOp<EXPONENT>", "BinaryOp<DIVIDE>", "BinaryOp<ADD>"}; break;
     case OpKind::SoftmaxGrad: types = {"BinaryOp<MULTIPLY>", "ReduceAdd", "BinaryOp<SUBTRACT>"}; break;
     case OpKind::LayerNorm: types = {"ReduceAdd", "BinaryOp<SUBTRACT>", "UnaryOp<SQUARE>", "UnaryOp<RSQRT>", "BinaryOp<MULTIPLY>"}; break;
@@ -819,8 +820,8 @@ void GraphLowering::lowerRowwise(const Op& op)
     case OpKind::Div: types = {"BinaryOp<DIVIDE>"}; break;
     case OpKind::DivGradRhs: types = {"BinaryOp<MULTIPLY>", "BinaryOp<DIVIDE>"}; break;
     case OpKind::Scale: types = {"BroadcastScalar1D<MULTIPLY>"}; break;
-    case OpKind::Sigmoid: types = {"NonLinearity<SIGMOID>"}; break;
-    case OpKind::SigmoidGrad: types = {"NonLinearityGrad<SIGMOID>"}; break;
+    case OpKind::Sigmoid: types = {"UnaryOp1DInPlace<SIGMOID>"}; break;
+    case OpKind::SigmoidGrad: types = {"NonLinearityGrad1D<SIGMOID>"}; break;
     case OpKind::Exp: types = {"UnaryOp<EXPONENT>"}; break;
     case OpKind::ExpGrad: types = {"BinaryOp<MULTIPLY>"}; break;
     case OpKind::Dropout:
@@ -843,11 +844,12 @@ void GraphLowering::lowerRowwise(const Op& op)
         }
         switch (op.kind) {
         case OpKind::Add: cycles[t] = bin(BinaryOpKind::Add, e); break;
-        case OpKind::Gelu: cycles[t] = un(UnaryOpKind::GeluErf, e); break;
-        // The derivative evaluates the erf again and scales the incoming gradient.
-        case OpKind::GeluGrad: cycles[t] = un(UnaryOpKind::GeluErf, e) + bin(BinaryOpKind::Mul, e); break;
+        // PopTorch's gelu (exact or tanh) is popnn's GELU, the tanh approximation, in place; each
+        // gradient is one popnn NonLinearityGrad1D vertex (poplibs-costs §2, §3.5).
+        case OpKind::Gelu: cycles[t] = costs::geluNonLinearity(m_hw, type, e); break;
+        case OpKind::GeluGrad: cycles[t] = costs::nonLinearityGrad(m_hw, costs::NonLinearity::Gelu, type, e); break;
         case OpKind::Tanh: cycles[t] = un(UnaryOpKind::Tanh, e); break;
-        case OpKind::TanhGrad: cycles[t] = un(UnaryOpKind::Square, e) + bin(BinaryOpKind::Sub, e) + bin(BinaryOpKind::Mul, e); break;
+        case OpKind::TanhGrad: cycles[t] = costs::nonLinearityGrad(m_hw, costs::NonLinearity::Tanh, type, e); break;
         case OpKind::LogSoftmax: // x - max - log(sum(exp(x - max))): the row max, exponentiate, sum, one log per row
             cycles[t] = costs::reduceRows(m_hw, type, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) +
                         costs::reduceRows(m_hw, f32, rows, piece) + costs::unaryOp(m_hw, UnaryOpKind::Log, f32, rows) +
@@ -863,9 +865,8 @@ void GraphLowering::lowerRowwise(const Op& op)
         case OpKind::DivGradRhs: cycles[t] = 2 * bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Div, e); break; // -dy a / b / b
         // A constant factor: the scalar broadcast costs as BinaryOp's multiply (poplibs-costs §3.9).
         case OpKind::Scale: cycles[t] = bin(BinaryOpKind::Mul, e); break;
-        case OpKind::Sigmoid: cycles[t] = un(UnaryOpKind::Sigmoid, e); break;
-        // dx = dy y (1 - y)
-        case OpKind::SigmoidGrad: cycles[t] = bin(BinaryOpKind::Sub, e) + 2 * bin(BinaryOpKind::Mul, e); break;
+        case OpKind::Sigmoid: cycles[t] = costs::unaryOp(m_hw, UnaryOpKind::Sigmoid, type, e, true); break; // SigmoidInplace
+        case OpKind::SigmoidGrad: cycles[t] = costs::nonLinearityGrad(m_hw, costs::NonLinearity::Sigmoid, type, e); break;
         case OpKind::Exp: cycles[t] = un(UnaryOpKind::Exp, e); break;
         case OpKind::ExpGrad: cycles[t] = bin(BinaryOpKind::Mul, e); break;
         // The gradient draws the same mask again from the op's seed, as PopART does.
