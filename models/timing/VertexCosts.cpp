@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <vector>
 
@@ -296,6 +297,29 @@ uint64_t pooling(const IpuParams& hw, PoolVertex vertex, const PoolTileWork& wor
         slowest = std::max(slowest, poolingWorker(hw, vertex, work, i, segments));
     }
     return 7 + W * slowest + 6;
+}
+
+uint64_t singleInputReduce(const IpuParams& hw, Precision partials, Precision out, uint64_t n)
+{
+    // ADD accumulates 8 (fp16) or 4 (fp32) partials in two 64-bit loads a loop of 2 cycles:
+    // 1 + 2 + 6 + 2n / A + 5 + n mod A + 3, and 5 to convert a result that is not fp32.
+    const uint64_t A = partials == Precision::FP16 ? 8 : 4;
+    const uint64_t worker = 1 + 2 + 6 + 2 * n / A + 5 + n % A + 3 + (out == Precision::FP32 ? 0 : 5);
+    return hw.workers * worker;
+}
+
+uint64_t stridedReduce(const IpuParams& hw, Precision partials, Precision out, uint64_t outputs, uint64_t n, uint64_t stride)
+{
+    // The outputs split over the workers in whole vectors; a worker's outer loop takes the
+    // outputs one 64-bit group at a time (gcd with the stride, to stay aligned) and adds its n
+    // partials at one a cycle.
+    const bool half = partials == Precision::FP16;
+    const uint64_t vw = hw.vectorWidth(partials);
+    const uint64_t perWorker = std::min(outputs, ceilDiv(ceilDiv(outputs, vw), hw.workers) * vw);
+    const uint64_t group = std::gcd(std::min<uint64_t>(half ? 8 : 4, vw), std::max<uint64_t>(stride, 1));
+    const uint64_t post = half ? 1 + (out == Precision::FP16 ? 7 : 6) : 3 + 2;
+    const uint64_t outer = 3 + post + 3 + (n > 0 ? n - 1 : 0);
+    return hw.workers * (2 + 2 + 6 + 5 + ceilDiv(perWorker, group) * outer);
 }
 
 uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t length)

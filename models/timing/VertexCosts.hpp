@@ -57,6 +57,16 @@ uint64_t scaledAdd(const IpuParams& hw, Precision type, uint64_t n);
 uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n);
 /** Reduction of `partialsPerOutput` partials into each of `outputs` outputs (§3.6, general path). */
 uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint64_t partialsPerOutput);
+/** popops ReduceAdd, SCALAR_OUTPUT_SINGLE_INPUT: one output of n contiguous partials, a worker
+ *  vertex (getCyclesEstimateForSingleInput, poplibs-costs §3.8), in tile cycles: 6 x (17 +
+ *  floor(2n / A) + n mod A, + 5 for an output that is not fp32), A = 8 (fp16) or 4 (fp32). */
+uint64_t singleInputReduce(const IpuParams& hw, Precision partials, Precision out, uint64_t n);
+/** popops ReduceAdd, STRIDED_REDUCE: `outputs` adjacent columns each summing n partials `stride`
+ *  elements apart (per-channel sums over [rows x channels]), the columns split over the workers
+ *  in vectors (getCyclesEstimateForStridedReduce and its planner model, §3.8): 6 x (15 +
+ *  ceil(columns per worker / group) x (3 + post + 3 + n - 1)), group = gcd(64-bit group, stride),
+ *  post = 5 (fp32 partials), 8 (fp16 to fp16) or 7 (fp16 to fp32). */
+uint64_t stridedReduce(const IpuParams& hw, Precision partials, Precision out, uint64_t outputs, uint64_t n, uint64_t stride);
 /** Row reductions (sums or maxima along contiguous rows: softmax, LayerNorm, losses), the
  *  popops all-regions-continuous path (§3.6): the rows' elements split evenly over the workers,
  *  one cycle per vector, 12 cycles per row a worker finishes and 17 of set-up. */

@@ -153,6 +153,28 @@ TEST_CASE("popnn non-linearity vertices", "[costs]")
     CHECK(unaryOp(hw, UnaryOpKind::GeluErf, Precision::FP16, 3072) > 12 * geluNonLinearity(hw, Precision::FP16, 3072));
 }
 
+TEST_CASE("popops reduce vertices: single input and strided", "[costs]")
+{
+    IpuParams hw;
+    // SINGLE_INPUT (getCyclesEstimateForSingleInput), a worker vertex: 17 + floor(2n / A) + n mod A.
+    // fp32, 100 partials: A = 4: 17 + 50 + 0; tile cycles 6 x 67
+    CHECK(singleInputReduce(hw, Precision::FP32, Precision::FP32, 100) == 402);
+    // fp16 to fp16, 100: A = 8: 17 + 25 + 4 + 5 (the output is not fp32) = 51
+    CHECK(singleInputReduce(hw, Precision::FP16, Precision::FP16, 100) == 306);
+    // STRIDED_REDUCE: 64 channels of 16 rows, fp32: 32 vectors, 6 a worker = 12 columns in groups
+    // of gcd(2, 64) = 2: 6 loops of 3 + 5 + 3 + 15 = 26; 15 + 156 = 171
+    CHECK(stridedReduce(hw, Precision::FP32, Precision::FP32, 64, 16, 64) == 1026);
+    // fp16 partials to fp32 sums: 16 vectors, 3 a worker = 12 columns in groups of 4: 3 loops of
+    // 3 + 7 + 3 + 15 = 28; 15 + 84 = 99
+    CHECK(stridedReduce(hw, Precision::FP16, Precision::FP32, 64, 16, 64) == 594);
+    // An odd stride keeps a worker to one column a loop: 5 fp16 columns are 2 vectors, one a
+    // worker (4 columns); gcd(4, 5) = 1: 4 loops of 3 + 8 + 3 + 9 = 23
+    CHECK(stridedReduce(hw, Precision::FP16, Precision::FP16, 5, 10, 5) == 6 * (15 + 4 * 23));
+    // Against the general conv-partials reduce the bias gradients used (6 x (39 + 3P) a channel):
+    // 1,024 channels of 64 rows on one tile now take a fraction of 1,024 such reduces.
+    CHECK(stridedReduce(hw, Precision::FP32, Precision::FP32, 1024, 64, 1024) < 1024 * reduce(hw, Precision::FP32, 1, 64) / 20);
+}
+
 TEST_CASE("Batch norm and dropout vertices", "[costs]")
 {
     IpuParams hw;

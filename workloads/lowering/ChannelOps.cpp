@@ -15,7 +15,9 @@ std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
     // Three stages, as PopLibs spreads a reduction: each tile sums its own elements per
     // channel; then channel c's partial sums from group s of contributing tiles meet on
     // reducer tile (c, s); finally the S group sums of each channel meet on the tiles of the
-    // result.
+    // result. Each stage is popops ReduceAdd as PopLibs specialises it (poplibs-costs §3.8):
+    // per-channel columns of [rows x channels] are a STRIDED_REDUCE, one channel's partials
+    // on a reducer a SINGLE_INPUT vertex per value.
     const Precision type = m_graph.tensor(r.source).type;
     const TileVector elems = elementsOn(r.source);
     const uint64_t C = r.channels, V = r.values;
@@ -25,7 +27,8 @@ std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) {
             const uint64_t outs = rowPiece(r.source, C, elems[t]);
-            local[t] = V * costs::reduce(m_hw, Precision::FP32, outs, ceilDiv(elems[t], outs)) + (r.extra.empty() ? 0 : r.extra[t]);
+            local[t] = V * costs::stridedReduce(m_hw, type, Precision::FP32, outs, ceilDiv(elems[t], outs), outs) +
+                       (r.extra.empty() ? 0 : r.extra[t]);
             partials[t] = outs * 4 * V;
             partialsTotal += outs;
         }
@@ -45,7 +48,7 @@ std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
 
     // Stage 2: reducer (c, s) is tile c * groups + s (wrapping when C * groups > T).
     std::vector<ExchangeBytes> x(T);
-    TileVector stage2(T, 0), stage2Bytes(T, 0);
+    TileVector stage2(T, 0), stage2Bytes(T, 0), stage2Vertices(T, 0), stage2Partials(T, 0);
     for (uint32_t t = 0; t < T; ++t)
         x[t].send += partials[t];
     for (uint64_t c = 0; c < C; ++c)
@@ -54,8 +57,13 @@ std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
             const uint64_t members = std::min(perGroup, n - std::min(n, g * perGroup));
             x[reducer].recv += members * 4 * V;
             stage2Bytes[reducer] += members * 4 * V;
-            stage2[reducer] += costs::reduce(m_hw, Precision::FP32, V, std::max<uint64_t>(members, 1));
+            stage2Vertices[reducer] += V; // a worker vertex per value, six side by side
+            stage2Partials[reducer] = std::max<uint64_t>({stage2Partials[reducer], members, 1});
         }
+    for (uint32_t t = 0; t < T; ++t)
+        if (stage2Vertices[t])
+            stage2[t] = ceilDiv(stage2Vertices[t], m_hw.workers) *
+                        costs::singleInputReduce(m_hw, Precision::FP32, Precision::FP32, stage2Partials[t]);
     m_b.sync();
     const int stage2Handle = m_b.allocate(r.name + " group partials", "temporary", stage2Bytes);
     m_b.exchange(r.name + ".groups.in", x);
@@ -81,7 +89,7 @@ std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
         if (outBytes[t]) {
             const uint64_t outs = outBytes[t] / bytesOf(r.outputs.empty() ? outType : type);
             y[t].recv += outs * groups * 4;
-            final[t] = costs::reduce(m_hw, Precision::FP32, outs, groups);
+            final[t] = costs::stridedReduce(m_hw, Precision::FP32, outType, outs, groups, outs);
         }
     m_b.sync();
     m_b.exchange(r.name + ".final.in", y);
