@@ -222,24 +222,33 @@ uint64_t nonLinearityGrad(const IpuParams& hw, NonLinearity f, Precision type, u
 
 uint64_t scaledAdd(const IpuParams& hw, Precision type, uint64_t n)
 {
+    // getScaledArithmeticSupervisorCycleEstimate, same data and delta types, a tensor scale:
+    // every worker gets floor(vectors / 6) vectors (the vectors left over are not charged, a
+    // quirk of the estimator); the worker that takes the remainder adds 1 and its elements.
+    const bool half = type == Precision::FP16;
     const uint64_t vw = hw.vectorWidth(type);
-    const uint64_t vectors = n / vw;
-    const bool remainder = n % vw != 0;
-    const uint64_t supervisor = 21 + 11 + (remainder ? 13 : 7) + 12 + 6;
-    const uint64_t v = ceilDiv(vectors, hw.workers); // the slowest worker's vectors
-    const uint64_t c = 3;                             // same data and scale types
-    const uint64_t tail = remainder ? (type == Precision::FP32 ? 8 : 5) : 0;
-    const uint64_t worker = 15 + 6 + c * (v > 0 ? v - 1 : 0) + 2 + tail + 1;
+    const uint64_t left = n % vw;
+    const uint64_t supervisor = 21 + 11 + (left ? 13 : 7) + 12 + 6;
+    const uint64_t v = n / vw / hw.workers;
+    const uint64_t c = 3;
+    const uint64_t tail = !left ? 0 : half ? 5 + (left >= 2 ? 7 : 0) + (left == 3 ? 6 : 0) : 8;
+    const uint64_t worker = 15 + (v > 0 ? 6 + c * (v - 1) : 0) + 2 + 1 + tail + 1;
     return supervisor + hw.workers * worker;
 }
 
 uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n)
 {
-    (void)from;
+    // Cast1D between fp32 and fp16 (getCast1DCycleEstimate as poplibs-costs §3.7 restates it): a
+    // worker's m = ceil(n / 6) elements in vectors of 4 at 2 cycles (fp32 to fp16: two 64-bit
+    // loads) or of 2 at 1 (fp16 to fp32: one 64-bit store), then per remainder bit 1 cycle, 2
+    // more if set. The same precision is a copy at the fp16 to fp32 rate.
     const uint64_t m = ceilDiv(n, hw.workers);
-    // Conversion runs at one 64-bit write per cycle.
-    const uint64_t worker = 19 + ceilDiv(m * bytesOf(to), hw.vectorWidthBits / 8);
-    return 12 + hw.workers * (worker + 18);
+    const bool narrowing = from == Precision::FP32 && to == Precision::FP16;
+    const uint64_t width = narrowing ? 4 : 2;
+    uint64_t body = (narrowing ? 2 : 1) * (m / width);
+    for (uint64_t bit = 1; bit < width; bit <<= 1)
+        body += 1 + (m & bit ? 2 : 0);
+    return 12 + hw.workers * (19 + body + 18);
 }
 
 uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint64_t partialsPerOutput)
@@ -331,7 +340,14 @@ uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t
 
 uint64_t fill(const IpuParams& hw, Precision type, uint64_t n)
 {
-    return (type == Precision::FP16 ? 26 : 23) + ceilDiv(n, hw.vectorWidth(type));
+    // _fillCycleEstimate for each worker's share (PopLibs splits a fill's regions over the six
+    // workers), in tile cycles: 6 x (fp16: 15 for 1, 21 for 2, else 26 + m / 4; fp32: 23 + m / 2,
+    // +1 if m is odd).
+    const uint64_t m = ceilDiv(n, hw.workers);
+    if (m == 0)
+        return 0;
+    const uint64_t worker = type == Precision::FP16 ? (m == 1 ? 15 : m == 2 ? 21 : 26 + m / 4) : 23 + m / 2 + m % 2;
+    return hw.workers * worker;
 }
 
 uint64_t inverseStdDeviation(const IpuParams& hw, uint64_t n)

@@ -51,9 +51,12 @@ uint64_t geluNonLinearity(const IpuParams& hw, Precision type, uint64_t n);
 /** popnn NonLinearityGrad1D<f> over n elements, §3.5: 9 + 6 x (20 + 5 + g (v - 1) + tail),
  *  g = 3 (ReLU, sigmoid, tanh) or 5 / 10 (GELU, fp16 / fp32). */
 uint64_t nonLinearityGrad(const IpuParams& hw, NonLinearity f, Precision type, uint64_t n);
-/** popops ScaledAddSupervisor, X += a * Y over n elements (§3.5). */
+/** popops ScaledAddSupervisor, X += a * Y over n elements of one type, a tensor scale
+ *  (poplibs-costs §3.6): 57 (63 with a remainder) + 6 x (15 + 6 + 3 (v - 1) + 2 + 1 + tail + 1),
+ *  v = floor(vectors / 6). */
 uint64_t scaledAdd(const IpuParams& hw, Precision type, uint64_t n);
-/** popops Cast1D between precisions over n elements (§3.5). */
+/** popops Cast1D between fp32 and fp16 over n elements (poplibs-costs §3.7): 12 + 6 x (19 + body
+ *  + 18); fp32 to fp16 2 cycles per 4 elements, fp16 to fp32 1 per 2. */
 uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n);
 /** Reduction of `partialsPerOutput` partials into each of `outputs` outputs (§3.6, general path). */
 uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint64_t partialsPerOutput);
@@ -99,7 +102,8 @@ uint64_t dropout(const IpuParams& hw, Precision type, uint64_t n);
 /** popops EncodeOneHot of n indices (a worker vertex per worker's share): 11 + 74 per index
  *  (poplibs-costs §3.12). */
 uint64_t encodeOneHot(const IpuParams& hw, uint64_t n);
-/** popops Fill of n elements (zeroing a gradient), §3.5: 26 + n/vw (half), 23 + n/vw (float). */
+/** popops Fill of n elements (zeroing a gradient), each worker a share m = ceil(n / 6) (§3.7):
+ *  6 x (26 + m / 4) fp16, 6 x (23 + m / 2 + m mod 2) fp32. */
 uint64_t fill(const IpuParams& hw, Precision type, uint64_t n);
 /** popops MultiSlice (§3.5, getMultiSliceCycleEstimate): each worker checks its share of the
  *  `offsets` against the rows this tile holds (19 cycles each) and copies the `elements` that

@@ -90,12 +90,26 @@ TEST_CASE("Element-wise, scaled add, reduce and pooling vertices", "[costs]")
     // DIVIDE fp16, 240: 21 per 4: 210; in place fp32: 10 per 2: 200
     CHECK(binaryOp(hw, BinaryOpKind::Div, Precision::FP16, 240) == 1427);
     CHECK(binaryOp(hw, BinaryOpKind::Div, Precision::FP32, 240, true) == 1559);
-    // ScaledAdd fp32, 1200: supervisor 57; 100 vectors per worker: 15 + 6 + 3 x 99 + 2 + 1 = 321
-    CHECK(scaledAdd(hw, Precision::FP32, 1200) == 57 + 6 * 321);
+    // ScaledAdd fp32, 1200: supervisor 57; 100 vectors per worker: 15 + 6 + 3 x 99 + 2 + 1 + 1 = 322
+    CHECK(scaledAdd(hw, Precision::FP32, 1200) == 57 + 6 * 322);
+    // The poplibs-costs §3.6 check values, n = 16,384: fp16 682 vectors a worker, fp32 1,365
+    CHECK(scaledAdd(hw, Precision::FP16, 16384) == 12465);
+    CHECK(scaledAdd(hw, Precision::FP32, 16384) == 24759);
+    // fp16, 1203: 300 vectors, 50 a worker, 3 left: supervisor 63; 15 + 6 + 147 + 2 + 1 + (5 + 7 + 6) + 1
+    CHECK(scaledAdd(hw, Precision::FP16, 1203) == 63 + 6 * 190);
     // Reduce fp32, 64 outputs of 4 partials: k = 4/2 + 1 = 3, 16 loops, 3 per worker: 6 x (32 + 19 x 3)
     CHECK(reduce(hw, Precision::FP32, 64, 4) == 534);
-    // Cast fp32 -> fp16, 1200: 200 per worker x 2 B / 8 B per cycle = 50; 12 + 6 x (19 + 50 + 18)
-    CHECK(cast(hw, Precision::FP32, Precision::FP16, 1200) == 534);
+    // Cast1D fp32 -> fp16, 1200: 200 a worker, 50 vectors of 4 at 2 cycles, two clear remainder
+    // bits at 1: 102; 12 + 6 x (19 + 102 + 18)
+    CHECK(cast(hw, Precision::FP32, Precision::FP16, 1200) == 846);
+    // The §3.7 check value: 16,384 elements, 2,731 a worker: 2 x 682 + (1 + 2) + (1 + 2) = 1,370
+    CHECK(cast(hw, Precision::FP32, Precision::FP16, 16384) == 8454);
+    // fp16 -> fp32, 1201: 201 a worker, 100 vectors of 2 at 1 cycle, the odd one 1 + 2: 103
+    CHECK(cast(hw, Precision::FP16, Precision::FP32, 1201) == 12 + 6 * (19 + 103 + 18));
+    // Fill, each worker a share: fp16 64 (11 a worker: 26 + 2), fp32 65 (11: 23 + 5 + 1), fp16 6 (1: 15)
+    CHECK(fill(hw, Precision::FP16, 64) == 6 * 28);
+    CHECK(fill(hw, Precision::FP32, 65) == 6 * 29);
+    CHECK(fill(hw, Precision::FP16, 6) == 6 * 15);
 }
 
 TEST_CASE("Pooling vertices (popnn getPoolingCycles)", "[costs]")
