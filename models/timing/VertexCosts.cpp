@@ -35,17 +35,20 @@ uint64_t convPartial1x1WorkerCycles(const IpuParams& hw, const ConvShape& s, uin
 {
     const AmpParams& amp = hw.amp(s.input, s.partials);
     const uint64_t step = amp.cyclesPerPosition();
-    static constexpr uint64_t small[3] = {21, 32, 41};
+    const uint64_t z = zeroing ? 1 : 0;
     if (s.input == Precision::FP16) {
-        // FP16 common path: zeroing is folded into the loop; 7 cycles of state retention saved.
-        uint64_t t = n < 3 ? small[n] : 37 + step * (n - 3);
-        return t - 7;
+        // The common path: zeroing is folded into the loop (a pass that does not zero takes one
+        // cycle more); 7 cycles of state retention saved.
+        static constexpr uint64_t small[3] = {21, 32, 41};
+        return (n < 3 ? small[n] : 37 + step * (n - 3)) + (1 - z) - 7;
     }
-    // Float activations: 46 + 8(n-3) core, plus partial zeroing 2 + z*n on the first input group.
-    uint64_t t = n < 3 ? small[n] + 1 : 46 + step * (n - 3);
-    if (zeroing)
-        t += 2 + (amp.units == 16 ? 8 : 4) * n;
-    return t;
+    // fp32: 24, 47 + 10Z, 46 + 18Z, then 46 + (2 + 8n)Z + 8(n - 3), Z = 1 on the zeroing pass.
+    switch (n) {
+    case 0: return 24;
+    case 1: return 47 + 10 * z;
+    case 2: return 46 + 18 * z;
+    default: return 46 + (2 + 8 * n) * z + step * (n - 3);
+    }
 }
 
 uint64_t convPartial1x1Out(const IpuParams& hw, const ConvShape& s)
@@ -58,7 +61,8 @@ uint64_t convPartial1x1Out(const IpuParams& hw, const ConvShape& s)
         return innerLoop(hw, s.positions, 14, [&](uint64_t n) { return convPartial1x1WorkerCycles(hw, s, n, zeroing); });
     };
     const uint64_t cGroup = common ? 13 : 12, cIn = common ? 15 : 16, cOut = common ? 18 : 19;
-    const uint64_t retention = common ? 7 : 0;
+    // The common path retains worker state: 7, and 3 per further (input group, conv group) pass.
+    const uint64_t retention = common ? 7 + 3 * (s.inGroups * s.convGroups - 1) : 0;
     uint64_t perConvGroup = cGroup + (s.inGroups - 1) * (cIn + s.outGroups * (19 + passes * (6 + L + inner(false)))) +
                             (11 + s.outGroups * (cOut + passes * (7 + L + inner(true))));
     return 50 + W * retention + s.convGroups * perConvGroup;

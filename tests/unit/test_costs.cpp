@@ -33,8 +33,17 @@ TEST_CASE("ConvPartial1x1Out: a second input group accumulates without zeroing",
     s.inGroups = 2;
     s.input = Precision::FP16;
     s.partials = Precision::FP16;
-    // adds (inGroups-1) x [15 + 1 x (19 + 1 x (6 + 32 + 506))] = 578
-    CHECK(convPartial1x1Out(hw, s) == 679 + 578);
+    // A pass that does not zero takes a cycle more a worker: T = 83, inner 6 x 83 + 14 = 512;
+    // adds (inGroups-1) x [15 + 1 x (19 + 1 x (6 + 32 + 512))] = 584, and 6 x 3 of retention
+    CHECK(convPartial1x1WorkerCycles(hw, s, 16, false) == 83);
+    CHECK(convPartial1x1Out(hw, s) == 679 + 584 + 18);
+    // The poplibs-costs §3.2 check value: 4 input and 2 output groups, 4,755 at 16 B/cycle of
+    // weight loads and 5,011 at PopLibs' default 64-bit loads (8 B/cycle: L = 64).
+    s.inGroups = 4;
+    s.outGroups = 2;
+    CHECK(convPartial1x1Out(hw, s) == 4755);
+    hw.coeffLoadBytesPerCycle = 8;
+    CHECK(convPartial1x1Out(hw, s) == 5011);
 }
 
 TEST_CASE("ConvPartial1x1Out: fp32 activations take 8 cycles per row and zero partials", "[costs]")
@@ -47,6 +56,10 @@ TEST_CASE("ConvPartial1x1Out: fp32 activations take 8 cycles per row and zero pa
     // step = 16 units x 8 chans / 16 MAC = 8; T(6) = 46 + 8*3 = 70; with zeroing + 2 + 8*6 = 120
     CHECK(convPartial1x1WorkerCycles(hw, s, 6, false) == 70);
     CHECK(convPartial1x1WorkerCycles(hw, s, 6, true) == 120);
+    // Short rows: 24; 47 + 10Z; 46 + 18Z
+    CHECK(convPartial1x1WorkerCycles(hw, s, 0, true) == 24);
+    CHECK(convPartial1x1WorkerCycles(hw, s, 1, true) == 57);
+    CHECK(convPartial1x1WorkerCycles(hw, s, 2, false) == 46);
     // L = 16 x 8 x 4 / 16 = 32; inner(zero) = max(720, 734) = 734;
     // total = 50 + 0 + 12 + 11 + 19 + (7 + 32 + 734) = 865
     CHECK(convPartial1x1Out(hw, s) == 865);
