@@ -141,6 +141,19 @@ uint64_t vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, c
         Precision type = r.precision("type");
         uint64_t outputs = r.count("outputs");
         cycles = costs::reduce(hw, type, outputs, r.count("partials_per_output"));
+    } else if (vertex == "ReduceSingleInput") {
+        const Precision partials = r.precision("partials");
+        const Precision out = r.precision("output", partials);
+        cycles = costs::singleInputReduce(hw, partials, out, r.count("partials_per_output"));
+    } else if (vertex == "ReduceStrided") {
+        const Precision partials = r.precision("partials");
+        const Precision out = r.precision("output", partials);
+        const uint64_t outputs = r.count("outputs");
+        const uint64_t n = r.count("partials_per_output");
+        cycles = costs::stridedReduce(hw, partials, out, outputs, n, r.count("stride", outputs));
+    } else if (vertex == "Fill") {
+        const Precision type = r.precision("type");
+        cycles = costs::fill(hw, type, r.count("elements"));
     } else if (vertex == "Pooling") {
         const std::string kind = r.word("pooling", {"max", "sum", "max_grad"});
         costs::PoolTileWork w;
@@ -153,7 +166,8 @@ uint64_t vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, c
         cycles = costs::pooling(hw, kind == "max" ? costs::PoolVertex::Max : kind == "sum" ? costs::PoolVertex::Sum : costs::PoolVertex::MaxGrad, w);
     } else {
         diag.fail(ptr + "/vertex", fmt::format("unknown vertex \"{}\" (known: ConvPartial1x1Out, ConvPartialnx1, UnaryOp, "
-                                              "BinaryOp, NonLinearity1D, NonLinearityGrad1D, ScaledAdd, Cast, Reduce, Pooling)", vertex));
+                                              "BinaryOp, NonLinearity1D, NonLinearityGrad1D, ScaledAdd, Cast, Fill, Reduce, ReduceSingleInput, "
+                                              "ReduceStrided, Pooling)", vertex));
     }
     r.finish();
     return cycles;
