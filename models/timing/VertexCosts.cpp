@@ -53,7 +53,9 @@ uint64_t convPartial1x1WorkerCycles(const IpuParams& hw, const ConvShape& s, uin
 
 uint64_t convPartial1x1Out(const IpuParams& hw, const ConvShape& s)
 {
-    const bool common = s.input == Precision::FP16;
+    // PopLibs' common path: fp16 activations on 16 units, or fp32 partials (every fp32 case).
+    const AmpParams& amp = hw.amp(s.input, s.partials);
+    const bool common = (s.input == Precision::FP16 && amp.units == 16) || s.partials == Precision::FP32;
     const uint64_t W = hw.workers;
     const uint64_t L = weightLoadCycles(hw, s);
     const uint64_t passes = 1; // output channels per group == AMP units
@@ -62,7 +64,7 @@ uint64_t convPartial1x1Out(const IpuParams& hw, const ConvShape& s)
     };
     const uint64_t cGroup = common ? 13 : 12, cIn = common ? 15 : 16, cOut = common ? 18 : 19;
     // The common path retains worker state: 7, and 3 per further (input group, conv group) pass.
-    const uint64_t retention = common ? 7 + 3 * (s.inGroups * s.convGroups - 1) : 0;
+    const uint64_t retention = s.input == Precision::FP16 ? 7 + 3 * (s.inGroups * s.convGroups - 1) : 0;
     uint64_t perConvGroup = cGroup + (s.inGroups - 1) * (cIn + s.outGroups * (19 + passes * (6 + L + inner(false)))) +
                             (11 + s.outGroups * (cOut + passes * (7 + L + inner(true))));
     return 50 + W * retention + s.convGroups * perConvGroup;
@@ -332,7 +334,7 @@ uint64_t stridedReduce(const IpuParams& hw, Precision partials, Precision out, u
     const uint64_t group = std::gcd(std::min<uint64_t>(half ? 8 : 4, vw), std::max<uint64_t>(stride, 1));
     const uint64_t post = half ? 1 + (out == Precision::FP16 ? 7 : 6) : 3 + 2;
     const uint64_t outer = 3 + post + 3 + (n > 0 ? n - 1 : 0);
-    return hw.workers * (2 + 2 + 6 + 5 + ceilDiv(perWorker, group) * outer);
+    return hw.workers * (3 + 2 + 6 + 5 + ceilDiv(perWorker, group) * outer);
 }
 
 uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t length)
@@ -344,12 +346,15 @@ uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t
 
 uint64_t fill(const IpuParams& hw, Precision type, uint64_t n)
 {
-    // _fillCycleEstimate for each worker's share (PopLibs splits a fill's regions over the six
-    // workers), in tile cycles: 6 x (fp16: 15 for 1, 21 for 2, else 26 + m / 4; fp32: 23 + m / 2,
-    // +1 if m is odd).
-    const uint64_t m = ceilDiv(n, hw.workers);
-    if (m == 0)
+    // _fillCycleEstimate for the busiest worker's share, in tile cycles: 6 x (fp16: 15 for 1,
+    // 21 for 2, else 26 + m / 4; fp32: 23 + m / 2, +1 if m is odd). PopLibs splits a fill over
+    // the workers in whole vectors, at least two a worker (Fill.cpp's splitRegionsBetweenWorkers).
+    if (n == 0)
         return 0;
+    const uint64_t vw = hw.vectorWidth(type);
+    const uint64_t vectors = ceilDiv(n, vw);
+    const uint64_t pieces = std::min<uint64_t>(hw.workers, std::max<uint64_t>(1, vectors / 2));
+    const uint64_t m = std::min(n, ceilDiv(vectors, pieces) * vw);
     const uint64_t worker = type == Precision::FP16 ? (m == 1 ? 15 : m == 2 ? 21 : 26 + m / 4) : 23 + m / 2 + m % 2;
     return hw.workers * worker;
 }

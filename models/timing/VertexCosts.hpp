@@ -66,7 +66,7 @@ uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint6
 uint64_t singleInputReduce(const IpuParams& hw, Precision partials, Precision out, uint64_t n);
 /** popops ReduceAdd, STRIDED_REDUCE: `outputs` adjacent columns each summing n partials `stride`
  *  elements apart (per-channel sums over [rows x channels]), the columns split over the workers
- *  in vectors (getCyclesEstimateForStridedReduce and its planner model, §3.8): 6 x (15 +
+ *  in vectors (getCyclesEstimateForStridedReduce and its planner model, §3.8): 6 x (16 +
  *  ceil(columns per worker / group) x (3 + post + 3 + n - 1)), group = gcd(64-bit group, stride),
  *  post = 5 (fp32 partials), 8 (fp16 to fp16) or 7 (fp16 to fp32). */
 uint64_t stridedReduce(const IpuParams& hw, Precision partials, Precision out, uint64_t outputs, uint64_t n, uint64_t stride);
@@ -102,8 +102,9 @@ uint64_t dropout(const IpuParams& hw, Precision type, uint64_t n);
 /** popops EncodeOneHot of n indices (a worker vertex per worker's share): 11 + 74 per index
  *  (poplibs-costs §3.12). */
 uint64_t encodeOneHot(const IpuParams& hw, uint64_t n);
-/** popops Fill of n elements (zeroing a gradient), each worker a share m = ceil(n / 6) (§3.7):
- *  6 x (26 + m / 4) fp16, 6 x (23 + m / 2 + m mod 2) fp32. */
+/** popops Fill of n elements (zeroing a gradient), split over the workers in whole vectors, at
+ *  least two a worker; the busiest worker's m elements (§3.7): 6 x (26 + m / 4) fp16,
+ *  6 x (23 + m / 2 + m mod 2) fp32. */
 uint64_t fill(const IpuParams& hw, Precision type, uint64_t n);
 /** popops MultiSlice (§3.5, getMultiSliceCycleEstimate): each worker checks its share of the
  *  `offsets` against the rows this tile holds (19 cycles each) and copies the `elements` that

@@ -141,11 +141,8 @@ void GraphLowering::lowerBatchNorm(const Op& op)
     r.source = x;
     r.channels = C;
     r.values = 2;
-    r.extra.assign(T, 0);
-    for (uint32_t t = 0; t < T; ++t)
-        if (elems[t])
-            r.extra[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Square, type, elems[t]);
-    r.localTypes = {"UnaryOp<SQUARE>", "ReduceAdd"};
+    // ADD and SQUARE_ADD in one reduceMany: squaring is the reduction's own, at ADD's cost.
+    r.localTypes = {"ReduceAdd"};
     const auto [sums, statsHandle] = reduceChannels(r);
 
     TileVector inv(T, 0);

@@ -812,7 +812,7 @@ void GraphLowering::lowerRowwise(const Op& op)
     case OpKind::TanhGrad: types = {"NonLinearityGrad1D<TANH>"}; break;
     case OpKind::Softmax: types = {"ReduceMax", "ReduceAdd", "UnaryOp<EXPONENT>", "BinaryOp<DIVIDE>", "BinaryOp<ADD>"}; break;
     case OpKind::SoftmaxGrad: types = {"BinaryOp<MULTIPLY>", "ReduceAdd", "BinaryOp<SUBTRACT>"}; break;
-    case OpKind::LayerNorm: types = {"ReduceAdd", "BinaryOp<SUBTRACT>", "UnaryOp<SQUARE>", "UnaryOp<RSQRT>", "BinaryOp<MULTIPLY>"}; break;
+    case OpKind::LayerNorm: types = {"ReduceAdd", "BinaryOp<SUBTRACT>", "UnaryOp<RSQRT>", "BinaryOp<MULTIPLY>"}; break;
     case OpKind::LogSoftmax: types = {"ReduceMax", "ReduceAdd", "UnaryOp<EXPONENT>", "UnaryOp<LOGARITHM>", "BinaryOp<SUBTRACT>"}; break;
     case OpKind::LogSoftmaxGrad: types = {"UnaryOp<EXPONENT>", "ReduceAdd", "BinaryOp<MULTIPLY>", "BinaryOp<SUBTRACT>"}; break;
     case OpKind::Sub: types = {"BinaryOp<SUBTRACT>"}; break;
@@ -883,8 +883,10 @@ void GraphLowering::lowerRowwise(const Op& op)
             cycles[t] = bin(BinaryOpKind::Mul, e) + costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) +
                         (op.attentionScaleMask ? 2 : 1) * bin(BinaryOpKind::Mul, e);
             break;
-        case OpKind::LayerNorm: // mean, variance, normalise, (affine) gamma, beta
-            cycles[t] = costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Square, e) +
+        // mean; the centred values' SQUARE_ADD (the square is the reduction's, §3.10); normalise;
+        // (affine) gamma, beta
+        case OpKind::LayerNorm:
+            cycles[t] = costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) +
                         costs::reduceRows(m_hw, f32, rows, piece) + costs::unaryOp(m_hw, UnaryOpKind::Rsqrt, f32, rows) +
                         bin(BinaryOpKind::Mul, e) + (affine ? bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) : 0);
             params[t].recvShared += affine ? 2 * paramsOnTile(piece) * bytesOf(type) : 0;
