@@ -87,7 +87,7 @@ std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
             y[uint32_t((c * groups + g) % T)].send += 4 * V;
     for (uint32_t t = 0; t < T; ++t)
         if (outBytes[t]) {
-            const uint64_t outs = outBytes[t] / bytesOf(r.outputs.empty() ? outType : type);
+            const uint64_t outs = outBytes[t] / bytesOf(outType); // the results, in their own type
             y[t].recv += outs * groups * 4;
             final[t] = costs::stridedReduce(m_hw, Precision::FP32, outType, outs, groups, outs);
         }
