@@ -109,16 +109,14 @@ uint64_t vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, c
         } else
             cycles = costs::convPartial1x1Out(hw, s);
     } else if (vertex == "UnaryOp") {
-        std::vector<std::string> names = {"relu", "exp", "log", "sqrt", "rsqrt", "inverse", "tanh", "sigmoid", "gelu_erf", "neg", "square"};
         costs::UnaryOpKind op{};
-        costs::parseUnaryOp(r.word("op", names), op);
+        costs::parseUnaryOp(r.word("op", costs::unaryOpNames()), op);
         const Precision type = r.precision("type");
         const uint64_t elements = r.count("elements");
         cycles = costs::unaryOp(hw, op, type, elements, r.flag("in_place", false));
     } else if (vertex == "BinaryOp") {
-        std::vector<std::string> names = {"add", "sub", "mul", "div", "max"};
         costs::BinaryOpKind op{};
-        costs::parseBinaryOp(r.word("op", names), op);
+        costs::parseBinaryOp(r.word("op", costs::binaryOpNames()), op);
         const Precision type = r.precision("type");
         const uint64_t elements = r.count("elements");
         cycles = costs::binaryOp(hw, op, type, elements, r.flag("in_place", false));

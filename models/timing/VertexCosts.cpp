@@ -4,7 +4,6 @@
 #include "models/common/CeilDiv.hpp"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -155,31 +154,42 @@ uint64_t loopCycles(const IpuParams& hw, const OpLoop& l, Precision type, uint64
 }
 } // namespace
 
-bool parseUnaryOp(const std::string& name, UnaryOpKind& out)
+namespace {
+// The ops' names in schedules, in the order error messages list them.
+const std::vector<std::pair<std::string, UnaryOpKind>> kUnaryNames = {
+    {"relu", UnaryOpKind::Relu},       {"exp", UnaryOpKind::Exp},   {"log", UnaryOpKind::Log},
+    {"sqrt", UnaryOpKind::Sqrt},       {"rsqrt", UnaryOpKind::Rsqrt}, {"inverse", UnaryOpKind::Inverse},
+    {"tanh", UnaryOpKind::Tanh},       {"sigmoid", UnaryOpKind::Sigmoid}, {"gelu_erf", UnaryOpKind::GeluErf},
+    {"neg", UnaryOpKind::Neg},         {"square", UnaryOpKind::Square}};
+const std::vector<std::pair<std::string, BinaryOpKind>> kBinaryNames = {
+    {"add", BinaryOpKind::Add}, {"sub", BinaryOpKind::Sub}, {"mul", BinaryOpKind::Mul},
+    {"div", BinaryOpKind::Div}, {"max", BinaryOpKind::Max}};
+
+template <class Kind>
+bool parseName(const std::vector<std::pair<std::string, Kind>>& names, const std::string& name, Kind& out)
 {
-    static const std::map<std::string, UnaryOpKind> names = {
-        {"relu", UnaryOpKind::Relu},   {"exp", UnaryOpKind::Exp},         {"log", UnaryOpKind::Log},
-        {"sqrt", UnaryOpKind::Sqrt},   {"rsqrt", UnaryOpKind::Rsqrt},     {"inverse", UnaryOpKind::Inverse},
-        {"tanh", UnaryOpKind::Tanh},   {"sigmoid", UnaryOpKind::Sigmoid}, {"gelu_erf", UnaryOpKind::GeluErf},
-        {"neg", UnaryOpKind::Neg},     {"square", UnaryOpKind::Square}};
-    auto it = names.find(name);
-    if (it == names.end())
-        return false;
-    out = it->second;
-    return true;
+    for (const auto& [n, kind] : names)
+        if (n == name) {
+            out = kind;
+            return true;
+        }
+    return false;
 }
 
-bool parseBinaryOp(const std::string& name, BinaryOpKind& out)
+template <class Kind>
+std::vector<std::string> namesOf(const std::vector<std::pair<std::string, Kind>>& names)
 {
-    static const std::map<std::string, BinaryOpKind> names = {
-        {"add", BinaryOpKind::Add}, {"sub", BinaryOpKind::Sub}, {"mul", BinaryOpKind::Mul},
-        {"div", BinaryOpKind::Div}, {"max", BinaryOpKind::Max}};
-    auto it = names.find(name);
-    if (it == names.end())
-        return false;
-    out = it->second;
-    return true;
+    std::vector<std::string> out;
+    for (const auto& entry : names)
+        out.push_back(entry.first);
+    return out;
 }
+} // namespace
+
+bool parseUnaryOp(const std::string& name, UnaryOpKind& out) { return parseName(kUnaryNames, name, out); }
+bool parseBinaryOp(const std::string& name, BinaryOpKind& out) { return parseName(kBinaryNames, name, out); }
+std::vector<std::string> unaryOpNames() { return namesOf(kUnaryNames); }
+std::vector<std::string> binaryOpNames() { return namesOf(kBinaryNames); }
 
 uint64_t unaryOp(const IpuParams& hw, UnaryOpKind op, Precision type, uint64_t n, bool inPlace)
 {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 // PopLibs-style codelet cycle estimates, restated from ipu-facts.md §3 (poplin/popops
 // estimators). Every function returns TILE cycles for one vertex on one tile: supervisor
@@ -36,6 +37,9 @@ enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, Ge
 enum class BinaryOpKind { Add, Sub, Mul, Div, Max };
 bool parseUnaryOp(const std::string& name, UnaryOpKind& out);
 bool parseBinaryOp(const std::string& name, BinaryOpKind& out);
+/** The names parseUnaryOp and parseBinaryOp accept, in order. */
+std::vector<std::string> unaryOpNames();
+std::vector<std::string> binaryOpNames();
 
 /** popops UnaryOp1D (in place: UnaryOp1DInPlace) over n elements: 20 + 6 x (preamble + the
  *  busiest worker's unrolled loop), poplibs-costs §3.4. */

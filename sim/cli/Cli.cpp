@@ -187,7 +187,7 @@ int main(int argc, char** argv)
             }
             const std::size_t failed = runSweep(sweep, sweepOptions);
             fmt::print("{}: {} points, {} failed; results in {}\n", sweep.name, sweep.points.size(), failed,
-                       sweepOptions.out.empty() ? "out/sweeps/" + sweep.name : sweepOptions.out);
+                       resultsDir(sweep, sweepOptions));
             return failed ? int(kSweepFailures) : int(kOk);
         }
         if (validateCmd->parsed())

@@ -15,6 +15,9 @@
 namespace ipusim::config {
 namespace {
 
+// What to do when a LayerNorm arrives as its pieces (ReduceMean, Sub, Pow, Sqrt, ...).
+constexpr const char* kLayerNormHint = "LayerNorm exports as one LayerNormalization node with opset_version=17";
+
 /** Operand positions that hold weights (parameters), never data, by op type. */
 bool weightPosition(const std::string& op, std::size_t k)
 {
@@ -460,7 +463,7 @@ private:
             return (this->*handler->second)(node);
         std::string hint;
         if (op == "Pow" || op == "Sqrt")
-            hint = " (LayerNorm exports as one LayerNormalization node with opset_version=17)";
+            hint = fmt::format(" ({})", kLayerNormHint);
         else if (op == "Erf")
             hint = " (GELU exports as Erf and element-wise nodes before opset 20)";
         failUnsupported(node, hint);
@@ -507,8 +510,7 @@ private:
     void reduceMean(const onnx::NodeProto& node)
     {
         if (!imageMean(node))
-            failUnsupported(node, " over other axes than an image's height and width (x.mean([2, 3])); LayerNorm exports as one "
-                                  "LayerNormalization node with opset_version=17");
+            failUnsupported(node, fmt::format(" over other axes than an image's height and width (x.mean([2, 3])); {}", kLayerNormHint));
     }
 
     /** Integer arithmetic on known values (a chunk's bounds: size / 2, ...), which ONNX's
@@ -926,25 +928,26 @@ private:
             m_params.count(norm->input(1)) || m_params.count(norm->input(2)) || rankOf(back->output(0)) != rankOf(x))
             return false;
         const auto* mul = soleReader(back->output(0), "Mul");
-        const auto* add = mul ? soleReader(mul->output(0), "Add") : nullptr;
-        const PerChannel scale = add ? perChannel(otherOperand(*mul, back->output(0)), *channels, rankOf(x)) : PerChannel::No;
-        const PerChannel bias = add ? perChannel(otherOperand(*add, mul->output(0)), *channels, rankOf(x)) : PerChannel::No;
+        const auto* shift = mul ? soleReader(mul->output(0), "Add") : nullptr;
+        const std::string* weight = shift ? &otherOperand(*mul, back->output(0)) : nullptr;
+        const std::string* offset = shift ? &otherOperand(*shift, mul->output(0)) : nullptr;
+        const PerChannel scale = shift ? perChannel(*weight, *channels, rankOf(x)) : PerChannel::No;
+        const PerChannel bias = shift ? perChannel(*offset, *channels, rankOf(x)) : PerChannel::No;
         const bool scaled = scale != PerChannel::No && scale == bias;
         LayerSpec l = layerFor(*norm, LayerKind::GroupNorm, {});
         l.inputs = {valueOf(reshape, 0)};
         l.groups = uint32_t((*target)[1]);
         l.affine = scaled && scale == PerChannel::Learned;
         m_fused.insert({norm, back});
-        if (scaled) {
-            m_fused.insert({mul, add});
-            for (const std::string* operand : {&otherOperand(*mul, back->output(0)), &otherOperand(*add, mul->output(0))}) {
+        if (scaled)
+            m_fused.insert({mul, shift});
+        if (scaled && scale == PerChannel::Constant)
+            for (const std::string* operand : {weight, offset}) {
                 auto producer = m_producers.find(*operand); // a constant's Unsqueeze is no layer
-                if (producer != m_producers.end() && producer->second->op_type() == "Unsqueeze" && scale == PerChannel::Constant)
+                if (producer != m_producers.end() && producer->second->op_type() == "Unsqueeze")
                     m_fused.insert(producer->second);
             }
-        }
-        m_values[(scaled ? add : back)->output(0)] = l.name;
-        m_spec.layers.push_back(std::move(l));
+        add(scaled ? *shift : *back, std::move(l));
         return true;
     }
 

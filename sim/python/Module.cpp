@@ -86,12 +86,10 @@ py::list params()
 std::pair<std::string, std::size_t> sweep(const std::string& file, const std::string& outDir, unsigned jobs, bool resume)
 {
     const Sweep s = Sweep::load(file);
-    SweepOptions options{outDir, jobs, resume};
-    if (options.out.empty())
-        options.out = "out/sweeps/" + s.name;
+    const SweepOptions options{outDir, jobs, resume};
     py::gil_scoped_release free;
     const std::size_t failed = runSweep(s, options);
-    return {options.out, failed};
+    return {resultsDir(s, options), failed};
 }
 
 } // namespace

@@ -166,8 +166,9 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
     for (std::size_t i = 0; i < std::min<std::size_t>(10, sizes.size()); ++i)
         largest.push_back({{"tensor", sizes[i].second->name}, {"kind", sizes[i].second->kind}, {"bytes", sizes[i].first},
                            {"always_live", sizes[i].second->alwaysLive}});
+    const bool fits = mem.fits();
     json m = {{"tile_capacity_bytes", mem.capacity()},
-            {"fits", mem.fits()},
+            {"fits", fits},
             {"tiles_over", std::count_if(peak.begin(), peak.end(), [&](uint64_t p) { return p > mem.capacity(); })},
             {"always_live", stats(always)},
             {"not_always_live", stats(notAlways)},
@@ -176,7 +177,7 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
             {"largest_tensors", largest},
             {"worst_tiles", worstTiles},
             {"per_tile", perTile}};
-    if (!mem.fits())
+    if (!fits)
         m["over_capacity"] = overCapacity(mem, program);
     return m;
 }

@@ -254,9 +254,14 @@ struct SweepRowWriter::State
     State(const Sweep& s) : sweep(s), progress("sweep " + s.name, 0.5, 10.0) {}
 };
 
+std::string resultsDir(const Sweep& sweep, const SweepOptions& options)
+{
+    return options.out.empty() ? (fs::path("out") / "sweeps" / sweep.name).string() : options.out;
+}
+
 SweepRowWriter::SweepRowWriter(const Sweep& sweep, const SweepOptions& o) : m_state(std::make_unique<State>(sweep))
 {
-    const fs::path dir = o.out.empty() ? fs::path("out") / "sweeps" / sweep.name : fs::path(o.out);
+    const fs::path dir = resultsDir(sweep, o);
     m_dir = dir.string();
     fs::create_directories(dir);
     State& st = *m_state;

@@ -42,6 +42,9 @@ struct SweepOptions
     bool resume = false;
 };
 
+/** Where a sweep's results go: `options.out`, or out/sweeps/<sweep name>. */
+std::string resultsDir(const Sweep& sweep, const SweepOptions& options);
+
 /** The results of a sweep on disk: whole rows appended to results.jsonl and results.csv as
  *  points finish (so an interruption loses nothing), with progress on stderr. */
 class SweepRowWriter

@@ -2,7 +2,10 @@
 """ipusim.poptorch: PopTorch's options, blocks and strategies map onto the config they must make;
 the tutorial's model, trained through it, runs at exactly the simulated throughput of
 configs/mnist/pipelined.json; outputs are real torch results; unsupported ops name the node."""
+import importlib.util
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -13,54 +16,18 @@ import ipusim  # noqa: E402
 from ipusim import poptorch  # noqa: E402
 
 
-class ConvLayer(nn.Module):
-    def __init__(self, in_channels, num_filters, kernel_size, pool_size):
-        super().__init__()
-        self.conv = nn.Conv2d(in_channels, num_filters, kernel_size=kernel_size)
-        self.pool = nn.MaxPool2d(kernel_size=pool_size)
-        self.relu = nn.ReLU()
-
-    def forward(self, x):
-        return self.relu(self.pool(self.conv(x)))
-
-
-class Network(nn.Module):
-    """The tutorial's model, its blocks B1-B4 as poptorch.Block scopes."""
-
-    def __init__(self):
-        super().__init__()
-        self.layer1 = ConvLayer(1, 10, 5, 2)
-        self.layer2 = ConvLayer(10, 20, 5, 2)
-        self.layer3 = nn.Linear(320, 256)
-        self.layer3_act = nn.ReLU()
-        self.layer4 = nn.Linear(256, 10)
-
-    def forward(self, x):
-        with poptorch.Block("B1"):
-            x = self.layer1(x)
-        with poptorch.Block("B2"):
-            x = self.layer2(x)
-        with poptorch.Block("B3"):
-            x = x.view(-1, 320)
-            x = self.layer3_act(self.layer3(x))
-        with poptorch.Block("B4"):
-            x = self.layer4(x)
-        return x
+def _tutorial():
+    """The tutorial's script (tools/examples/mnist_pipelining.py): its model, with blocks B1-B4 as
+    poptorch.Block scopes, and the model with its loss."""
+    path = Path(os.environ["IPUSIM_ROOT"]) / "tools/examples/mnist_pipelining.py"
+    spec = importlib.util.spec_from_file_location("mnist_pipelining", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-class TrainingModelWithLoss(nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-        self.loss = nn.CrossEntropyLoss()
-
-    def forward(self, args, labels=None):
-        output = self.model(args)
-        if labels is None:
-            return output
-        with poptorch.Block("B4"):
-            loss = self.loss(output, labels)
-        return output, loss
+_script = _tutorial()
+Network, TrainingModelWithLoss = _script.Network, _script.TrainingModelWithLoss
 
 
 def tutorial_options():

@@ -70,9 +70,9 @@ enum class OpKind {
     Conv,          // any ConvProblem (forward, data or weight gradient)
     BiasAdd,       // add a per-channel bias
     BiasGrad,      // reduce a gradient over positions per channel
-    MaxPool,       // `window` inputs per output; outputs over inputs as the tensors' sizes
+    MaxPool,       // over `geometry`'s windows; outputs over inputs as the tensors' sizes
     MaxPoolGrad,
-    AvgPool,       // as MaxPool, a sum scaled by 1 / window
+    AvgPool,       // as MaxPool, a sum scaled by 1 / the window's size
     AvgPoolGrad,
     GlobalAvgPool, // the mean of each of `channels` channels' images of `window` positions
     GlobalAvgPoolGrad,
@@ -130,7 +130,7 @@ struct Op
     std::vector<int> outputs;
     ConvProblem conv;          // Conv
     ConvGeometry geometry;     // Conv (forward ops); pooling and its gradient (window, padding, stride)
-    uint64_t window = 1;       // pooling: inputs per output
+    uint64_t window = 1;       // global average pooling: positions per image; a binary op's repeats
     uint64_t channels = 1;     // BiasAdd / BiasGrad / SoftmaxCrossEntropy classes
     bool forward = true;
     std::string block; // the model block (poptorch.Block) the op belongs to

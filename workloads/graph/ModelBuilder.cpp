@@ -486,7 +486,6 @@ private:
                                   (x.shape[3] + 2 * l.padding[1] - l.kernel[1]) / l.stride[1] + 1};
         Value y{tensor(l.name + ".out", out), out};
         Op& op = m_g.addOp(l.name, kind, {x.tensor}, {y.tensor});
-        op.window = uint64_t(l.kernel[0]) * l.kernel[1];
         op.geometry = {x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.shape[1], l.kernel[0], l.kernel[1], l.padding[0],
                        l.padding[1], l.stride[0], l.stride[1]};
         return y;

@@ -282,7 +282,8 @@ void GraphLowering::lowerConv(const Op& op)
             x[tile].recv += inBytes;
             (shared ? x[tile].recvShared : x[tile].recv) += weightBytes;
             temp[tile] = inBytes + weightBytes;
-            partials[tile] = positions * og * amp.units * bytesOf(pr.partials) * n;
+            const uint64_t slice = positions * og * amp.units * n; // outputs of the tile's slice
+            partials[tile] = slice * bytesOf(pr.partials);
             auto key = std::make_tuple(positions, plan.inGroupsPerTile, og, n);
             auto it = costCache.find(key);
             if (it == costCache.end()) {
@@ -296,16 +297,14 @@ void GraphLowering::lowerConv(const Op& op)
                 s.input = pr.input;
                 s.partials = pr.partials;
                 uint64_t c = costs::convPartial(m_hw, s);
-                const uint64_t outputs = positions * og * amp.units * n;
                 if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
-                    c += costs::cast(m_hw, pr.partials, pr.output, outputs);
+                    c += costs::cast(m_hw, pr.partials, pr.output, slice);
                 it = costCache.emplace(key, c).first;
             }
             cycles[tile] = it->second;
             // The reduced outputs of the slice split evenly over its reduction tiles (tile t is
             // reduction slice i); each tile reduces its share of them.
             const uint64_t i = t / (plan.tilesPerPositions * plan.tilesPerOutGroups);
-            const uint64_t slice = positions * og * amp.units * n;
             const uint64_t mine = slice * (i + 1) / plan.tilesPerInGroups - slice * i / plan.tilesPerInGroups;
             if (plan.tilesPerInGroups > 1 && mine > 0) {
                 reduceCycles[tile] = costs::reduce(m_hw, pr.partials, mine, plan.tilesPerInGroups) +
@@ -360,8 +359,9 @@ void GraphLowering::lowerConv(const Op& op)
     m_b.touch(handleOf(op.outputs.at(0)));
 }
 
-costs::PoolTileWork GraphLowering::poolWork(const Op& op, Precision type, uint64_t elements, bool gradient) const
+costs::PoolTileWork GraphLowering::poolWork(const Op& op, Precision type, uint64_t elements) const
 {
+    const bool gradient = op.kind == OpKind::MaxPoolGrad || op.kind == OpKind::AvgPoolGrad;
     // PopLibs pools channels-innermost in groups of chansPerGroup: here the largest multiple of
     // the 8-byte grain, at most 8 grains, that divides the channels rounded up to the grain
     // (the planner's candidates; the widest has the least overhead). A tile's positions carry
@@ -413,33 +413,37 @@ void GraphLowering::lowerElementwise(const Op& op)
     const uint64_t outElements = std::max<uint64_t>(1, m_graph.tensor(backward ? main : op.outputs.at(0)).elements());
     auto pooled = [&](uint64_t e) { return ceilDiv(e * outElements, inElements); };
     auto unpooled = [&](uint64_t e) { return ceilDiv(e * inElements, outElements); };
+    // A tile's cycles depend on its elements only, and tiles hold few distinct counts.
+    auto tileCycles = [&](uint64_t e) -> uint64_t {
+        switch (op.kind) {
+        case OpKind::BiasAdd: return costs::binaryOp(m_hw, costs::BinaryOpKind::Add, type, e);
+        // PopART runs ReLU in place (ReluInplace): UnaryOp1DInPlace<RELU> (poplibs-costs §2).
+        case OpKind::Relu: return costs::unaryOp(m_hw, costs::UnaryOpKind::Relu, type, e, true);
+        case OpKind::Cast: return costs::cast(m_hw, type, m_graph.tensor(op.outputs.at(0)).type, e);
+        case OpKind::ReluGrad: return costs::nonLinearityGrad(m_hw, costs::NonLinearity::Relu, type, e);
+        case OpKind::MaxPool: return costs::pooling(m_hw, costs::PoolVertex::Max, poolWork(op, type, pooled(e)));
+        // SumPooling applies the 1 / window itself
+        case OpKind::AvgPool: return costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, pooled(e)));
+        case OpKind::AvgPoolGrad: // the gradient times 1 / window, then summed into the inputs' windows
+            return costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e) +
+                   costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, unpooled(e)));
+        case OpKind::MaxPoolGrad: return costs::pooling(m_hw, costs::PoolVertex::MaxGrad, poolWork(op, type, unpooled(e)));
+        default: throw std::logic_error("not an element-wise op: " + op.name);
+        }
+    };
+    std::map<uint64_t, uint64_t> byElements;
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         const uint64_t e = elems[t];
         if (!e)
             continue;
-        switch (op.kind) {
-        case OpKind::BiasAdd:
-            cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::Add, type, e);
+        if (op.kind == OpKind::BiasAdd) {
             x[t].recvShared += std::min<uint64_t>(op.channels, e) * bytesOf(type); // the bias slice
             needsExchange = true;
-            break;
-        // PopART runs ReLU in place (ReluInplace): UnaryOp1DInPlace<RELU> (poplibs-costs §2).
-        case OpKind::Relu: cycles[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Relu, type, e, true); break;
-        case OpKind::Cast: cycles[t] = costs::cast(m_hw, type, m_graph.tensor(op.outputs.at(0)).type, e); break;
-        case OpKind::ReluGrad: cycles[t] = costs::nonLinearityGrad(m_hw, costs::NonLinearity::Relu, type, e); break;
-        case OpKind::MaxPool: cycles[t] = costs::pooling(m_hw, costs::PoolVertex::Max, poolWork(op, type, pooled(e), false)); break;
-        case OpKind::AvgPool: // SumPooling applies the 1 / window itself
-            cycles[t] = costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, pooled(e), false));
-            break;
-        case OpKind::AvgPoolGrad: // the gradient times 1 / window, then summed into the inputs' windows
-            cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e) +
-                        costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, unpooled(e), true));
-            break;
-        case OpKind::MaxPoolGrad:
-            cycles[t] = costs::pooling(m_hw, costs::PoolVertex::MaxGrad, poolWork(op, type, unpooled(e), true));
-            break;
-        default: throw std::logic_error("not an element-wise op: " + op.name);
         }
+        auto it = byElements.find(e);
+        if (it == byElements.end())
+            it = byElements.emplace(e, tileCycles(e)).first;
+        cycles[t] = it->second;
     }
     switch (op.kind) {
     case OpKind::BiasAdd: types = {"BinaryOp<ADD>"}; break;

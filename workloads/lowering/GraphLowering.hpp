@@ -72,7 +72,7 @@ private:
     void lowerConv(const Op& op);
     void lowerElementwise(const Op& op);
     /** A tile's pooling work over `elements` of the field (outputs; for a gradient, inputs). */
-    costs::PoolTileWork poolWork(const Op& op, Precision type, uint64_t elements, bool gradient) const;
+    costs::PoolTileWork poolWork(const Op& op, Precision type, uint64_t elements) const;
     void lowerBiasGrad(const Op& op);
     void lowerBatchNorm(const Op& op);
     void lowerBatchNormInference(const Op& op);

@@ -210,8 +210,7 @@ private:
         case OpKind::LogSoftmax: unary(op, OpKind::LogSoftmaxGrad, dy, y); break;
         case OpKind::MaxPool: {
             const int dx = newGrad(op.inputs[0], TensorRole::Gradient);
-            Op* b = emit(op.name + ".grad", OpKind::MaxPoolGrad, {dy, op.inputs[0], y}, {dx}, op);
-            b->window = op.window;
+            emit(op.name + ".grad", OpKind::MaxPoolGrad, {dy, op.inputs[0], y}, {dx}, op);
             contribute(op.inputs[0], dx, op);
             break;
         }

@@ -83,8 +83,7 @@ class BlockRecorder:
         self._model = model
         self._parts = scope_parts(model)
         self._calling = [""]  # the scopes of the module calls under way: torch nests a call's scope in its caller's
-        self._blocks = []  # (prefix, name, ipu)
-        self._recorded = {}  # prefix -> its block
+        self._recorded = {}  # prefix -> its block (name, ipu), in call order
         self._leaf_calls = {}  # scope -> calls so far of a module without children
         self._hooks = []
         self._begun = None  # the block a BeginBlock started, active until the next one
@@ -126,7 +125,7 @@ class BlockRecorder:
             self._begun = (_name(begin[0]), begin[1])
         block = _active[-1] if _active else self._begun
         scope = self._call_scope(module)
-        if block is None and self._blocks:
+        if block is None and self._recorded:
             return  # in no block: the block before, as the simulator's prefixes give it
         block = block or (None, 0)  # before any block: PopTorch's default block, on IPU 0
         if scope in self._recorded:
@@ -135,19 +134,18 @@ class BlockRecorder:
                                  "the simulator places a module's nodes by its scope, so give each block its own module")
             return
         self._recorded[scope] = block
-        self._blocks.append((scope, block[0], block[1]))
 
     def blocks(self):
         """[{"name", "prefix", "ipu"?}], dropping a module that gets its block anyway: from the
         longest prefix enclosing it, or (none enclosing it) from the block before."""
-        called = {name for _, name, _ in self._blocks}
+        called = {name for name, _ in self._recorded.values()}
         for name in self._entered:
             if name not in called:
                 raise ValueError(f"poptorch.Block {name!r} calls no module: ipusim finds a block's ops by the modules called "
                                  "in it, so put the block's functional ops (torch.relu, x @ w, ...) in a module")
         out = []
-        placed = any(ipu is not None for _, name, ipu in self._blocks if name is not None)
-        for prefix, name, ipu in self._blocks:
+        placed = any(ipu is not None for name, ipu in self._recorded.values() if name is not None)
+        for prefix, (name, ipu) in self._recorded.items():
             if name is None:  # the default block needs naming only beside blocks on IPUs
                 if not placed:
                     continue

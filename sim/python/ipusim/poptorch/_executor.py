@@ -225,7 +225,6 @@ class Executor:
         self.optimizer = optimizer
         self._kinds = {}  # input shapes -> _CallKind
         self._retired = []  # (shapes, _CallKind) simulated with an optimizer set aside by setOptimizer
-        self.calls = 0
         self._folder = tempfile.mkdtemp(prefix="ipusim_poptorch_")
         atexit.register(shutil.rmtree, self._folder, True)
         self.simulated_seconds = 0.0
@@ -268,7 +267,6 @@ class Executor:
     def _advance_clock(self, kind, samples):
         cycles = kind.first_cycles if kind.calls == 0 else kind.call_cycles
         kind.calls += 1
-        self.calls += 1
         self.last_call_seconds = cycles / kind.clock_hz
         self.simulated_seconds += self.last_call_seconds
         self.samples += samples
@@ -371,6 +369,15 @@ class Executor:
     def _executable(self):
         return self._kinds or None
 
+    def _every_kind(self):
+        """(input shapes, _CallKind) of every kind of call so far, set aside by setOptimizer or not."""
+        return self._retired + list(self._kinds.items())
+
+    @property
+    def calls(self):
+        """Host calls so far, of every kind."""
+        return sum(kind.calls for _, kind in self._every_kind())
+
     def simulated_config(self):
         """The config of the latest kind of host call, as simulated: two such calls, one epoch each."""
         if not self._kinds:
@@ -383,7 +390,7 @@ class Executor:
         such calls, whose "epochs" are the two calls."""
         kinds = [{"micro_batch": key[0], "inputs": [list(shape) for shape, _ in key[1:]], "calls": k.calls,
                   "first_call_cycles": k.first_cycles, "call_cycles": k.call_cycles, "summary": k.summary}
-                 for key, k in self._retired + list(self._kinds.items())]
+                 for key, k in self._every_kind()]
         return {"calls": self.calls, "simulated_seconds": self.simulated_seconds, "samples": self.samples,
                 "samples_per_second": self.samples / self.simulated_seconds if self.simulated_seconds else 0.0, "kinds": kinds}
 
