@@ -118,14 +118,20 @@ private:
             uint64_t total = 0;
             const json& vs = run.at("vertices");
             for (std::size_t k = 0; k < vs.size(); ++k) {
-                total += vertexCyclesFromJson(m_diag, fmt::format("{}/vertices/{}", p, k), vs[k].at("vertex"), vs[k].at("params"), m_hw);
-                listed.insert(vs[k].at("vertex").get<std::string>());
+                const PricedVertex v = vertexCyclesFromJson(m_diag, fmt::format("{}/vertices/{}", p, k), vs[k].at("vertex"), vs[k].at("params"), m_hw);
+                total += v.cycles;
+                listed.insert(v.codelet.name());
             }
             c.cycles.add(first, count, total);
             c.vertices.add(first, count, uint32_t(vs.size()));
         });
         // Codelets named by the step come first, in its order; listed vertices add theirs.
         c.vertexTypes = j.value("vertex_types", std::vector<std::string>());
+        for (std::size_t k = 0; k < c.vertexTypes.size(); ++k)
+            if (!Codelet::parse(c.vertexTypes[k]))
+                m_diag.fail(fmt::format("{}/vertex_types/{}", ptr, k),
+                            fmt::format("expected a codelet of the vertex table (a vertex, with its operation where it takes "
+                                        "one, as in BinaryOp1D<MULTIPLY>), found \"{}\"", c.vertexTypes[k]));
         for (const auto& type : listed)
             if (std::find(c.vertexTypes.begin(), c.vertexTypes.end(), type) == c.vertexTypes.end())
                 c.vertexTypes.push_back(type);

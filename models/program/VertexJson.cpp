@@ -3,12 +3,14 @@
 
 #include "models/common/CeilDiv.hpp"
 #include "models/timing/VertexCosts.hpp"
+#include "models/timing/VertexTable.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 namespace ipusim {
 namespace {
@@ -84,91 +86,145 @@ private:
 };
 
 
+costs::ConvShape convShape(const Diagnostics& diag, const std::string& ptr, ParamReader& r, const IpuParams& hw, bool nx1)
+{
+    costs::ConvShape s;
+    s.input = r.precision("input");
+    s.partials = r.precision("partials", Precision::FP32);
+    if (s.input == Precision::FP32 && s.partials == Precision::FP16)
+        diag.fail(ptr + "/params/partials", "fp32 inputs need fp32 partials");
+    const AmpParams& amp = hw.amp(s.input, s.partials);
+    s.positions = r.count("positions");
+    s.inGroups = uint32_t(ceilDiv(r.count("in_chans"), amp.inChansPerGroup));
+    s.outGroups = uint32_t(ceilDiv(r.count("out_chans"), amp.units));
+    s.convGroups = uint32_t(r.count("conv_groups", 1));
+    if (nx1) {
+        s.kernelHeight = uint32_t(r.count("kernel_height"));
+        s.kernelWidth = uint32_t(r.count("kernel_width", 1));
+    }
+    return s;
+}
+
+costs::PoolTileWork poolWork(ParamReader& r)
+{
+    costs::PoolTileWork w;
+    w.positions = r.count("positions");
+    w.rowWidth = r.count("row_width", w.positions);
+    w.itemsPerRow = r.count("items_per_row", 1);
+    w.stride = r.count("stride", 1);
+    w.channelVectors = r.count("channel_vectors", 1);
+    w.channelGroups = r.count("channel_groups", 1);
+    return w;
+}
+
+ReduceOp reduceOp(ParamReader& r) { return r.word("op", {"add", "max"}, "add") == "add" ? ReduceOp::Add : ReduceOp::Max; }
+
 } // namespace
 
-uint64_t vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, const std::string& vertex,
-                              const json& params, const IpuParams& hw)
+PricedVertex vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, const std::string& name,
+                                  const json& params, const IpuParams& hw)
 {
+    const std::optional<Vertex> vertex = vertexNamed(name);
+    if (!vertex)
+        diag.fail(ptr + "/vertex", fmt::format("unknown vertex \"{}\" (known: {})", name, fmt::join(vertexNames(), ", ")));
     ParamReader r(diag, ptr + "/params", params);
-    uint64_t cycles = 0;
-    if (vertex == "ConvPartial1x1Out" || vertex == "ConvPartialnx1") {
-        costs::ConvShape s;
-        s.input = r.precision("input");
-        s.partials = r.precision("partials", Precision::FP32);
-        if (s.input == Precision::FP32 && s.partials == Precision::FP16)
-            diag.fail(ptr + "/params/partials", "fp32 inputs need fp32 partials");
-        const AmpParams& amp = hw.amp(s.input, s.partials);
-        s.positions = r.count("positions");
-        s.inGroups = uint32_t(ceilDiv(r.count("in_chans"), amp.inChansPerGroup));
-        s.outGroups = uint32_t(ceilDiv(r.count("out_chans"), amp.units));
-        s.convGroups = uint32_t(r.count("conv_groups", 1));
-        if (vertex == "ConvPartialnx1") {
-            s.kernelHeight = uint32_t(r.count("kernel_height"));
-            s.kernelWidth = uint32_t(r.count("kernel_width", 1));
-            cycles = costs::convPartialNx1(hw, s);
-        } else
-            cycles = costs::convPartial1x1Out(hw, s);
-    } else if (vertex == "UnaryOp") {
-        costs::UnaryOpKind op{};
-        costs::parseUnaryOp(r.word("op", costs::unaryOpNames()), op);
+    const Vertex v = *vertex;
+    auto priced = [&](uint64_t cycles, Codelet codelet) {
+        r.finish();
+        return PricedVertex{cycles, codelet};
+    };
+    switch (v) {
+    case Vertex::ConvPartial1x1Out: return priced(costs::convPartial1x1Out(hw, convShape(diag, ptr, r, hw, false)), v);
+    case Vertex::ConvPartialnx1: return priced(costs::convPartialNx1(hw, convShape(diag, ptr, r, hw, true)), v);
+    case Vertex::UnaryOp1D:
+    case Vertex::UnaryOp1DInPlace: {
+        const costs::UnaryOpKind op = *unaryOpNamed(r.word("op", unaryOpNames()));
         const Precision type = r.precision("type");
-        const uint64_t elements = r.count("elements");
-        cycles = costs::unaryOp(hw, op, type, elements, r.flag("in_place", false));
-    } else if (vertex == "BinaryOp") {
-        costs::BinaryOpKind op{};
-        costs::parseBinaryOp(r.word("op", costs::binaryOpNames()), op);
+        return priced(costs::unaryOp(hw, op, type, r.count("elements"), v == Vertex::UnaryOp1DInPlace), {v, op});
+    }
+    case Vertex::BinaryOp1D:
+    case Vertex::BinaryOp1DInPlace: {
+        const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", binaryOpNames()));
         const Precision type = r.precision("type");
-        const uint64_t elements = r.count("elements");
-        cycles = costs::binaryOp(hw, op, type, elements, r.flag("in_place", false));
-    } else if (vertex == "NonLinearity1D") {
+        return priced(costs::binaryOp(hw, op, type, r.count("elements"), v == Vertex::BinaryOp1DInPlace), {v, op});
+    }
+    case Vertex::BroadcastScalar1DInPlace: {
+        const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", {"add", "sub", "mul", "div"}));
+        const Precision type = r.precision("type");
+        return priced(costs::broadcastScalar(hw, op, type, r.count("elements")), {v, op});
+    }
+    case Vertex::NonLinearity1DInPlace: {
         r.word("nonlinearity", {"gelu"}); // popnn's forward vertices: the others run as popops UnaryOps
         const Precision type = r.precision("type");
-        cycles = costs::geluNonLinearity(hw, type, r.count("elements"));
-    } else if (vertex == "NonLinearityGrad1D") {
-        const std::string f = r.word("nonlinearity", {"relu", "sigmoid", "tanh", "gelu"});
-        const costs::NonLinearity kind = f == "relu" ? costs::NonLinearity::Relu : f == "sigmoid" ? costs::NonLinearity::Sigmoid
-                                         : f == "tanh" ? costs::NonLinearity::Tanh : costs::NonLinearity::Gelu;
+        return priced(costs::geluNonLinearity(hw, type, r.count("elements")), {v, costs::NonLinearity::Gelu});
+    }
+    case Vertex::NonLinearityGrad1D: {
+        const costs::NonLinearity f = *nonLinearityNamed(r.word("nonlinearity", nonLinearityNames()));
         const Precision type = r.precision("type");
-        cycles = costs::nonLinearityGrad(hw, kind, type, r.count("elements"));
-    } else if (vertex == "ScaledAdd") {
-        cycles = costs::scaledAdd(hw, r.precision("type"), r.count("elements"));
-    } else if (vertex == "Cast") {
-        Precision from = r.precision("from");
-        cycles = costs::cast(hw, from, r.precision("to"), r.count("elements"));
-    } else if (vertex == "Reduce") {
-        Precision type = r.precision("type");
-        uint64_t outputs = r.count("outputs");
-        cycles = costs::reduce(hw, type, outputs, r.count("partials_per_output"));
-    } else if (vertex == "ReduceSingleInput") {
+        return priced(costs::nonLinearityGrad(hw, f, type, r.count("elements")), {v, f});
+    }
+    case Vertex::ScaledAddSupervisor: {
+        const Precision type = r.precision("type");
+        return priced(costs::scaledAdd(hw, type, r.count("elements")), v);
+    }
+    case Vertex::Cast1D: {
+        const Precision from = r.precision("from");
+        const Precision to = r.precision("to");
+        return priced(costs::cast(hw, from, to, r.count("elements")), v);
+    }
+    case Vertex::Fill: {
+        const Precision type = r.precision("type");
+        return priced(costs::fill(hw, type, r.count("elements")), v);
+    }
+    case Vertex::ReducePartials: {
+        const ReduceOp op = reduceOp(r);
+        const Precision partials = r.precision("partials");
+        const uint64_t outputs = r.count("outputs");
+        return priced(costs::reduce(hw, partials, outputs, r.count("partials_per_output")), {v, op});
+    }
+    case Vertex::ReduceSingleInput: {
+        const ReduceOp op = reduceOp(r);
         const Precision partials = r.precision("partials");
         const Precision out = r.precision("output", partials);
-        cycles = costs::singleInputReduce(hw, partials, out, r.count("partials_per_output"));
-    } else if (vertex == "ReduceStrided") {
+        return priced(costs::singleInputReduce(hw, partials, out, r.count("partials_per_output")), {v, op});
+    }
+    case Vertex::ReduceStrided: {
+        const ReduceOp op = reduceOp(r);
         const Precision partials = r.precision("partials");
         const Precision out = r.precision("output", partials);
         const uint64_t outputs = r.count("outputs");
         const uint64_t n = r.count("partials_per_output");
-        cycles = costs::stridedReduce(hw, partials, out, outputs, n, r.count("stride", outputs));
-    } else if (vertex == "Fill") {
-        const Precision type = r.precision("type");
-        cycles = costs::fill(hw, type, r.count("elements"));
-    } else if (vertex == "Pooling") {
-        const std::string kind = r.word("pooling", {"max", "sum", "max_grad"});
-        costs::PoolTileWork w;
-        w.positions = r.count("positions");
-        w.rowWidth = r.count("row_width", w.positions);
-        w.itemsPerRow = r.count("items_per_row", 1);
-        w.stride = r.count("stride", 1);
-        w.channelVectors = r.count("channel_vectors", 1);
-        w.channelGroups = r.count("channel_groups", 1);
-        cycles = costs::pooling(hw, kind == "max" ? costs::PoolVertex::Max : kind == "sum" ? costs::PoolVertex::Sum : costs::PoolVertex::MaxGrad, w);
-    } else {
-        diag.fail(ptr + "/vertex", fmt::format("unknown vertex \"{}\" (known: ConvPartial1x1Out, ConvPartialnx1, UnaryOp, "
-                                              "BinaryOp, NonLinearity1D, NonLinearityGrad1D, ScaledAdd, Cast, Fill, Reduce, ReduceSingleInput, "
-                                              "ReduceStrided, Pooling)", vertex));
+        return priced(costs::stridedReduce(hw, partials, out, outputs, n, r.count("stride", outputs)), {v, op});
     }
-    r.finish();
-    return cycles;
+    case Vertex::ReduceContinuous: {
+        const ReduceOp op = reduceOp(r);
+        const Precision partials = r.precision("partials");
+        const uint64_t rows = r.count("outputs");
+        return priced(costs::reduceRows(hw, partials, rows, r.count("partials_per_output")), {v, op});
+    }
+    case Vertex::MaxPooling: return priced(costs::pooling(hw, costs::PoolVertex::Max, poolWork(r)), v);
+    case Vertex::SumPooling: return priced(costs::pooling(hw, costs::PoolVertex::Sum, poolWork(r)), v);
+    case Vertex::MaxPoolingGrad: return priced(costs::pooling(hw, costs::PoolVertex::MaxGrad, poolWork(r)), v);
+    case Vertex::InverseStdDeviation: return priced(costs::inverseStdDeviation(hw, r.count("elements")), v);
+    case Vertex::DropoutSupervisor: {
+        const Precision type = r.precision("type");
+        return priced(costs::dropout(hw, type, r.count("elements")), v);
+    }
+    case Vertex::EncodeOneHot: return priced(costs::encodeOneHot(hw, r.count("indices")), v);
+    case Vertex::MultiSlice:
+    case Vertex::MultiUpdateAdd: {
+        const Precision type = r.precision("type");
+        const uint64_t offsets = r.count("offsets");
+        const uint64_t elements = r.count("elements");
+        return priced(v == Vertex::MultiSlice ? costs::multiSlice(hw, type, offsets, elements)
+                                              : costs::multiUpdateAdd(hw, type, offsets, elements), v);
+    }
+    case Vertex::Copy: {
+        const Precision type = r.precision("type");
+        return priced(costs::copy(hw, r.count("elements") * bytesOf(type), bytesOf(type)), v);
+    }
+    }
+    throw std::logic_error("a vertex the table lists but the schedule reader does not price");
 }
 
 } // namespace ipusim

@@ -154,43 +154,6 @@ uint64_t loopCycles(const IpuParams& hw, const OpLoop& l, Precision type, uint64
 }
 } // namespace
 
-namespace {
-// The ops' names in schedules, in the order error messages list them.
-const std::vector<std::pair<std::string, UnaryOpKind>> kUnaryNames = {
-    {"relu", UnaryOpKind::Relu},       {"exp", UnaryOpKind::Exp},   {"log", UnaryOpKind::Log},
-    {"sqrt", UnaryOpKind::Sqrt},       {"rsqrt", UnaryOpKind::Rsqrt}, {"inverse", UnaryOpKind::Inverse},
-    {"tanh", UnaryOpKind::Tanh},       {"sigmoid", UnaryOpKind::Sigmoid}, {"gelu_erf", UnaryOpKind::GeluErf},
-    {"neg", UnaryOpKind::Neg},         {"square", UnaryOpKind::Square}};
-const std::vector<std::pair<std::string, BinaryOpKind>> kBinaryNames = {
-    {"add", BinaryOpKind::Add}, {"sub", BinaryOpKind::Sub}, {"mul", BinaryOpKind::Mul},
-    {"div", BinaryOpKind::Div}, {"max", BinaryOpKind::Max}};
-
-template <class Kind>
-bool parseName(const std::vector<std::pair<std::string, Kind>>& names, const std::string& name, Kind& out)
-{
-    for (const auto& [n, kind] : names)
-        if (n == name) {
-            out = kind;
-            return true;
-        }
-    return false;
-}
-
-template <class Kind>
-std::vector<std::string> namesOf(const std::vector<std::pair<std::string, Kind>>& names)
-{
-    std::vector<std::string> out;
-    for (const auto& entry : names)
-        out.push_back(entry.first);
-    return out;
-}
-} // namespace
-
-bool parseUnaryOp(const std::string& name, UnaryOpKind& out) { return parseName(kUnaryNames, name, out); }
-bool parseBinaryOp(const std::string& name, BinaryOpKind& out) { return parseName(kBinaryNames, name, out); }
-std::vector<std::string> unaryOpNames() { return namesOf(kUnaryNames); }
-std::vector<std::string> binaryOpNames() { return namesOf(kBinaryNames); }
-
 uint64_t unaryOp(const IpuParams& hw, UnaryOpKind op, Precision type, uint64_t n, bool inPlace)
 {
     // UnaryOp1D: 11 + 9 of supervisor, then per worker its preamble (17; 33 for EXPONENT; 55 in
@@ -205,6 +168,23 @@ uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t
     // and its loop.
     const uint64_t base = inPlace ? 58 : type == Precision::FP16 ? 26 : 29;
     return hw.supervisorOverhead + hw.workers * (base + loopCycles(hw, binaryLoop(op), type, n, inPlace));
+}
+
+uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n)
+{
+    // BroadcastScalar1DInPlaceSupervisor: 11 of supervisor, 20 per worker, then the busiest
+    // worker's loop: one natural vector per 2 cycles for ADD/SUB/MUL, DIVIDE unrolled by 2.
+    const bool half = type == Precision::FP16;
+    const uint64_t m = ceilDiv(n, hw.workers);
+    uint64_t loop = 0;
+    switch (op) {
+    case BinaryOpKind::Add:
+    case BinaryOpKind::Sub:
+    case BinaryOpKind::Mul: loop = 2 * ceilDiv(m, hw.vectorWidth(type)); break;
+    case BinaryOpKind::Div: loop = (half ? 8 : 6) * ceilDiv(m, 2); break;
+    case BinaryOpKind::Max: throw std::invalid_argument("BroadcastScalar1DInPlace has no estimate for MAXIMUM");
+    }
+    return hw.supervisorOverhead + hw.workers * (20 + loop);
 }
 
 uint64_t geluNonLinearity(const IpuParams& hw, Precision type, uint64_t n)

@@ -35,17 +35,17 @@ uint64_t convPartial(const IpuParams& hw, const ConvShape& s);
 
 enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, GeluErf, Neg, Square };
 enum class BinaryOpKind { Add, Sub, Mul, Div, Max };
-bool parseUnaryOp(const std::string& name, UnaryOpKind& out);
-bool parseBinaryOp(const std::string& name, BinaryOpKind& out);
-/** The names parseUnaryOp and parseBinaryOp accept, in order. */
-std::vector<std::string> unaryOpNames();
-std::vector<std::string> binaryOpNames();
 
 /** popops UnaryOp1D (in place: UnaryOp1DInPlace) over n elements: 20 + 6 x (preamble + the
  *  busiest worker's unrolled loop), poplibs-costs §3.4. */
 uint64_t unaryOp(const IpuParams& hw, UnaryOpKind op, Precision type, uint64_t n, bool inPlace = false);
 /** popops BinaryOp1D (in place: BinaryOp1DInPlace) over n elements: 11 + 6 x (preamble + loop), §3.4. */
 uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n, bool inPlace = false);
+
+/** popops BroadcastScalar1DInPlace, X op= a scalar, over n elements (§3.9): 11 + 6 x (20 + the
+ *  busiest worker's loop); ADD, SUB and MUL 2 cycles a vector, DIVIDE 8 (fp16) or 6 (fp32) per 2
+ *  elements. No other op has a scalar-broadcast estimate. */
+uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n);
 
 /** The non-linearities popnn has gradient vertices for. */
 enum class NonLinearity { Relu, Sigmoid, Tanh, Gelu };

@@ -28,7 +28,7 @@ Run simulatePipeline(StrategyKind kind, PipelineSchedule schedule, uint32_t K, u
     std::vector<StageFragments> st(K);
     auto fragment = [&](ProgramBuilder& pb, const char* name, uint64_t cycles) {
         int id = int(pb.beginFragment(name));
-        pb.compute(name, TileVector(e.system.ipu.tiles, cycles), {"Synthetic"});
+        pb.compute(name, TileVector(e.system.ipu.tiles, cycles), {Vertex::Copy});
         pb.endFragment();
         return id;
     };

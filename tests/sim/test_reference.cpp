@@ -70,7 +70,7 @@ Experiment randomSchedule(uint64_t seed)
         switch (pick(0, 7)) {
         case 0:
         case 1:
-        case 2: pb.compute("compute", tileValues(400), {"Random"}); break;
+        case 2: pb.compute("compute", tileValues(400), {Vertex::Copy}); break;
         case 3: {
             std::vector<ExchangeBytes> x(tiles);
             const TileVector s = tileValues(300), r = tileValues(300), sh = tileValues(100);
@@ -123,13 +123,13 @@ Experiment randomSchedule(uint64_t seed)
         for (uint32_t i = 0; i < ipus; ++i) {
             stages[i].ipu = stages[i].builder = i;
             stages[i].fwd = int(b[i]->beginFragment("forward"));
-            b[i]->compute("forward", tileValues(500), {"Random"});
+            b[i]->compute("forward", tileValues(500), {Vertex::Copy});
             b[i]->endFragment();
             stages[i].bwd = int(b[i]->beginFragment("backward"));
-            b[i]->compute("backward", tileValues(900), {"Random"});
+            b[i]->compute("backward", tileValues(900), {Vertex::Copy});
             b[i]->endFragment();
             stages[i].update = int(b[i]->beginFragment("update"));
-            b[i]->compute("update", tileValues(200), {"Random"});
+            b[i]->compute("update", tileValues(200), {Vertex::Copy});
             b[i]->endFragment();
             stages[i].fwdBytesToNext = pick(0, 100000);
             stages[i].bwdBytesToPrevious = pick(0, 100000);

@@ -41,7 +41,7 @@ TEST_CASE("Schedule JSON: vertices are costed by the compiler's cost model", "[s
 {
     json v = {{"vertex", "ConvPartial1x1Out"},
               {"params", {{"positions", 96}, {"in_chans", 16}, {"out_chans", 16}, {"input", "fp16"}, {"partials", "fp16"}}}};
-    json u = {{"vertex", "UnaryOp"}, {"params", {{"op", "relu"}, {"elements", 1200}, {"type", "fp32"}}}};
+    json u = {{"vertex", "UnaryOp1D"}, {"params", {{"op", "relu"}, {"elements", 1200}, {"type", "fp32"}}}};
     Schedule s = load(withSteps(json::array({{{"op", "compute"}, {"name", "cs"},
                                                {"tiles", json::array({{{"tiles", "all"}, {"vertices", json::array({v, u})}}})}}})));
     const auto& c = std::get<ComputeStep>(s.programs[0].steps[0].op);
@@ -50,15 +50,15 @@ TEST_CASE("Schedule JSON: vertices are costed by the compiler's cost model", "[s
     CHECK(c.cycles.runs()[0].value == 679 + 1922);
     CHECK(c.vertices.at(7) == 2);
     // The popnn and in-place popops vertices, at the check values of the cost tests.
-    json gelu = {{"vertex", "NonLinearity1D"}, {"params", {{"nonlinearity", "gelu"}, {"elements", 3072}, {"type", "fp16"}}}};
+    json gelu = {{"vertex", "NonLinearity1DInPlace"}, {"params", {{"nonlinearity", "gelu"}, {"elements", 3072}, {"type", "fp16"}}}};
     json grad = {{"vertex", "NonLinearityGrad1D"}, {"params", {{"nonlinearity", "relu"}, {"elements", 3072}, {"type", "fp16"}}}};
-    json relu = {{"vertex", "UnaryOp"}, {"params", {{"op", "relu"}, {"elements", 3072}, {"type", "fp16"}, {"in_place", true}}}};
+    json relu = {{"vertex", "UnaryOp1DInPlace"}, {"params", {{"op", "relu"}, {"elements", 3072}, {"type", "fp16"}}}};
     Schedule n = load(withSteps(json::array({{{"op", "compute"}, {"name", "nl"},
                                                {"tiles", json::array({{{"tiles", {0, 0}}, {"vertices", json::array({gelu, grad, relu})}}})}}})));
     CHECK(std::get<ComputeStep>(n.programs[0].steps[0].op).cycles.at(0) == 4041 + 2481 + 1886);
     // The pooling check value of the cost tests: 2x2 max pool, 12 x 12 fp32 outputs, 5 groups of 2 channels.
-    json pool = {{"vertex", "Pooling"},
-                 {"params", {{"pooling", "max"}, {"positions", 144}, {"row_width", 12}, {"items_per_row", 4}, {"channel_groups", 5}}}};
+    json pool = {{"vertex", "MaxPooling"},
+                 {"params", {{"positions", 144}, {"row_width", 12}, {"items_per_row", 4}, {"channel_groups", 5}}}};
     Schedule p = load(withSteps(json::array({{{"op", "compute"}, {"name", "pool"},
                                                {"tiles", json::array({{{"tiles", {0, 0}}, {"vertices", json::array({pool})}}})}}})));
     CHECK(std::get<ComputeStep>(p.programs[0].steps[0].op).cycles.at(0) == 13243);
@@ -80,19 +80,25 @@ TEST_CASE("Schedule JSON: unknown vertices and bad vertex params", "[schedule][e
     auto vertex = [](json v) {
         return json::array({{{"op", "compute"}, {"name", "cs"}, {"tiles", json::array({{{"tiles", "all"}, {"vertices", json::array({v})}}})}}});
     };
+    // Codelets a step names for its code must be the table's, spelt as PopLibs spells them.
+    json named = json::array({{{"op", "compute"}, {"name", "cs"}, {"vertex_types", {"BinaryOp1D<MULTIPLY>", "BinaryOp<MUL>"}},
+                               {"tiles", json::array({{{"tiles", "all"}, {"cycles", 5}}})}}});
+    CHECK_THAT(errorOf(withSteps(named)), Catch::Contains("/workload/steps/0/vertex_types/1: expected a codelet of the vertex table"));
     CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "Matmul"}, {"params", json::object()}}))),
                Catch::Contains("/workload/steps/0/tiles/0/vertices/0/vertex: unknown vertex \"Matmul\""));
-    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp"}, {"params", {{"op", "relu"}, {"type", "fp32"}}}}))),
+    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp1D"}, {"params", {{"op", "relu"}, {"type", "fp32"}}}}))),
                Catch::Contains("vertices/0/params: missing required key \"elements\""));
-    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp"}, {"params", {{"op", "relu"}, {"type", "fp32"}, {"elements", 0}}}}))),
+    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp1D"}, {"params", {{"op", "relu"}, {"type", "fp32"}, {"elements", 0}}}}))),
                Catch::Contains("params/elements: expected integer >= 1, found 0"));
-    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp"}, {"params", {{"op", "cube"}, {"type", "fp32"}, {"elements", 4}}}}))),
+    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp1D"}, {"params", {{"op", "cube"}, {"type", "fp32"}, {"elements", 4}}}}))),
                Catch::Contains("params/op: expected one of relu, exp"));
-    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "ScaledAdd"}, {"params", {{"type", "fp32"}, {"elements", 4}, {"scale", 2}}}}))),
+    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "ScaledAddSupervisor"}, {"params", {{"type", "fp32"}, {"elements", 4}, {"scale", 2}}}}))),
                Catch::Contains("params/scale: unknown key \"scale\""));
-    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp"}, {"params", {{"op", "relu"}, {"type", "fp32"}, {"elements", 4}, {"in_place", 1}}}}))),
-               Catch::Contains("params/in_place: expected true or false, found 1"));
-    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "NonLinearity1D"}, {"params", {{"nonlinearity", "relu"}, {"type", "fp32"}, {"elements", 4}}}}))),
+    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp1D"}, {"params", {{"op", "relu"}, {"type", "fp32"}, {"elements", 4}, {"in_place", true}}}}))),
+               Catch::Contains("params/in_place: unknown key \"in_place\""));
+    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "BroadcastScalar1DInPlace"}, {"params", {{"op", "max"}, {"type", "fp32"}, {"elements", 4}}}}))),
+               Catch::Contains("params/op: expected one of add, sub, mul, div, found \"max\""));
+    CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "NonLinearity1DInPlace"}, {"params", {{"nonlinearity", "relu"}, {"type", "fp32"}, {"elements", 4}}}}))),
                Catch::Contains("params/nonlinearity: expected one of gelu, found \"relu\""));
 }
 
@@ -129,7 +135,7 @@ Schedule everyStepKind()
     c.name = "mm";
     c.cycles.add(0, 10, 100);
     c.vertices.add(0, 5, 2); // splits the cycle run in two
-    c.vertexTypes = {"ConvPartial1x1Out", "ScaledAdd"};
+    c.vertexTypes = {"ConvPartial1x1Out", "BinaryOp1D<MULTIPLY>"};
     c.outline = "layer";
     ExchangeStep x;
     x.name = "x";
@@ -170,7 +176,7 @@ TEST_CASE("Schedule JSON: the writer spells out every step kind and reads back t
     const json& p0 = w.at("programs").at(0);
     // The cycle run splits where the vertex count changes; zero counts and bytes are left out.
     CHECK(p0.at("fragments").at(0).at("steps").at(0) ==
-          json::parse(R"({"op": "compute", "name": "mm", "outline": "layer", "vertex_types": ["ConvPartial1x1Out", "ScaledAdd"],
+          json::parse(R"({"op": "compute", "name": "mm", "outline": "layer", "vertex_types": ["ConvPartial1x1Out", "BinaryOp1D<MULTIPLY>"],
                           "tiles": [{"tiles": [0, 4], "cycles": 100, "vertex_count": 2}, {"tiles": [5, 9], "cycles": 100}]})"));
     CHECK(p0.at("fragments").at(0).at("steps").at(1) ==
           json::parse(R"({"op": "exchange", "name": "x", "outline": "layer", "tiles": [{"tiles": [3, 4], "send_bytes": 8, "recv_shared_bytes": 4}]})"));
@@ -224,6 +230,6 @@ TEST_CASE("Schedule JSON: calls, collectives and liveness are checked against th
     CHECK_THAT(errorOf(onM2000(one(json::array()), {{"tensors", json::array()}})), Catch::Contains("/workload/tensors: expected inside each program"));
     const json counted = json::array({{{"op", "compute"}, {"name", "cs"},
                                        {"tiles", json::array({{{"tiles", "all"}, {"vertex_count", 2},
-                                                               {"vertices", json::array({{{"vertex", "ScaledAdd"}, {"params", {{"type", "fp32"}, {"elements", 8}}}}})}}})}}});
+                                                               {"vertices", json::array({{{"vertex", "ScaledAddSupervisor"}, {"params", {{"type", "fp32"}, {"elements", 8}}}}})}}})}}});
     CHECK_THAT(errorOf(withSteps(counted)), Catch::Contains("/workload/steps/0/tiles/0/vertex_count: expected only with \"cycles\""));
 }

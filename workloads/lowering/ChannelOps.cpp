@@ -5,6 +5,7 @@
 
 #include "models/common/CeilDiv.hpp"
 #include "models/timing/VertexCosts.hpp"
+#include "workloads/lowering/Codelets.hpp"
 
 #include <algorithm>
 
@@ -67,7 +68,7 @@ std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
     m_b.sync();
     const int stage2Handle = m_b.allocate(r.name + " group partials", "temporary", stage2Bytes);
     m_b.exchange(r.name + ".groups.in", x);
-    m_b.compute(r.name + ".groups", stage2, {"ReduceAdd"});
+    m_b.compute(r.name + ".groups", stage2, {Vertex::ReduceSingleInput});
     m_b.touch(partialHandle);
 
     // Stage 3: the S group sums of each channel onto the result's tiles.
@@ -98,7 +99,7 @@ std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
         temp = m_b.allocate(r.name + " sums", "temporary", outBytes);
     for (int out : r.outputs)
         produce(out, linearMapping(T, m_graph.tensor(out).bytes(), kGrainBytes));
-    m_b.compute(r.finalName, final, {"ReduceAdd"});
+    m_b.compute(r.finalName, final, {Vertex::ReduceStrided});
     m_b.touch(stage2Handle);
     for (int out : r.outputs)
         m_b.touch(handleOf(out));
@@ -142,7 +143,6 @@ void GraphLowering::lowerBatchNorm(const Op& op)
     r.channels = C;
     r.values = 2;
     // ADD and SQUARE_ADD in one reduceMany: squaring is the reduction's own, at ADD's cost.
-    r.localTypes = {"ReduceAdd"};
     const auto [sums, statsHandle] = reduceChannels(r);
 
     TileVector inv(T, 0);
@@ -153,7 +153,8 @@ void GraphLowering::lowerBatchNorm(const Op& op)
                      costs::inverseStdDeviation(m_hw, channels) + 2 * costs::scaledAdd(m_hw, Precision::FP32, channels);
         }
     m_b.sync();
-    m_b.compute(op.name + ".inv_std_dev", inv, {"BinaryOp<MULTIPLY>", "InverseStdDeviation", "ScaledAdd"});
+    m_b.compute(op.name + ".inv_std_dev", inv,
+                {codelet::binary(BinaryOpKind::Mul), Vertex::InverseStdDeviation, Vertex::ScaledAddSupervisor});
     m_b.touch(handleOf(mean));
     m_b.touch(handleOf(var));
 
@@ -170,7 +171,7 @@ void GraphLowering::lowerBatchNorm(const Op& op)
                         costs::binaryOp(m_hw, BinaryOpKind::Add, type, elems[t]);
     m_b.sync();
     m_b.exchange(op.name + ".params", in);
-    m_b.compute(op.name, cycles, {"BinaryOp<SUBTRACT>", "BinaryOp<MULTIPLY>", "BinaryOp<ADD>"}, 4);
+    m_b.compute(op.name, cycles, {codelet::binary(BinaryOpKind::Sub), codelet::binary(BinaryOpKind::Mul), codelet::binary(BinaryOpKind::Add)}, 4);
     m_b.touch(statsHandle);
     for (int input : op.inputs)
         m_b.touch(handleOf(input));
@@ -203,7 +204,7 @@ void GraphLowering::lowerBatchNormInference(const Op& op)
         }
     m_b.sync();
     m_b.exchange(op.name + ".params", in);
-    m_b.compute(op.name, cycles, {"UnaryOp<RSQRT>", "BinaryOp<MULTIPLY>", "BinaryOp<ADD>"}, 3);
+    m_b.compute(op.name, cycles, {codelet::unary(costs::UnaryOpKind::Rsqrt), codelet::binary(BinaryOpKind::Mul), codelet::binary(BinaryOpKind::Add)}, 3);
     for (int input : op.inputs)
         m_b.touch(handleOf(input));
     const int y = op.outputs.at(0);
@@ -247,7 +248,7 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
             r.extra[t] = costs::binaryOp(m_hw, BinaryOpKind::Sub, type, elems[t]) + 2 * costs::binaryOp(m_hw, BinaryOpKind::Mul, type, elems[t]);
             xHatBytes[t] = elems[t] * bytesOf(type);
         }
-    r.localTypes = {"BinaryOp<SUBTRACT>", "BinaryOp<MULTIPLY>", "ReduceAdd"};
+    r.localTypes = {codelet::binary(BinaryOpKind::Sub), codelet::binary(BinaryOpKind::Mul), Vertex::ReduceStrided};
     r.outputs = {dgamma, dbeta};
     const int xHat = m_b.allocate(op.name + " x_hat", "temporary", xHatBytes);
     reduceChannels(r);
@@ -269,7 +270,7 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
             cycles[t] = 2 * costs::binaryOp(m_hw, BinaryOpKind::Sub, type, elems[t]) + 2 * costs::binaryOp(m_hw, BinaryOpKind::Mul, type, elems[t]);
     m_b.sync();
     m_b.exchange(op.name + ".params_grad.out", back);
-    m_b.compute(op.name, cycles, {"BinaryOp<SUBTRACT>", "BinaryOp<MULTIPLY>"}, 4);
+    m_b.compute(op.name, cycles, {codelet::binary(BinaryOpKind::Sub), codelet::binary(BinaryOpKind::Mul)}, 4);
     m_b.touch(xHat);
     m_b.touch(handleOf(dy));
     m_width[std::size_t(dx)] = m_width[std::size_t(dy)];
@@ -309,12 +310,12 @@ void GraphLowering::lowerReduceRepeats(const Op& op)
         }
     m_b.sync();
     const int partialHandle = m_b.allocate(op.name + " partials", "temporary", partialBytes);
-    m_b.compute(op.name + ".local", local, {"ReduceAdd"});
+    m_b.compute(op.name + ".local", local, {codelet::partialsReduce()});
     m_b.touch(handleOf(dy));
     m_b.sync();
     m_b.exchange(op.name + ".in", x);
     produce(out, outMap);
-    m_b.compute(op.name, final, {"ReduceAdd"});
+    m_b.compute(op.name, final, {codelet::partialsReduce()});
     m_b.touch(partialHandle);
     m_b.touch(handleOf(out));
 }
@@ -342,7 +343,7 @@ void GraphLowering::lowerGlobalPool(const Op& op)
     m_b.exchange(op.name + ".in", in);
     m_b.touch(handleOf(x));
     produce(y, outMap);
-    m_b.compute(op.name, cycles, {"ReduceAdd", "BinaryOp<MULTIPLY>"});
+    m_b.compute(op.name, cycles, {codelet::rowReduce(), codelet::binary(costs::BinaryOpKind::Mul)});
     m_b.touch(temp);
     m_b.touch(handleOf(y));
 }
@@ -368,7 +369,7 @@ void GraphLowering::lowerGlobalPoolGrad(const Op& op)
     m_b.exchange(op.name + ".in", in);
     m_b.touch(handleOf(dy));
     produce(dx, outMap);
-    m_b.compute(op.name, cycles, {"BinaryOp<MULTIPLY>"});
+    m_b.compute(op.name, cycles, {codelet::binary(costs::BinaryOpKind::Mul)});
     m_b.touch(handleOf(dx));
 }
 

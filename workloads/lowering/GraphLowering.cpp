@@ -3,6 +3,7 @@
 
 #include "models/common/CeilDiv.hpp"
 #include "models/timing/VertexCosts.hpp"
+#include "workloads/lowering/Codelets.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -334,10 +335,12 @@ void GraphLowering::lowerConv(const Op& op)
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     const int partialHandle = m_b.allocate(op.name + " partials", "temporary", partials);
-    std::vector<std::string> types{pr.kernelHeight * pr.kernelWidth == 1 || plan.kernelHeight * plan.kernelWidth == 1
-                                       ? "ConvPartial1x1Out" : "ConvPartialnx1"};
+    std::vector<Codelet> types{pr.kernelHeight * pr.kernelWidth == 1 || plan.kernelHeight * plan.kernelWidth == 1
+                                   ? Vertex::ConvPartial1x1Out : Vertex::ConvPartialnx1};
     if (pr.outputPositions)
-        types.push_back("Fill"); // the positions no tap reaches
+        types.push_back(Vertex::Fill); // the positions no tap reaches
+    if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
+        types.push_back(Vertex::Cast1D);
     m_b.compute(op.name, cycles, types);
     m_b.touch(tempHandle);
     if (plan.tilesPerInGroups > 1) {
@@ -349,7 +352,10 @@ void GraphLowering::lowerConv(const Op& op)
         m_b.sync();
         const int recvHandle = m_b.allocate(op.name + " reduce buffer", "temporary", partials);
         m_b.exchange(op.name + ".reduce.in", r);
-        m_b.compute(op.name + ".reduce", reduceCycles, {"ReducePartials"});
+        std::vector<Codelet> reduceTypes{codelet::partialsReduce()};
+        if (pr.partials != pr.output)
+            reduceTypes.push_back(Vertex::Cast1D);
+        m_b.compute(op.name + ".reduce", reduceCycles, reduceTypes);
         m_b.touch(recvHandle);
     }
     m_b.touch(partialHandle);
@@ -403,7 +409,7 @@ void GraphLowering::lowerElementwise(const Op& op)
     const Precision type = d.type;
     const TileVector elems = elementsOn(main);
     TileVector cycles(m_hw.tiles, 0);
-    std::vector<std::string> types;
+    std::vector<Codelet> types;
     std::vector<ExchangeBytes> x(m_hw.tiles);
     bool needsExchange = false;
     // Pooling: the outputs of a tile's inputs, as the tensors' sizes relate (the pooled tensor
@@ -446,14 +452,14 @@ void GraphLowering::lowerElementwise(const Op& op)
         cycles[t] = it->second;
     }
     switch (op.kind) {
-    case OpKind::BiasAdd: types = {"BinaryOp<ADD>"}; break;
-    case OpKind::Relu: types = {"UnaryOp1DInPlace<RELU>"}; break;
-    case OpKind::ReluGrad: types = {"NonLinearityGrad1D<RELU>"}; break;
-    case OpKind::MaxPool: types = {"MaxPooling"}; break;
-    case OpKind::AvgPool: types = {"SumPooling"}; break;
-    case OpKind::Cast: types = {"Cast"}; break;
-    case OpKind::AvgPoolGrad: types = {"BinaryOp<MULTIPLY>", "SumPooling"}; break;
-    default: types = {"MaxPoolingGrad"}; break;
+    case OpKind::BiasAdd: types = {codelet::binary(costs::BinaryOpKind::Add)}; break;
+    case OpKind::Relu: types = {codelet::unaryInPlace(costs::UnaryOpKind::Relu)}; break;
+    case OpKind::ReluGrad: types = {{Vertex::NonLinearityGrad1D, costs::NonLinearity::Relu}}; break;
+    case OpKind::MaxPool: types = {Vertex::MaxPooling}; break;
+    case OpKind::AvgPool: types = {Vertex::SumPooling}; break;
+    case OpKind::Cast: types = {Vertex::Cast1D}; break;
+    case OpKind::AvgPoolGrad: types = {codelet::binary(costs::BinaryOpKind::Mul), Vertex::SumPooling}; break;
+    default: types = {Vertex::MaxPoolingGrad}; break;
     }
     m_b.sync();
     if (needsExchange) {
@@ -555,16 +561,26 @@ void GraphLowering::lowerLoss(const Op& op)
     }
     m_b.sync();
     m_b.exchange(op.name + ".labels", x);
-    if (nll)
-        m_b.compute(op.name, cycles, {"EncodeOneHot", "BinaryOp<MULTIPLY>", "ReduceAdd"}, 3);
+    using costs::BinaryOpKind;
+    using costs::UnaryOpKind;
+    using namespace codelet;
+    if (nll && forward)
+        m_b.compute(op.name, cycles, {Vertex::EncodeOneHot, binary(BinaryOpKind::Mul), rowReduce()}, 3);
+    else if (nll)
+        m_b.compute(op.name, cycles, {Vertex::EncodeOneHot, binary(BinaryOpKind::Mul)}, 2);
+    else if (forward)
+        m_b.compute(op.name, cycles, {rowReduce(ReduceOp::Max), binary(BinaryOpKind::Sub), unary(UnaryOpKind::Exp), rowReduce(),
+                                      unary(UnaryOpKind::Log)}, 6);
     else
-        m_b.compute(op.name, cycles, {forward ? "SoftmaxCrossEntropy" : "SoftmaxCrossEntropyGrad"}, 6);
+        m_b.compute(op.name, cycles, {unary(UnaryOpKind::Exp), binary(BinaryOpKind::Div), binary(BinaryOpKind::Sub),
+                                      binary(BinaryOpKind::Mul)}, 6);
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     if (rowPieces > 1) {
         m_b.sync();
         m_b.exchange(op.name + ".row_pieces", stats);
-        m_b.compute(op.name + ".combine", combine, {"ReduceMax", "ReduceAdd"});
+        m_b.compute(op.name + ".combine", combine,
+                    nll ? std::vector<Codelet>{partialsReduce()} : std::vector<Codelet>{partialsReduce(ReduceOp::Max), partialsReduce()});
     }
     if (forward) {
         const int out = op.outputs.at(0);
@@ -580,7 +596,7 @@ void GraphLowering::lowerLoss(const Op& op)
         TileVector bytes(m_hw.tiles, 0);
         bytes[0] = m_graph.tensor(out).bytes();
         produce(out, bytes);
-        m_b.compute(op.name + ".sum", sum, {"ReduceAdd"});
+        m_b.compute(op.name + ".sum", sum, {partialsReduce()});
         m_b.touch(handleOf(out));
     } else {
         for (std::size_t part = 0; part < parts; ++part) {
@@ -601,7 +617,7 @@ void GraphLowering::lowerAccumulate(const Op& op)
         if (elems[t])
             cycles[t] = costs::scaledAdd(m_hw, m_graph.tensor(acc).type, elems[t]);
     m_b.sync();
-    m_b.compute(op.name, cycles, {"ScaledAdd"});
+    m_b.compute(op.name, cycles, {Vertex::ScaledAddSupervisor});
     m_b.touch(handleOf(grad));
     m_b.touch(handleOf(acc));
 }
@@ -654,25 +670,33 @@ void GraphLowering::lowerOptimizer(const Op& op)
         }
     }
     m_b.sync();
+    using namespace codelet;
+    std::vector<Codelet> applyTypes{Vertex::ScaledAddSupervisor};
+    if (velocity)
+        applyTypes.push_back(binary(BinaryOpKind::Mul));
+    if (op.masterWeights)
+        applyTypes.push_back(Vertex::Cast1D);
+    std::vector<Codelet> types{binary(BinaryOpKind::Mul), Vertex::ScaledAddSupervisor};
     if (adam)
-        m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MULTIPLY>", "BinaryOp<DIVIDE>", "UnaryOp<SQRT>"}, 8);
-    else
-        m_b.compute(op.name, cycles, {"ScaledAdd", "BinaryOp<MULTIPLY>"}, trustRatio ? 2 : velocity ? 4 : 3);
+        types.insert(types.end(), {unary(UnaryOpKind::Square), unary(UnaryOpKind::Sqrt), binary(BinaryOpKind::Add), binary(BinaryOpKind::Div)});
+    if (!trustRatio)
+        types.insert(types.end(), applyTypes.begin(), applyTypes.end());
+    m_b.compute(op.name, cycles, types, adam ? 8 : trustRatio ? 2 : velocity ? 4 : 3);
     if (trustRatio) {
         // Per-tile squared sums of w and u meet on tile 0, which sends back the trust ratio.
-        m_b.compute(op.name + ".norms", norms, {"UnaryOp<SQUARE>", "ReduceAdd"});
+        m_b.compute(op.name + ".norms", norms, {unary(UnaryOpKind::Square), rowReduce()});
         partialNorms[0].recv += holders * 8;
         m_b.sync();
         m_b.exchange(op.name + ".norms.in", partialNorms);
         TileVector ratioCycles(m_hw.tiles, 0);
         ratioCycles[0] = costs::reduce(m_hw, s, 2, holders) + costs::unaryOp(m_hw, costs::UnaryOpKind::Sqrt, s, 2) +
                          costs::binaryOp(m_hw, costs::BinaryOpKind::Div, s, 1);
-        m_b.compute(op.name + ".trust_ratio", ratioCycles, {"ReduceAdd", "UnaryOp<SQRT>", "BinaryOp<DIVIDE>"});
+        m_b.compute(op.name + ".trust_ratio", ratioCycles, {partialsReduce(), unary(UnaryOpKind::Sqrt), binary(BinaryOpKind::Div)});
         ratio[0].send = 4;
         m_b.sync();
         m_b.exchange(op.name + ".trust_ratio.out", ratio);
         m_b.sync();
-        m_b.compute(op.name + ".apply", apply, {"ScaledAdd", "Cast"});
+        m_b.compute(op.name + ".apply", apply, applyTypes);
     }
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
@@ -743,7 +767,7 @@ void GraphLowering::lowerOutputSum(const std::vector<int>& outputs)
                 cycles[tile] += costs::binaryOp(m_hw, costs::BinaryOpKind::Add, Precision::FP32, elems[tile]);
     }
     m_b.sync();
-    m_b.compute("output sum", cycles, {"BinaryOp<ADD>"});
+    m_b.compute("output sum", cycles, {codelet::binary(costs::BinaryOpKind::Add)});
     for (int t : outputs)
         m_b.touch(handleOf(t));
 }
@@ -807,31 +831,39 @@ void GraphLowering::lowerRowwise(const Op& op)
     bool splitRows = false;
     auto bin = [&](BinaryOpKind k, uint64_t e) { return costs::binaryOp(m_hw, k, type, e); };
     auto un = [&](UnaryOpKind k, uint64_t e) { return costs::unaryOp(m_hw, k, type, e); };
-    std::vector<std::string> types;
+    using namespace codelet;
+    const Codelet add = binary(BinaryOpKind::Add), sub = binary(BinaryOpKind::Sub), mul = binary(BinaryOpKind::Mul),
+                  div = binary(BinaryOpKind::Div), exp = unary(UnaryOpKind::Exp), scale{Vertex::BroadcastScalar1DInPlace, BinaryOpKind::Mul};
+    std::vector<Codelet> types;
     switch (op.kind) {
-    case OpKind::Add: types = {"BinaryOp<ADD>"}; break;
-    case OpKind::Gelu: types = {"NonLinearity1DInPlace<GELU>"}; break;
-    case OpKind::GeluGrad: types = {"NonLinearityGrad1D<GELU>"}; break;
-    case OpKind::Tanh: types = {"UnaryOp1D<TANH>"}; break;
-    case OpKind::TanhGrad: types = {"NonLinearityGrad1D<TANH>"}; break;
-    case OpKind::Softmax: types = {"ReduceMax", "ReduceAdd", "UnaryOp<EXPONENT>", "BinaryOp<DIVIDE>", "BinaryOp<ADD>"}; break;
-    case OpKind::SoftmaxGrad: types = {"BinaryOp<MULTIPLY>", "ReduceAdd", "BinaryOp<SUBTRACT>"}; break;
-    case OpKind::LayerNorm: types = {"ReduceAdd", "BinaryOp<SUBTRACT>", "UnaryOp<RSQRT>", "BinaryOp<MULTIPLY>"}; break;
-    case OpKind::LogSoftmax: types = {"ReduceMax", "ReduceAdd", "UnaryOp<EXPONENT>", "UnaryOp<LOGARITHM>", "BinaryOp<SUBTRACT>"}; break;
-    case OpKind::LogSoftmaxGrad: types = {"UnaryOp<EXPONENT>", "ReduceAdd", "BinaryOp<MULTIPLY>", "BinaryOp<SUBTRACT>"}; break;
-    case OpKind::Sub: types = {"BinaryOp<SUBTRACT>"}; break;
-    case OpKind::Mul: types = {"BinaryOp<MULTIPLY>"}; break;
-    case OpKind::Div: types = {"BinaryOp<DIVIDE>"}; break;
-    case OpKind::DivGradRhs: types = {"BinaryOp<MULTIPLY>", "BinaryOp<DIVIDE>"}; break;
-    case OpKind::Scale: types = {"BroadcastScalar1D<MULTIPLY>"}; break;
-    case OpKind::Sigmoid: types = {"UnaryOp1DInPlace<SIGMOID>"}; break;
-    case OpKind::SigmoidGrad: types = {"NonLinearityGrad1D<SIGMOID>"}; break;
-    case OpKind::Exp: types = {"UnaryOp<EXPONENT>"}; break;
-    case OpKind::ExpGrad: types = {"BinaryOp<MULTIPLY>"}; break;
+    case OpKind::Add: types = {add}; break;
+    case OpKind::Gelu: types = {{Vertex::NonLinearity1DInPlace, costs::NonLinearity::Gelu}}; break;
+    case OpKind::GeluGrad: types = {{Vertex::NonLinearityGrad1D, costs::NonLinearity::Gelu}}; break;
+    case OpKind::Tanh: types = {unary(UnaryOpKind::Tanh)}; break;
+    case OpKind::TanhGrad: types = {{Vertex::NonLinearityGrad1D, costs::NonLinearity::Tanh}}; break;
+    case OpKind::Softmax: types = {rowReduce(ReduceOp::Max), sub, exp, rowReduce(), div, mul}; break;
+    case OpKind::SoftmaxGrad: types = {mul, rowReduce(), sub}; break;
+    case OpKind::LayerNorm: types = {rowReduce(), sub, unary(UnaryOpKind::Rsqrt), mul}; break;
+    case OpKind::LogSoftmax: types = {rowReduce(ReduceOp::Max), sub, exp, rowReduce(), unary(UnaryOpKind::Log)}; break;
+    case OpKind::LogSoftmaxGrad: types = {exp, rowReduce(), mul, sub}; break;
+    case OpKind::Sub: types = {sub}; break;
+    case OpKind::Mul: types = {mul}; break;
+    case OpKind::Div: types = {div}; break;
+    case OpKind::DivGradRhs: types = {mul, div}; break;
+    case OpKind::Scale: types = {scale}; break;
+    case OpKind::Sigmoid: types = {unaryInPlace(UnaryOpKind::Sigmoid)}; break;
+    case OpKind::SigmoidGrad: types = {{Vertex::NonLinearityGrad1D, costs::NonLinearity::Sigmoid}}; break;
+    case OpKind::Exp: types = {exp}; break;
+    case OpKind::ExpGrad: types = {mul}; break;
     case OpKind::Dropout:
-    case OpKind::DropoutGrad: types = {"Dropout"}; break;
-    default: types = {"BinaryOp<MULTIPLY>", "ReduceAdd", "BinaryOp<SUBTRACT>"}; break;
+    case OpKind::DropoutGrad: types = {Vertex::DropoutSupervisor}; break;
+    default: types = {sub, mul, rowReduce()}; break; // LayerNormGrad
     }
+    if (op.attentionScaleMask) // the scores' scale, and going forward the mask's add
+        for (const Codelet& c : op.kind == OpKind::Softmax ? std::vector<Codelet>{scale, add} : std::vector<Codelet>{scale})
+            types.push_back(c);
+    if (affine && op.kind == OpKind::LayerNorm)
+        types.push_back(add);
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         const uint64_t e = elems[t];
         if (!e)
@@ -924,7 +956,7 @@ void GraphLowering::lowerRowwise(const Op& op)
     if (splitRows) {
         m_b.sync();
         m_b.exchange(op.name + ".row_pieces", stats);
-        m_b.compute(op.name + ".combine", combine, {"ReduceAdd"});
+        m_b.compute(op.name + ".combine", combine, {partialsReduce()});
     }
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
@@ -970,7 +1002,7 @@ void GraphLowering::lowerCopy(const Op& op)
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     produce(output, outMap);
-    m_b.compute(op.name, cycles, op.kind == OpKind::SliceGrad ? std::vector<std::string>{"Fill", "Copy"} : std::vector<std::string>{"Copy"});
+    m_b.compute(op.name, cycles, op.kind == OpKind::SliceGrad ? std::vector<Codelet>{Vertex::Fill, Vertex::Copy} : std::vector<Codelet>{Vertex::Copy});
     m_b.touch(handleOf(output));
 }
 
@@ -1011,7 +1043,7 @@ void GraphLowering::lowerGather(const Op& op)
     const int temp = m_b.allocate(op.name + " slices", "temporary", slices);
     if (indexed)
         m_b.exchange(op.name + ".indices", idx);
-    m_b.compute(op.name, cycles, {indexed ? "MultiSlice" : "Copy"});
+    m_b.compute(op.name, cycles, {indexed ? Vertex::MultiSlice : Vertex::Copy});
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     m_b.sync();
@@ -1056,7 +1088,7 @@ void GraphLowering::lowerGatherGrad(const Op& op)
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     produce(output, outMap);
-    m_b.compute(op.name, cycles, {"Fill", indexed ? "MultiUpdateAdd" : "Copy"});
+    m_b.compute(op.name, cycles, {Vertex::Fill, indexed ? Vertex::MultiUpdateAdd : Vertex::Copy});
     m_b.touch(temp);
     m_b.touch(handleOf(output));
 }

@@ -97,7 +97,7 @@ private:
         uint64_t channels = 1;
         uint64_t values = 1;     // sums per channel (batch norm: of x and of x squared)
         TileVector extra;        // each tile's element-wise work before its own sums
-        std::vector<std::string> localTypes{"ReduceAdd"};
+        std::vector<Codelet> localTypes{Vertex::ReduceStrided};
         std::vector<int> outputs; // tensors the sums become; none: a temporary
     };
     /** Returns the bytes of sums per tile and, without outputs, the temporary's handle. */

@@ -71,7 +71,7 @@ void ProgramBuilder::exchange(const std::string& name, const std::vector<Exchang
     body().push_back({x});
 }
 
-void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, const std::vector<std::string>& vertexTypes,
+void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, const std::vector<Codelet>& codelets,
                              uint32_t verticesPerActiveTile)
 {
     ComputeStep c;
@@ -79,7 +79,7 @@ void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, 
     c.cycles = toRuns(cycles);
     for (const auto& r : c.cycles.runs())
         c.vertices.add(r.first, r.count, verticesPerActiveTile);
-    c.vertexTypes = vertexTypes;
+    c.vertexTypes = codeletNames(codelets);
     c.point = m_point++;
     if (m_outline)
         c.outline = m_outline(name);

@@ -2,6 +2,7 @@
 #pragma once
 #include "models/hw/IpuParams.hpp"
 #include "models/program/Schedule.hpp"
+#include "models/timing/VertexTable.hpp"
 
 #include <deque>
 #include <functional>
@@ -36,7 +37,8 @@ public:
     void sync();
     /** Skipped when no tile moves a byte. */
     void exchange(const std::string& name, const std::vector<ExchangeBytes>& perTile);
-    void compute(const std::string& name, const TileVector& cycles, const std::vector<std::string>& vertexTypes,
+    /** A compute set running `codelets` (their code counts once a tile): `cycles` a tile. */
+    void compute(const std::string& name, const TileVector& cycles, const std::vector<Codelet>& codelets,
                  uint32_t verticesPerActiveTile = 1);
     void host(const std::string& name, Direction direction, uint64_t bytes, bool prefetch = false);
     void beginRepeat(const std::string& name, uint64_t count);

@@ -193,11 +193,11 @@ private:
         b.allocate(fmt::format("{} FIFO (depth {})", name("stash", k), depth), "stash", fifo, true);
         m_frags[k].stash = int(b.beginFragment(name("stash", k)));
         b.sync();
-        b.compute("stash", copyCycles, {"Copy"});
+        b.compute("stash", copyCycles, {Vertex::Copy});
         b.endFragment();
         m_frags[k].restore = int(b.beginFragment(name("restore", k)));
         b.sync();
-        b.compute("restore", copyCycles, {"Copy"});
+        b.compute("restore", copyCycles, {Vertex::Copy});
         b.endFragment();
     }
 

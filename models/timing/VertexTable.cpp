@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+#include "models/timing/VertexTable.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ipusim {
+namespace {
+
+using costs::BinaryOpKind;
+using costs::NonLinearity;
+using costs::UnaryOpKind;
+
+// Sections are those of poplibs-costs.md, which names each estimator's PopLibs source file.
+const std::array<VertexRow, kVertexCount> kTable = {{
+    {Vertex::ConvPartial1x1Out, "ConvPartial1x1Out", VertexOps::None, "poplin getConvPartial1x1SupervisorCycleEstimate, §3.2"},
+    {Vertex::ConvPartialnx1, "ConvPartialnx1", VertexOps::None, "poplin getConvPartialnx1SupervisorCycleEstimate, §3.2"},
+    {Vertex::UnaryOp1D, "UnaryOp1D", VertexOps::Unary, "popops unaryOpSupervisor estimator, §3.4"},
+    {Vertex::UnaryOp1DInPlace, "UnaryOp1DInPlace", VertexOps::Unary, "popops unaryOpInPlaceSupervisor estimator, §3.4"},
+    {Vertex::BinaryOp1D, "BinaryOp1D", VertexOps::Binary, "popops binaryOpSupervisor estimator, §3.4"},
+    {Vertex::BinaryOp1DInPlace, "BinaryOp1DInPlace", VertexOps::Binary, "popops binaryOpInPlaceSupervisor estimator, §3.4"},
+    {Vertex::BroadcastScalar1DInPlace, "BroadcastScalar1DInPlace", VertexOps::Binary, "popops BroadcastScalar1DInPlaceSupervisor estimator, §3.9"},
+    {Vertex::NonLinearity1DInPlace, "NonLinearity1DInPlace", VertexOps::NonLinearity, "popnn NonLinearity1DInPlace estimator, §3.5"},
+    {Vertex::NonLinearityGrad1D, "NonLinearityGrad1D", VertexOps::NonLinearity, "popnn NonLinearityGrad1D estimator, §3.5"},
+    {Vertex::ScaledAddSupervisor, "ScaledAddSupervisor", VertexOps::None, "popops getScaledArithmeticSupervisorCycleEstimate, §3.6"},
+    {Vertex::Cast1D, "Cast1D", VertexOps::None, "popops getCast1DCycleEstimate, §3.7"},
+    {Vertex::Fill, "Fill", VertexOps::None, "popops _fillCycleEstimate, §3.7"},
+    {Vertex::ReducePartials, "ReducePartials", VertexOps::Reduce, "poplin getReduceCycleEstimate (conv partials), §3.3"},
+    {Vertex::ReduceSingleInput, "ReduceSingleInput", VertexOps::Reduce, "popops getCyclesEstimateForSingleInput, §3.8"},
+    {Vertex::ReduceStrided, "ReduceStrided", VertexOps::Reduce, "popops getCyclesEstimateForStridedReduce, §3.8"},
+    {Vertex::ReduceContinuous, "ReduceContinuous", VertexOps::Reduce, "popops getCycleEstimateReduceAllRegionsContinuous, §3.8"},
+    {Vertex::MaxPooling, "MaxPooling", VertexOps::None, "popnn getPoolingCycles, §3.11"},
+    {Vertex::SumPooling, "SumPooling", VertexOps::None, "popnn getPoolingCycles, §3.11"},
+    {Vertex::MaxPoolingGrad, "MaxPoolingGrad", VertexOps::None, "popnn getPoolingCycles, §3.11"},
+    {Vertex::InverseStdDeviation, "InverseStdDeviation", VertexOps::None, "poplin InverseStdDeviation estimator, §3.10"},
+    {Vertex::DropoutSupervisor, "DropoutSupervisor", VertexOps::None, "poprand DropoutSupervisor estimator"},
+    {Vertex::EncodeOneHot, "EncodeOneHot", VertexOps::None, "popops EncodeOneHot estimator, §3.12"},
+    {Vertex::MultiSlice, "MultiSlice", VertexOps::None, "popops getMultiSliceCycleEstimate, §3.12"},
+    {Vertex::MultiUpdateAdd, "MultiUpdateAdd", VertexOps::None, "popops getMultiSliceCycleEstimate with an add, §3.12"},
+    {Vertex::Copy, "Copy", VertexOps::None, "on-tile memcpy at the copy rate, §3.7"},
+}};
+
+// Each op's name in schedule params and in PopLibs' template, in the order errors list them.
+template <class Kind>
+struct OpName
+{
+    const char* param;
+    const char* poplibs;
+    Kind kind;
+};
+const std::vector<OpName<UnaryOpKind>> kUnary = {
+    {"relu", "RELU", UnaryOpKind::Relu},          {"exp", "EXPONENT", UnaryOpKind::Exp},
+    {"log", "LOGARITHM", UnaryOpKind::Log},       {"sqrt", "SQRT", UnaryOpKind::Sqrt},
+    {"rsqrt", "RSQRT", UnaryOpKind::Rsqrt},       {"inverse", "INVERSE", UnaryOpKind::Inverse},
+    {"tanh", "TANH", UnaryOpKind::Tanh},          {"sigmoid", "SIGMOID", UnaryOpKind::Sigmoid},
+    {"gelu_erf", "GELU_ERF", UnaryOpKind::GeluErf}, {"neg", "NEGATE", UnaryOpKind::Neg},
+    {"square", "SQUARE", UnaryOpKind::Square}};
+const std::vector<OpName<BinaryOpKind>> kBinary = {
+    {"add", "ADD", BinaryOpKind::Add}, {"sub", "SUBTRACT", BinaryOpKind::Sub}, {"mul", "MULTIPLY", BinaryOpKind::Mul},
+    {"div", "DIVIDE", BinaryOpKind::Div}, {"max", "MAXIMUM", BinaryOpKind::Max}};
+const std::vector<OpName<NonLinearity>> kNonLinearity = {
+    {"relu", "RELU", NonLinearity::Relu}, {"sigmoid", "SIGMOID", NonLinearity::Sigmoid},
+    {"tanh", "TANH", NonLinearity::Tanh}, {"gelu", "GELU", NonLinearity::Gelu}};
+const std::vector<OpName<ReduceOp>> kReduce = {{"add", "ADD", ReduceOp::Add}, {"max", "MAX", ReduceOp::Max}};
+
+template <class Kind>
+std::vector<std::string> paramNames(const std::vector<OpName<Kind>>& ops)
+{
+    std::vector<std::string> out;
+    for (const auto& op : ops)
+        out.push_back(op.param);
+    return out;
+}
+
+template <class Kind>
+std::optional<Kind> namedParam(const std::vector<OpName<Kind>>& ops, const std::string& name)
+{
+    for (const auto& op : ops)
+        if (name == op.param)
+            return op.kind;
+    return std::nullopt;
+}
+
+template <class Kind>
+const char* poplibsName(const std::vector<OpName<Kind>>& ops, uint8_t op)
+{
+    for (const auto& entry : ops)
+        if (uint8_t(entry.kind) == op)
+            return entry.poplibs;
+    throw std::logic_error("an operation the table does not name");
+}
+
+// The PopLibs names of the operations a vertex takes, by their enum value.
+std::vector<std::pair<uint8_t, const char*>> opsOf(VertexOps ops)
+{
+    std::vector<std::pair<uint8_t, const char*>> out;
+    auto add = [&](const auto& table) {
+        for (const auto& op : table)
+            out.emplace_back(uint8_t(op.kind), op.poplibs);
+    };
+    switch (ops) {
+    case VertexOps::None: break;
+    case VertexOps::Unary: add(kUnary); break;
+    case VertexOps::Binary: add(kBinary); break;
+    case VertexOps::NonLinearity: add(kNonLinearity); break;
+    case VertexOps::Reduce: add(kReduce); break;
+    }
+    return out;
+}
+
+} // namespace
+
+const std::array<VertexRow, kVertexCount>& vertexTable() { return kTable; }
+
+const VertexRow& rowOf(Vertex vertex) { return kTable.at(std::size_t(vertex)); }
+
+std::optional<Vertex> vertexNamed(const std::string& name)
+{
+    for (const auto& row : kTable)
+        if (name == row.name)
+            return row.vertex;
+    return std::nullopt;
+}
+
+std::vector<std::string> vertexNames()
+{
+    std::vector<std::string> out;
+    for (const auto& row : kTable)
+        out.push_back(row.name);
+    return out;
+}
+
+const std::vector<std::string>& unaryOpNames()
+{
+    static const std::vector<std::string> names = paramNames(kUnary);
+    return names;
+}
+const std::vector<std::string>& binaryOpNames()
+{
+    static const std::vector<std::string> names = paramNames(kBinary);
+    return names;
+}
+const std::vector<std::string>& nonLinearityNames()
+{
+    static const std::vector<std::string> names = paramNames(kNonLinearity);
+    return names;
+}
+std::optional<UnaryOpKind> unaryOpNamed(const std::string& name) { return namedParam(kUnary, name); }
+std::optional<BinaryOpKind> binaryOpNamed(const std::string& name) { return namedParam(kBinary, name); }
+std::optional<NonLinearity> nonLinearityNamed(const std::string& name) { return namedParam(kNonLinearity, name); }
+
+Codelet::Codelet(Vertex vertex, VertexOps ops, uint8_t op) : m_vertex(vertex), m_op(op)
+{
+    if (rowOf(vertex).ops != ops)
+        throw std::logic_error(std::string("vertex ") + rowOf(vertex).name + " does not take that operation");
+}
+
+Codelet::Codelet(Vertex vertex)
+    : Codelet(vertex, rowOf(vertex).ops == VertexOps::Reduce ? VertexOps::Reduce : VertexOps::None, uint8_t(ReduceOp::Add))
+{
+}
+Codelet::Codelet(Vertex vertex, UnaryOpKind op) : Codelet(vertex, VertexOps::Unary, uint8_t(op)) {}
+Codelet::Codelet(Vertex vertex, BinaryOpKind op) : Codelet(vertex, VertexOps::Binary, uint8_t(op)) {}
+Codelet::Codelet(Vertex vertex, NonLinearity op) : Codelet(vertex, VertexOps::NonLinearity, uint8_t(op)) {}
+Codelet::Codelet(Vertex vertex, ReduceOp op) : Codelet(vertex, VertexOps::Reduce, uint8_t(op)) {}
+
+std::string Codelet::name() const
+{
+    const VertexRow& row = rowOf(m_vertex);
+    switch (row.ops) {
+    case VertexOps::None: return row.name;
+    case VertexOps::Unary: return std::string(row.name) + "<" + poplibsName(kUnary, m_op) + ">";
+    case VertexOps::Binary: return std::string(row.name) + "<" + poplibsName(kBinary, m_op) + ">";
+    case VertexOps::NonLinearity: return std::string(row.name) + "<" + poplibsName(kNonLinearity, m_op) + ">";
+    case VertexOps::Reduce: return std::string(row.name) + "<" + poplibsName(kReduce, m_op) + ">";
+    }
+    throw std::logic_error("unknown vertex operations");
+}
+
+std::optional<Codelet> Codelet::parse(const std::string& name)
+{
+    const std::size_t open = name.find('<');
+    const std::optional<Vertex> vertex = vertexNamed(name.substr(0, open));
+    if (!vertex)
+        return std::nullopt;
+    const VertexOps ops = rowOf(*vertex).ops;
+    if (open == std::string::npos)
+        return ops == VertexOps::None ? std::optional<Codelet>(Codelet(*vertex)) : std::nullopt;
+    for (const auto& [op, poplibs] : opsOf(ops))
+        if (name == std::string(rowOf(*vertex).name) + "<" + poplibs + ">")
+            return Codelet(*vertex, ops, op);
+    return std::nullopt;
+}
+
+std::vector<std::string> codeletNames(const std::vector<Codelet>& codelets)
+{
+    std::vector<std::string> out;
+    for (const Codelet& c : codelets) {
+        std::string name = c.name();
+        if (std::find(out.begin(), out.end(), name) == out.end())
+            out.push_back(std::move(name));
+    }
+    return out;
+}
+
+} // namespace ipusim
