@@ -302,11 +302,8 @@ TEST_CASE("Graph workload: every other op kind's FLOPs, parameters and work by h
     const double forward = 2048 + 1024 + 1024 + 1280;
     CHECK(e.schedule.modelFlopsPerSample == 2 * (forward + 2 * forward));
     std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
-    // Not "loss" and "loss.grad": 20 logits spread thin over the classifier's reduction tiles
-    // truncate to no whole element on any tile, so the loss runs on no tile. This is the
-    // zero-tile bug of GraphLowering::lowerConv that the cost-model fidelity work fixes (MNIST's
-    // loss has it too).
-    for (const char* name : {"emb", "ln", "fc", "g", "t", "s", "e", "d", "m", "q", "sc", "scores", "p", "ctx", "out",
+    // The loss too: its 20 logits sit whole on the classifier's reduction tiles.
+    for (const char* name : {"emb", "ln", "fc", "g", "t", "s", "e", "d", "m", "q", "sc", "scores", "p", "ctx", "out", "loss", "loss.grad",
                              "emb.grad", "ln.grad", "fc.wgrad", "fc.dgrad", "g.grad", "t.grad", "s.grad", "e.grad", "d.grad_rhs",
                              "m.grad_lhs", "m.grad_rhs", "q.grad_lhs", "q.grad_rhs", "sc.grad", "scores.grad_lhs", "scores.grad_rhs",
                              "p.grad", "ctx.grad_lhs", "ctx.grad_rhs", "out.wgrad", "out.dgrad"}) {
@@ -333,6 +330,31 @@ std::vector<uint64_t> tileCycles(const Experiment& e, const std::string& name)
 }
 
 } // namespace
+
+TEST_CASE("Graph workload: a constant factor is popops' scalar broadcast in place", "[graph]")
+{
+    const Experiment e = build(graphConfig(everyOtherOp(), {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp32"}}));
+    TileRuns<uint64_t> q;
+    for (const auto& t : e.schedule.programs[0].tensors)
+        if (t.name == "q.out")
+            q = t.bytes;
+    const std::vector<uint64_t> scale = tileCycles(e, "sc");
+    uint64_t tiles = 0;
+    for (uint32_t t = 0; t < scale.size(); ++t) {
+        const uint64_t n = q.at(t) / 4;
+        tiles += n > 0;
+        INFO("tile " << t << ", " << n << " elements");
+        // BroadcastScalar1DInPlace<MULTIPLY>: 11 + 6 x (20 + 2 a vector of the busiest worker)
+        CHECK(scale[t] == (n ? 11 + 6 * (20 + 2 * (((n + 5) / 6 + 1) / 2)) : 0));
+    }
+    CHECK(tiles > 0);
+    bool named = false;
+    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* c = std::get_if<ComputeStep>(&step.op); c && c->name == "sc")
+            named = c->vertexTypes == std::vector<std::string>{"BroadcastScalar1DInPlace<MULTIPLY>"};
+    });
+    CHECK(named);
+}
 
 TEST_CASE("Graph workload: layer and group norm without learned parameters (affine false)", "[graph]")
 {

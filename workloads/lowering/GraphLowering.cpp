@@ -899,8 +899,8 @@ void GraphLowering::lowerRowwise(const Op& op)
         case OpKind::Mul: cycles[t] = bin(BinaryOpKind::Mul, e); break;
         case OpKind::Div: cycles[t] = bin(BinaryOpKind::Div, e); break;
         case OpKind::DivGradRhs: cycles[t] = 2 * bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Div, e); break; // -dy a / b / b
-        // A constant factor: the scalar broadcast costs as BinaryOp's multiply (poplibs-costs §3.9).
-        case OpKind::Scale: cycles[t] = bin(BinaryOpKind::Mul, e); break;
+        // A constant factor: popops' scalar broadcast, in place (poplibs-costs §3.9).
+        case OpKind::Scale: cycles[t] = costs::broadcastScalar(m_hw, BinaryOpKind::Mul, type, e); break;
         case OpKind::Sigmoid: cycles[t] = costs::unaryOp(m_hw, UnaryOpKind::Sigmoid, type, e, true); break; // SigmoidInplace
         case OpKind::SigmoidGrad: cycles[t] = costs::nonLinearityGrad(m_hw, costs::NonLinearity::Sigmoid, type, e); break;
         case OpKind::Exp: cycles[t] = un(UnaryOpKind::Exp, e); break;
@@ -910,14 +910,14 @@ void GraphLowering::lowerRowwise(const Op& op)
         case OpKind::DropoutGrad: cycles[t] = costs::dropout(m_hw, type, e); break;
         case OpKind::Softmax: // (attention: scale, add the mask,) subtract the row max, exponentiate,
             // normalise (one reciprocal per row, then a multiply)
-            cycles[t] = (op.attentionScaleMask ? bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) : 0) +
+            cycles[t] = (op.attentionScaleMask ? costs::broadcastScalar(m_hw, BinaryOpKind::Mul, type, e) + bin(BinaryOpKind::Add, e) : 0) +
                         costs::reduceRows(m_hw, type, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) +
                         costs::reduceRows(m_hw, f32, rows, piece) + costs::binaryOp(m_hw, BinaryOpKind::Div, f32, rows) +
                         bin(BinaryOpKind::Mul, e);
             break;
         case OpKind::SoftmaxGrad: // dx = y (dy - sum(dy y)) (attention: then the scale)
             cycles[t] = bin(BinaryOpKind::Mul, e) + costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) +
-                        (op.attentionScaleMask ? 2 : 1) * bin(BinaryOpKind::Mul, e);
+                        bin(BinaryOpKind::Mul, e) + (op.attentionScaleMask ? costs::broadcastScalar(m_hw, BinaryOpKind::Mul, type, e) : 0);
             break;
         // mean; the centred values' SQUARE_ADD (the square is the reduction's, §3.10); normalise;
         // (affine) gamma, beta
