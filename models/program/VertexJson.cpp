@@ -98,6 +98,7 @@ costs::ConvShape convShape(const Diagnostics& diag, const std::string& ptr, Para
     s.inGroups = uint32_t(ceilDiv(r.count("in_chans"), amp.inChansPerGroup));
     s.outGroups = uint32_t(ceilDiv(r.count("out_chans"), amp.units));
     s.convGroups = uint32_t(r.count("conv_groups", 1));
+    s.wideLoads = r.flag("wide_loads", false);
     if (nx1) {
         s.kernelHeight = uint32_t(r.count("kernel_height"));
         s.kernelWidth = uint32_t(r.count("kernel_width", 1));

@@ -11,11 +11,13 @@
 namespace ipusim::costs {
 namespace {
 
-// Weight-load cycles per pass: every unit loads in_chans_per_group weights.
+// Weight-load cycles per pass: every unit loads in_chans_per_group weights, at the AMP's load
+// rate with 128-bit loads and half of it with PopLibs' default 64-bit loads.
 uint64_t weightLoadCycles(const IpuParams& hw, const ConvShape& s)
 {
     const AmpParams& amp = hw.amp(s.input, s.partials);
-    return ceilDiv(uint64_t(amp.units) * amp.inChansPerGroup * bytesOf(s.input), hw.coeffLoadBytesPerCycle);
+    const uint64_t rate = std::max<uint64_t>(1, s.wideLoads ? hw.coeffLoadBytesPerCycle : hw.coeffLoadBytesPerCycle / 2);
+    return ceilDiv(uint64_t(amp.units) * amp.inChansPerGroup * bytesOf(s.input), rate);
 }
 
 // One worklist entry per worker: the field is split evenly over the W workers, so the

@@ -22,6 +22,10 @@ struct ConvShape
     uint32_t kernelWidth = 1;
     Precision input = Precision::FP16;
     Precision partials = Precision::FP32;
+    /** PopLibs' use128BitConvUnitLoad: weights loaded 128 bits at a time, at the AMP's full
+     *  coefficient-load rate. Off by default in PopLibs (ConvOptions), which then loads 64 bits
+     *  at a time, at half the rate (poplibs-costs §3.2). */
+    bool wideLoads = false;
 };
 
 /** Worker cycles of ConvPartial1x1Out for n output positions (§3.2). */

@@ -14,6 +14,7 @@ TEST_CASE("ConvPartial1x1Out: one 16x16 fp16 block of 96 rows", "[costs]")
     s.positions = 96; // 16 per worker
     s.input = Precision::FP16;
     s.partials = Precision::FP16;
+    s.wideLoads = true; // 128-bit weight loads, 16 B/cycle
     // worker T(16) = 37 + 4*(16-3) - 7 = 82; inner = max(6*82, 6*82 + 14) = 506;
     // L = 16 units * 16 chans * 2 B / 16 B/cycle = 32;
     // total = 50 + 6*7 + 13 + 11 + 18 + (7 + 32 + 506) = 679
@@ -23,6 +24,9 @@ TEST_CASE("ConvPartial1x1Out: one 16x16 fp16 block of 96 rows", "[costs]")
     // cost 6 workers x 6 rows x 4 cycles = 144.
     s.positions = 96 + 36;
     CHECK(convPartial1x1Out(hw, s) == 679 + 144);
+    // PopLibs' default 64-bit loads take twice as long: L = 64, once per pass.
+    s.wideLoads = false;
+    CHECK(convPartial1x1Out(hw, s) == 679 + 144 + 32);
 }
 
 TEST_CASE("ConvPartial1x1Out: a second input group accumulates without zeroing", "[costs]")
@@ -33,6 +37,7 @@ TEST_CASE("ConvPartial1x1Out: a second input group accumulates without zeroing",
     s.inGroups = 2;
     s.input = Precision::FP16;
     s.partials = Precision::FP16;
+    s.wideLoads = true;
     // A pass that does not zero takes a cycle more a worker: T = 83, inner 6 x 83 + 14 = 512;
     // adds (inGroups-1) x [15 + 1 x (19 + 1 x (6 + 32 + 512))] = 584, and 6 x 3 of retention
     CHECK(convPartial1x1WorkerCycles(hw, s, 16, false) == 83);
@@ -42,7 +47,11 @@ TEST_CASE("ConvPartial1x1Out: a second input group accumulates without zeroing",
     s.inGroups = 4;
     s.outGroups = 2;
     CHECK(convPartial1x1Out(hw, s) == 4755);
+    s.wideLoads = false;
+    CHECK(convPartial1x1Out(hw, s) == 5011);
+    // The same as 128-bit loads on an AMP that loads 8 B/cycle.
     hw.coeffLoadBytesPerCycle = 8;
+    s.wideLoads = true;
     CHECK(convPartial1x1Out(hw, s) == 5011);
 }
 
@@ -53,6 +62,7 @@ TEST_CASE("ConvPartial1x1Out: fp32 activations take 8 cycles per row and zero pa
     s.positions = 36; // 6 per worker
     s.input = Precision::FP32;
     s.partials = Precision::FP32;
+    s.wideLoads = true;
     // step = 16 units x 8 chans / 16 MAC = 8; T(6) = 46 + 8*3 = 70; with zeroing + 2 + 8*6 = 120
     CHECK(convPartial1x1WorkerCycles(hw, s, 6, false) == 70);
     CHECK(convPartial1x1WorkerCycles(hw, s, 6, true) == 120);
@@ -74,11 +84,15 @@ TEST_CASE("ConvPartialnx1: 2x1 kernel, fp16 in, fp32 partials, 12 positions", "[
     s.kernelWidth = 1;
     s.input = Precision::FP16;
     s.partials = Precision::FP32;
+    s.wideLoads = true;
     // 8 units, L = 8*16*2/16 = 16; worker = 17 + 3 + g(2)=34 - 9 = 45; per position max(270, 279) = 279
     // per row supervisor 14 + (12 + 16 + 15 + 3) = 60; inner = 2 x (60 + 279) = 678
     // outer 109 + 54 + 54 + zero loop 19 + zero pass 6 x (ceil(16/2) + 14) = 132; + 16 + 14 + 14 + 678
     CHECK(convPartialNx1(hw, s) == 1090);
     CHECK(convPartial(hw, s) == 1090);
+    // 64-bit loads: L = 32 in each of the 2 kernel rows' supervisor terms.
+    s.wideLoads = false;
+    CHECK(convPartialNx1(hw, s) == 1090 + 2 * 16);
 }
 
 TEST_CASE("Element-wise, scaled add, reduce and pooling vertices", "[costs]")
