@@ -131,7 +131,8 @@ private:
             if (!Codelet::parse(c.vertexTypes[k]))
                 m_diag.fail(fmt::format("{}/vertex_types/{}", ptr, k),
                             fmt::format("expected a codelet of the vertex table (a vertex, with its operation where it takes "
-                                        "one, as in BinaryOp1D<MULTIPLY>), found \"{}\"", c.vertexTypes[k]));
+                                        "one, as in BinaryOp1D<MULTIPLY>), found \"{}\" (vertices: {})",
+                                        c.vertexTypes[k], fmt::join(vertexNames(), ", ")));
         for (const auto& type : listed)
             if (std::find(c.vertexTypes.begin(), c.vertexTypes.end(), type) == c.vertexTypes.end())
                 c.vertexTypes.push_back(type);

@@ -16,8 +16,8 @@ namespace {
 uint64_t weightLoadCycles(const IpuParams& hw, const ConvShape& s)
 {
     const AmpParams& amp = hw.amp(s.input, s.partials);
-    const uint64_t rate = std::max<uint64_t>(1, s.wideLoads ? hw.coeffLoadBytesPerCycle : hw.coeffLoadBytesPerCycle / 2);
-    return ceilDiv(uint64_t(amp.units) * amp.inChansPerGroup * bytesOf(s.input), rate);
+    const uint64_t bytes = uint64_t(amp.units) * amp.inChansPerGroup * bytesOf(s.input);
+    return ceilDiv(bytes * (s.wideLoads ? 1 : 2), hw.coeffLoadBytesPerCycle);
 }
 
 // One worklist entry per worker: the field is split evenly over the W workers, so the

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-// PopLibs-style codelet cycle estimates, restated from ipu-facts.md §3 (poplin/popops
-// estimators). Every function returns TILE cycles for one vertex on one tile: supervisor
+// PopLibs' codelet cycle estimators, restated from poplibs-costs.md §3 (poplin, popops, popnn
+// and poprand). Every function returns TILE cycles for one vertex on one tile: supervisor
 // work plus W times the slowest worker (the barrel gives each worker every W-th cycle).
 namespace ipusim::costs {
 
@@ -32,7 +32,7 @@ struct ConvShape
 uint64_t convPartial1x1WorkerCycles(const IpuParams& hw, const ConvShape& s, uint64_t n, bool zeroing);
 /** AMP ConvPartial1x1Out (kernel 1x1; the matmul vertex), §3.2. */
 uint64_t convPartial1x1Out(const IpuParams& hw, const ConvShape& s);
-/** AMP ConvPartialnx1 (kernels taller/wider than 1), §3.3. */
+/** AMP ConvPartialnx1 (kernels taller/wider than 1), §3.2. */
 uint64_t convPartialNx1(const IpuParams& hw, const ConvShape& s);
 /** Picks the vertex a convolution uses: 1x1 kernels take ConvPartial1x1Out. */
 uint64_t convPartial(const IpuParams& hw, const ConvShape& s);
@@ -66,7 +66,8 @@ uint64_t scaledAdd(const IpuParams& hw, Precision type, uint64_t n);
 /** popops Cast1D between fp32 and fp16 over n elements (poplibs-costs §3.7): 12 + 6 x (19 + body
  *  + 18); fp32 to fp16 2 cycles per 4 elements, fp16 to fp32 1 per 2. */
 uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n);
-/** Reduction of `partialsPerOutput` partials into each of `outputs` outputs (§3.6, general path). */
+/** Reduction of `partialsPerOutput` partials into each of `outputs` outputs (the conv partials'
+ *  general path, §3.3). */
 uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint64_t partialsPerOutput);
 /** popops ReduceAdd, SCALAR_OUTPUT_SINGLE_INPUT: one output of n contiguous partials, a worker
  *  vertex (getCyclesEstimateForSingleInput, poplibs-costs §3.8), in tile cycles: 6 x (17 +
@@ -79,7 +80,7 @@ uint64_t singleInputReduce(const IpuParams& hw, Precision partials, Precision ou
  *  post = 5 (fp32 partials), 8 (fp16 to fp16) or 7 (fp16 to fp32). */
 uint64_t stridedReduce(const IpuParams& hw, Precision partials, Precision out, uint64_t outputs, uint64_t n, uint64_t stride);
 /** Row reductions (sums or maxima along contiguous rows: softmax, LayerNorm, losses), the
- *  popops all-regions-continuous path (§3.6): the rows' elements split evenly over the workers,
+ *  popops all-regions-continuous path (§3.8): the rows' elements split evenly over the workers,
  *  one cycle per vector, 12 cycles per row a worker finishes and 17 of set-up. */
 uint64_t reduceRows(const IpuParams& hw, Precision type, uint64_t rows, uint64_t length);
 /** The popnn pooling vertices: MaxPooling, SumPooling (average pooling forward, and the
@@ -114,7 +115,7 @@ uint64_t encodeOneHot(const IpuParams& hw, uint64_t n);
  *  least two a worker; the busiest worker's m elements (§3.7): 6 x (26 + m / 4) fp16,
  *  6 x (23 + m / 2 + m mod 2) fp32. */
 uint64_t fill(const IpuParams& hw, Precision type, uint64_t n);
-/** popops MultiSlice (§3.5, getMultiSliceCycleEstimate): each worker checks its share of the
+/** popops MultiSlice (§3.12, getMultiSliceCycleEstimate): each worker checks its share of the
  *  `offsets` against the rows this tile holds (19 cycles each) and copies the `elements` that
  *  hit, 2 cycles per vector; 30 cycles of set-up per worker. */
 uint64_t multiSlice(const IpuParams& hw, Precision type, uint64_t offsets, uint64_t elements);

@@ -37,7 +37,7 @@ const std::array<VertexRow, kVertexCount> kTable = {{
     {Vertex::EncodeOneHot, "EncodeOneHot", VertexOps::None, "popops EncodeOneHot estimator, §3.12"},
     {Vertex::MultiSlice, "MultiSlice", VertexOps::None, "popops getMultiSliceCycleEstimate, §3.12"},
     {Vertex::MultiUpdateAdd, "MultiUpdateAdd", VertexOps::None, "popops getMultiSliceCycleEstimate with an add, §3.12"},
-    {Vertex::Copy, "Copy", VertexOps::None, "on-tile memcpy at the copy rate, §3.7"},
+    {Vertex::Copy, "Copy", VertexOps::None, "no estimator: an element a cycle, at most memcpy_bytes_per_cycle"},
 }};
 
 // Each op's name in schedule params and in PopLibs' template, in the order errors list them.

@@ -52,9 +52,11 @@ enum class ReduceOp : uint8_t { Add, Max };
 struct VertexRow
 {
     Vertex vertex;
-    const char* name;   // as PopLibs names the codelet, and schedules name it
+    const char* name;   // as schedules name it: PopLibs' codelet, or for the reduce
+                        // specialisations, MultiUpdateAdd and Copy a name for the vertex kind
     VertexOps ops;      // its template operation
-    const char* source; // the estimator its formula restates (poplibs-costs.md section)
+    const char* source; // the estimator its formula restates (poplibs-costs.md section), or
+                        // the rule it follows where PopLibs has none (Copy)
 };
 
 /** The table, one row per Vertex in enum order. */
@@ -73,8 +75,8 @@ std::optional<costs::UnaryOpKind> unaryOpNamed(const std::string& name);
 std::optional<costs::BinaryOpKind> binaryOpNamed(const std::string& name);
 std::optional<costs::NonLinearity> nonLinearityNamed(const std::string& name);
 
-/** One instantiated codelet, as code memory counts it: a vertex with its operation, named as
- *  PopLibs names the template, e.g. BinaryOp1D<MULTIPLY> or ReduceStrided<ADD>. */
+/** One instantiated codelet, as code memory counts it: a vertex with its operation, the
+ *  operation named as PopLibs names it, e.g. BinaryOp1D<MULTIPLY> or ReduceStrided<ADD>. */
 class Codelet
 {
 public:

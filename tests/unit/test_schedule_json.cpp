@@ -84,6 +84,7 @@ TEST_CASE("Schedule JSON: unknown vertices and bad vertex params", "[schedule][e
     json named = json::array({{{"op", "compute"}, {"name", "cs"}, {"vertex_types", {"BinaryOp1D<MULTIPLY>", "BinaryOp<MUL>"}},
                                {"tiles", json::array({{{"tiles", "all"}, {"cycles", 5}}})}}});
     CHECK_THAT(errorOf(withSteps(named)), Catch::Contains("/workload/steps/0/vertex_types/1: expected a codelet of the vertex table"));
+    CHECK_THAT(errorOf(withSteps(named)), Catch::Contains("found \"BinaryOp<MUL>\" (vertices: ConvPartial1x1Out, ConvPartialnx1, UnaryOp1D"));
     CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "Matmul"}, {"params", json::object()}}))),
                Catch::Contains("/workload/steps/0/tiles/0/vertices/0/vertex: unknown vertex \"Matmul\""));
     CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp1D"}, {"params", {{"op", "relu"}, {"type", "fp32"}}}}))),

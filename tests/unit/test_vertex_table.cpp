@@ -82,6 +82,7 @@ const std::vector<Case> kCases = {
     {"BroadcastScalar1DInPlace", {{"op", "mul"}, {"type", "fp32"}, {"elements", 240}}, 11 + 6 * (20 + 2 * 20), "fp32", 240},
     {"BroadcastScalar1DInPlace", {{"op", "mul"}, {"type", "fp32"}, {"elements", 1200}}, 11 + 6 * (20 + 2 * 100), "fp32", 1200},
     {"BroadcastScalar1DInPlace", {{"op", "div"}, {"type", "fp16"}, {"elements", 240}}, 11 + 6 * (20 + 8 * 20), "fp16", 240},
+    {"BroadcastScalar1DInPlace", {{"op", "div"}, {"type", "fp32"}, {"elements", 240}}, 11 + 6 * (20 + 6 * 20), "fp32", 240},
     // NonLinearity1DInPlace<GELU> (§3.5): 9 + 6 x (20 + 3 + o (v + 1) + tail). fp16 3,072 is the
     // check value 4,041; fp16 1,027: v = 43, 262; fp32 3,072: v = 256, 15,585; fp32 1,200: v = 100,
     // 20 + 3 + 1,010 + 3 = 1,036.
