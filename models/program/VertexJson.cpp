@@ -118,7 +118,7 @@ costs::PoolTileWork poolWork(ParamReader& r)
     return w;
 }
 
-ReduceOp reduceOp(ParamReader& r) { return r.word("op", {"add", "max"}, "add") == "add" ? ReduceOp::Add : ReduceOp::Max; }
+ReduceOp reduceOp(ParamReader& r) { return *reduceOpNamed(r.word("op", reduceOpNames(), "add")); }
 
 } // namespace
 

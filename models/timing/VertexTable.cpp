@@ -81,31 +81,20 @@ std::optional<Kind> namedParam(const std::vector<OpName<Kind>>& ops, const std::
     return std::nullopt;
 }
 
+// The PopLibs names of the operations a vertex takes, by their enum value (built once).
+using OpList = std::vector<std::pair<uint8_t, const char*>>;
 template <class Kind>
-const char* poplibsName(const std::vector<OpName<Kind>>& ops, uint8_t op)
+OpList listOf(const std::vector<OpName<Kind>>& table)
 {
-    for (const auto& entry : ops)
-        if (uint8_t(entry.kind) == op)
-            return entry.poplibs;
-    throw std::logic_error("an operation the table does not name");
-}
-
-// The PopLibs names of the operations a vertex takes, by their enum value.
-std::vector<std::pair<uint8_t, const char*>> opsOf(VertexOps ops)
-{
-    std::vector<std::pair<uint8_t, const char*>> out;
-    auto add = [&](const auto& table) {
-        for (const auto& op : table)
-            out.emplace_back(uint8_t(op.kind), op.poplibs);
-    };
-    switch (ops) {
-    case VertexOps::None: break;
-    case VertexOps::Unary: add(kUnary); break;
-    case VertexOps::Binary: add(kBinary); break;
-    case VertexOps::NonLinearity: add(kNonLinearity); break;
-    case VertexOps::Reduce: add(kReduce); break;
-    }
+    OpList out;
+    for (const auto& op : table)
+        out.emplace_back(uint8_t(op.kind), op.poplibs);
     return out;
+}
+const OpList& opsOf(VertexOps ops)
+{
+    static const std::array<OpList, 5> lists = {OpList{}, listOf(kUnary), listOf(kBinary), listOf(kNonLinearity), listOf(kReduce)};
+    return lists.at(std::size_t(ops));
 }
 
 } // namespace
@@ -148,6 +137,12 @@ const std::vector<std::string>& nonLinearityNames()
 std::optional<UnaryOpKind> unaryOpNamed(const std::string& name) { return namedParam(kUnary, name); }
 std::optional<BinaryOpKind> binaryOpNamed(const std::string& name) { return namedParam(kBinary, name); }
 std::optional<NonLinearity> nonLinearityNamed(const std::string& name) { return namedParam(kNonLinearity, name); }
+const std::vector<std::string>& reduceOpNames()
+{
+    static const std::vector<std::string> names = paramNames(kReduce);
+    return names;
+}
+std::optional<ReduceOp> reduceOpNamed(const std::string& name) { return namedParam(kReduce, name); }
 
 Codelet::Codelet(Vertex vertex, VertexOps ops, uint8_t op) : m_vertex(vertex), m_op(op)
 {
@@ -167,14 +162,12 @@ Codelet::Codelet(Vertex vertex, ReduceOp op) : Codelet(vertex, VertexOps::Reduce
 std::string Codelet::name() const
 {
     const VertexRow& row = rowOf(m_vertex);
-    switch (row.ops) {
-    case VertexOps::None: return row.name;
-    case VertexOps::Unary: return std::string(row.name) + "<" + poplibsName(kUnary, m_op) + ">";
-    case VertexOps::Binary: return std::string(row.name) + "<" + poplibsName(kBinary, m_op) + ">";
-    case VertexOps::NonLinearity: return std::string(row.name) + "<" + poplibsName(kNonLinearity, m_op) + ">";
-    case VertexOps::Reduce: return std::string(row.name) + "<" + poplibsName(kReduce, m_op) + ">";
-    }
-    throw std::logic_error("unknown vertex operations");
+    if (row.ops == VertexOps::None)
+        return row.name;
+    for (const auto& [op, poplibs] : opsOf(row.ops))
+        if (op == m_op)
+            return std::string(row.name) + "<" + poplibs + ">";
+    throw std::logic_error("an operation the table does not name");
 }
 
 std::optional<Codelet> Codelet::parse(const std::string& name)
@@ -187,7 +180,7 @@ std::optional<Codelet> Codelet::parse(const std::string& name)
     if (open == std::string::npos)
         return ops == VertexOps::None ? std::optional<Codelet>(Codelet(*vertex)) : std::nullopt;
     for (const auto& [op, poplibs] : opsOf(ops))
-        if (name == std::string(rowOf(*vertex).name) + "<" + poplibs + ">")
+        if (name.compare(open, std::string::npos, std::string("<") + poplibs + ">") == 0)
             return Codelet(*vertex, ops, op);
     return std::nullopt;
 }

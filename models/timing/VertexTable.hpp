@@ -44,7 +44,7 @@ enum class Vertex : uint8_t {
 inline constexpr std::size_t kVertexCount = std::size_t(Vertex::Copy) + 1;
 
 /** The template operation a vertex is instantiated with, if any. */
-enum class VertexOps : uint8_t { None, Unary, Binary, NonLinearity, Reduce };
+enum class VertexOps : uint8_t { None, Unary, Binary, NonLinearity, Reduce }; // opsOf() indexes by it
 
 /** The reductions popops' reduce vertices are instantiated for (priced alike, §3.8). */
 enum class ReduceOp : uint8_t { Add, Max };
@@ -67,13 +67,16 @@ std::optional<Vertex> vertexNamed(const std::string& name);
 /** The table's names, in order (for error messages). */
 std::vector<std::string> vertexNames();
 
-/** The ops' names in schedule params ("relu", "add", "gelu"), in the order errors list them. */
+/** The ops' names in schedule params ("relu", "add", "gelu", a reduce's "max"), in the order
+ *  errors list them. */
 const std::vector<std::string>& unaryOpNames();
 const std::vector<std::string>& binaryOpNames();
 const std::vector<std::string>& nonLinearityNames();
+const std::vector<std::string>& reduceOpNames();
 std::optional<costs::UnaryOpKind> unaryOpNamed(const std::string& name);
 std::optional<costs::BinaryOpKind> binaryOpNamed(const std::string& name);
 std::optional<costs::NonLinearity> nonLinearityNamed(const std::string& name);
+std::optional<ReduceOp> reduceOpNamed(const std::string& name);
 
 /** One instantiated codelet, as code memory counts it: a vertex with its operation, the
  *  operation named as PopLibs names it, e.g. BinaryOp1D<MULTIPLY> or ReduceStrided<ADD>. */
