@@ -60,6 +60,7 @@ public:
             m_diag.fail(m_ptr + "/" + key, fmt::format("expected true or false, found {}", found->dump()));
         return found->get<bool>();
     }
+    [[noreturn]] void fail(const std::string& key, const std::string& what) const { m_diag.fail(m_ptr + "/" + key, what); }
     void finish()
     {
         for (const auto& [k, v] : m_params.items())
@@ -146,6 +147,11 @@ PricedVertex vertexCyclesFromJson(const Diagnostics& diag, const std::string& pt
     case Vertex::BinaryOp1D:
     case Vertex::BinaryOp1DInPlace: {
         const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", binaryOpNames()));
+        if (op == costs::BinaryOpKind::Equal && v == Vertex::BinaryOp1DInPlace)
+            r.fail("op", "expected an op other than \"equal\": BinaryOp1DInPlace<EQUAL> exists for bool operands only");
+        // Comparisons also run on int32 operands (packed sequence ids), at their own rate.
+        if (op == costs::BinaryOpKind::Equal && r.word("type", {"fp16", "fp32", "int32"}) == "int32")
+            return priced(costs::equalInt32(hw, r.count("elements")), {v, op});
         const Precision type = r.precision("type");
         return priced(costs::binaryOp(hw, op, type, r.count("elements"), v == Vertex::BinaryOp1DInPlace), {v, op});
     }
@@ -169,6 +175,10 @@ PricedVertex vertexCyclesFromJson(const Diagnostics& diag, const std::string& pt
         return priced(costs::scaledAdd(hw, type, r.count("elements")), v);
     }
     case Vertex::Cast1D: {
+        if (r.word("from", {"fp16", "fp32", "bool"}) == "bool") {
+            r.precision("to");
+            return priced(costs::castFromBool(hw, r.count("elements")), v);
+        }
         const Precision from = r.precision("from");
         const Precision to = r.precision("to");
         return priced(costs::cast(hw, from, to, r.count("elements")), v);

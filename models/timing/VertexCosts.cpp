@@ -143,6 +143,8 @@ OpLoop binaryLoop(BinaryOpKind op)
     case BinaryOpKind::Mul: return {3, 4, 3, 2, 3, 3};
     case BinaryOpKind::Div: return {21, 4, 10, 2, 21, 10};
     case BinaryOpKind::Max: return {4, 4, 3, 2, 4, 4};
+    // Comparisons are unrolled by 4 in both float types; in place they exist for bool only.
+    case BinaryOpKind::Equal: return {9, 4, 14, 4, 9, 14};
     }
     throw std::logic_error("unknown binary op");
 }
@@ -168,8 +170,16 @@ uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t
 {
     // BinaryOp1D: 11 of supervisor, then per worker its preamble (26 fp16, 29 fp32; 58 in place)
     // and its loop.
+    if (inPlace && op == BinaryOpKind::Equal)
+        throw std::invalid_argument("BinaryOp1DInPlace<EQUAL> exists for bool operands only");
     const uint64_t base = inPlace ? 58 : type == Precision::FP16 ? 26 : 29;
     return hw.supervisorOverhead + hw.workers * (base + loopCycles(hw, binaryLoop(op), type, n, inPlace));
+}
+
+uint64_t equalInt32(const IpuParams& hw, uint64_t n)
+{
+    // BinaryOp1D's estimator takes the 26-cycle preamble for every type but float.
+    return hw.supervisorOverhead + hw.workers * (26 + 22 * ceilDiv(ceilDiv(n, hw.workers), 4));
 }
 
 uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n)
@@ -184,7 +194,8 @@ uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, u
     case BinaryOpKind::Sub:
     case BinaryOpKind::Mul: loop = 2 * ceilDiv(m, hw.vectorWidth(type)); break;
     case BinaryOpKind::Div: loop = (half ? 8 : 6) * ceilDiv(m, 2); break;
-    case BinaryOpKind::Max: throw std::invalid_argument("BroadcastScalar1DInPlace has no estimate for MAXIMUM");
+    case BinaryOpKind::Max:
+    case BinaryOpKind::Equal: throw std::invalid_argument("BroadcastScalar1DInPlace has an estimate for ADD, SUBTRACT, MULTIPLY and DIVIDE only");
     }
     return hw.supervisorOverhead + hw.workers * (20 + loop);
 }
@@ -247,6 +258,13 @@ uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n)
     for (uint64_t bit = 1; bit < width; bit <<= 1)
         body += 1 + (m & bit ? 2 : 0);
     return 12 + hw.workers * (19 + body + 18);
+}
+
+uint64_t castFromBool(const IpuParams& hw, uint64_t n)
+{
+    // One element a vector (loads and stores each take a cycle), plus one cycle for the C++
+    // conversion; no remainder bits at a vector width of 1.
+    return 12 + hw.workers * (19 + 2 * ceilDiv(n, hw.workers) + 18);
 }
 
 uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint64_t partialsPerOutput)

@@ -38,13 +38,16 @@ uint64_t convPartialNx1(const IpuParams& hw, const ConvShape& s);
 uint64_t convPartial(const IpuParams& hw, const ConvShape& s);
 
 enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, GeluErf, Neg, Square };
-enum class BinaryOpKind { Add, Sub, Mul, Div, Max };
+enum class BinaryOpKind { Add, Sub, Mul, Div, Max, Equal };
 
 /** popops UnaryOp1D (in place: UnaryOp1DInPlace) over n elements: 20 + 6 x (preamble + the
  *  busiest worker's unrolled loop), poplibs-costs §3.4. */
 uint64_t unaryOp(const IpuParams& hw, UnaryOpKind op, Precision type, uint64_t n, bool inPlace = false);
 /** popops BinaryOp1D (in place: BinaryOp1DInPlace) over n elements: 11 + 6 x (preamble + loop), §3.4. */
 uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n, bool inPlace = false);
+/** popops BinaryOp1D<EQUAL> over n int32 elements (bool out): the integer preamble 26 and 22
+ *  cycles per 4 elements (popops' binary-op table, §3.4). */
+uint64_t equalInt32(const IpuParams& hw, uint64_t n);
 
 /** popops BroadcastScalar1DInPlace, X op= a scalar, over n elements (§3.9): 11 + 6 x (20 + the
  *  busiest worker's loop); ADD, SUB and MUL 2 cycles a vector, DIVIDE 8 (fp16) or 6 (fp32) per 2
@@ -66,6 +69,9 @@ uint64_t scaledAdd(const IpuParams& hw, Precision type, uint64_t n);
 /** popops Cast1D between fp32 and fp16 over n elements (poplibs-costs §3.7): 12 + 6 x (19 + body
  *  + 18); fp32 to fp16 2 cycles per 4 elements, fp16 to fp32 1 per 2. */
 uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n);
+/** Cast1D from bool to fp16 or fp32: not an auxiliary-pipeline conversion, so one element per
+ *  2 cycles (castWorkerCycles' general path, §3.7): 12 + 6 x (19 + 2 m + 18). */
+uint64_t castFromBool(const IpuParams& hw, uint64_t n);
 /** Reduction of `partialsPerOutput` partials into each of `outputs` outputs (the conv partials'
  *  general path, §3.3). */
 uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint64_t partialsPerOutput);

@@ -57,7 +57,8 @@ const std::vector<OpName<UnaryOpKind>> kUnary = {
     {"square", "SQUARE", UnaryOpKind::Square}};
 const std::vector<OpName<BinaryOpKind>> kBinary = {
     {"add", "ADD", BinaryOpKind::Add}, {"sub", "SUBTRACT", BinaryOpKind::Sub}, {"mul", "MULTIPLY", BinaryOpKind::Mul},
-    {"div", "DIVIDE", BinaryOpKind::Div}, {"max", "MAXIMUM", BinaryOpKind::Max}};
+    {"div", "DIVIDE", BinaryOpKind::Div}, {"max", "MAXIMUM", BinaryOpKind::Max},
+    {"equal", "EQUAL", BinaryOpKind::Equal}};
 const std::vector<OpName<NonLinearity>> kNonLinearity = {
     {"relu", "RELU", NonLinearity::Relu}, {"sigmoid", "SIGMOID", NonLinearity::Sigmoid},
     {"tanh", "TANH", NonLinearity::Tanh}, {"gelu", "GELU", NonLinearity::Gelu}};

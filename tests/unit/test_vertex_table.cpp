@@ -71,6 +71,11 @@ const std::vector<Case> kCases = {
     {"BinaryOp1D", {{"op", "add"}, {"type", "fp16"}, {"elements", 1200}}, 11 + 6 * (26 + 50 * 3), "fp16", 1200},
     {"BinaryOp1D", {{"op", "add"}, {"type", "fp32"}, {"elements", 240}}, 11 + 6 * (29 + 20 * 3), "fp32", 240},
     {"BinaryOp1D", {{"op", "add"}, {"type", "fp32"}, {"elements", 1200}}, 11 + 6 * (29 + 100 * 3), "fp32", 1200},
+    // BinaryOp1D<EQUAL>: unrolled by 4, 9 cycles fp16, 14 fp32, 22 int32 (preamble 26, as fp16).
+    {"BinaryOp1D", {{"op", "equal"}, {"type", "fp16"}, {"elements", 240}}, 11 + 6 * (26 + 10 * 9), "fp16", 240},
+    {"BinaryOp1D", {{"op", "equal"}, {"type", "fp32"}, {"elements", 1200}}, 11 + 6 * (29 + 50 * 14), "fp32", 1200},
+    {"BinaryOp1D", {{"op", "equal"}, {"type", "int32"}, {"elements", 240}}, 11 + 6 * (26 + 10 * 22), "int32", 240},
+    {"BinaryOp1D", {{"op", "equal"}, {"type", "int32"}, {"elements", 1201}}, 11 + 6 * (26 + 51 * 22), "int32", 1201},
     // BinaryOp1DInPlace<DIVIDE>: preamble 58; 21 cycles per 4 fp16, 10 per 2 fp32.
     {"BinaryOp1DInPlace", {{"op", "div"}, {"type", "fp16"}, {"elements", 240}}, 11 + 6 * (58 + 10 * 21), "fp16", 240},
     {"BinaryOp1DInPlace", {{"op", "div"}, {"type", "fp16"}, {"elements", 1200}}, 11 + 6 * (58 + 50 * 21), "fp16", 1200},
@@ -110,6 +115,9 @@ const std::vector<Case> kCases = {
     {"Cast1D", {{"from", "fp32"}, {"to", "fp16"}, {"elements", 1200}}, 12 + 6 * (19 + 102 + 18), "fp32", 1200},
     {"Cast1D", {{"from", "fp16"}, {"to", "fp32"}, {"elements", 1201}}, 12 + 6 * (19 + 103 + 18), "fp16", 1201},
     {"Cast1D", {{"from", "fp16"}, {"to", "fp32"}, {"elements", 600}}, 12 + 6 * (19 + 51 + 18), "fp16", 600},
+    // bool -> fp16 (the attention mask of packed sequences): 2 cycles an element, no remainder.
+    {"Cast1D", {{"from", "bool"}, {"to", "fp16"}, {"elements", 600}}, 12 + 6 * (19 + 200 + 18), "bool", 600},
+    {"Cast1D", {{"from", "bool"}, {"to", "fp32"}, {"elements", 1201}}, 12 + 6 * (19 + 402 + 18), "bool", 1201},
     // Fill (§3.7), whole vectors, at least two a worker: fp16 64: 12 elements, 26 + 3; fp16 6:
     // one worker, 26 + 1; fp32 65: 12, 23 + 6; fp32 1,000: 84 vectors, 168 elements, 23 + 84.
     {"Fill", {{"type", "fp16"}, {"elements", 64}}, 6 * 29, "fp16", 64},
@@ -239,4 +247,19 @@ TEST_CASE("Vertex table: every row priced by name at two sizes in each precision
             CHECK((seen.count(p) ? seen.at(p).size() : 0) >= 2);
         }
     }
+}
+
+TEST_CASE("Vertex table: comparisons exist where PopLibs has them", "[vertices]")
+{
+    const IpuParams hw;
+    const ThrowingDiagnostics diag;
+    auto price = [&](const char* vertex, const json& params) { return vertexCyclesFromJson(diag, "/v", vertex, params, hw); };
+    // In place, EQUAL exists for bool operands only; int32 is a comparison's operand type only.
+    CHECK_THROWS_WITH(price("BinaryOp1DInPlace", {{"op", "equal"}, {"type", "fp16"}, {"elements", 64}}),
+                      Catch::Contains("/v/params/op") && Catch::Contains("bool operands only"));
+    CHECK_THROWS_WITH(price("BinaryOp1D", {{"op", "add"}, {"type", "int32"}, {"elements", 64}}),
+                      Catch::Contains("/v/params/type") && Catch::Contains("expected one of fp16, fp32,"));
+    CHECK_THROWS_WITH(price("BroadcastScalar1DInPlace", {{"op", "equal"}, {"type", "fp16"}, {"elements", 64}}),
+                      Catch::Contains("/v/params/op"));
+    CHECK(price("BinaryOp1D", {{"op", "equal"}, {"type", "int32"}, {"elements", 64}}).codelet.name() == "BinaryOp1D<EQUAL>");
 }
