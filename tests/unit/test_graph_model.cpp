@@ -14,6 +14,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 using namespace ipusim;
 using json = nlohmann::json;
 
@@ -751,4 +753,64 @@ TEST_CASE("Graph workload: every bad graph names the op and what was expected", 
     CHECK_THAT(errorOf(withOps(json::array({op("s", "sigmoidish", {"x"})}))), Catch::Contains("/workload/graph/ops/0/op: expected one of"));
     CHECK_THAT(errorOf(graphConfig(mlp(), {{"strategy", {{"kind", "pipelined"}, {"layers_per_ipu", {1, 1}}}}})),
                Catch::Contains("/workload/strategy/layers_per_ipu: expected only for BERT: a graph's blocks are placed with \"stages\" or \"block_ipus\""));
+}
+
+TEST_CASE("Graph workload: a skip connection is relayed through the stages between", "[graph]")
+{
+    // fc1 (IPU 0) feeds fc2 (IPU 1) and, skipping two stages, the residual add on IPU 3: IPUs 1
+    // and 2 receive fc1 once and send it on with their own output; the backward pass relays
+    // fc1's gradient the other way.
+    json graph = {{"inputs", json::array({{{"name", "x"}, {"shape", {64}}}})},
+                  {"ops", json::array({op("fc1", "linear", {"x"}, {{"out_features", 64}, {"bias", false}, {"block", "a"}, {"ipu", 0}}),
+                                       op("fc2", "linear", {"fc1"}, {{"out_features", 64}, {"bias", false}, {"block", "b"}, {"ipu", 1}}),
+                                       op("fc3", "linear", {"fc2"}, {{"out_features", 64}, {"bias", false}, {"block", "c"}, {"ipu", 2}}),
+                                       op("skip", "add", {"fc3", "fc1"}, {{"block", "d"}, {"ipu", 3}})})},
+                  {"outputs", {"skip"}}};
+    json doc = graphConfig(graph, {{"strategy", {{"kind", "pipelined"}}}});
+    doc["system"]["base"] = "hardware/m2000.json";
+    doc["run"] = {{"device_iterations", 4}};
+    const Experiment e = build(doc);
+    REQUIRE(e.schedule.programs.size() == 4);
+    auto received = [&](uint32_t ipu) {
+        std::set<std::string> names;
+        for (const auto& t : e.schedule.programs[ipu].tensors)
+            if (t.kind == "ipu copy buffer")
+                names.insert(t.name);
+        return names;
+    };
+    CHECK(received(1) == std::set<std::string>{"fc1.out (received)"});
+    CHECK(received(2) == std::set<std::string>{"fc1.out (received)", "fc2.out (received)"});
+    CHECK(received(3) == std::set<std::string>{"fc1.out (received)", "fc3.out (received)"});
+    // What each IPU sends on in the pipeline copy: IPUs 1 and 2 send their output and fc1.
+    auto sent = [&](uint32_t ipu) {
+        uint64_t bytes = 0;
+        for (const Step& s : e.schedule.programs[ipu].steps)
+            if (const auto* c = std::get_if<IpuCopyStep>(&s.op))
+                for (const auto& t : c->send)
+                    bytes = std::max(bytes, t.bytes);
+        return bytes;
+    };
+    CHECK(sent(0) == 4 * 64 * 4);
+    CHECK(sent(1) == 2 * sent(0));
+    CHECK(sent(2) == 2 * sent(0));
+
+    json training = doc;
+    training["workload"]["mode"] = "train";
+    training["workload"]["graph"]["inputs"].push_back({{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}});
+    training["workload"]["graph"]["ops"].push_back(op("loss", "cross_entropy", {"skip", "y"}));
+    training["workload"]["graph"]["outputs"] = {"loss"};
+    training["run"] = {{"gradient_accumulation", 8}};
+    const Experiment t = build(training);
+    auto receivedIn = [&](uint32_t ipu) {
+        std::set<std::string> names;
+        for (const auto& x : t.schedule.programs[ipu].tensors)
+            if (x.kind == "ipu copy buffer")
+                names.insert(x.name);
+        return names;
+    };
+    // The add's gradient for fc1 passes IPU 2 on its way to fc2's IPU, which sums it with its
+    // own and sends the sum to IPU 0.
+    CHECK(receivedIn(2).count("dskip.out (received)"));
+    CHECK(receivedIn(1) == std::set<std::string>{"dfc2.out (received)", "dskip.out (received)", "fc1.out (received)"});
+    CHECK(receivedIn(0) == std::set<std::string>{"dskip.out+ (received)"});
 }

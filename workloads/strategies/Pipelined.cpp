@@ -84,19 +84,20 @@ private:
         return m_sharesIpu[k] ? fmt::format("{} (stage {})", what, k) : std::string(what);
     }
 
-    /** Tensors crossing stages arrive in receive buffers; only neighbouring stages exchange.
-     *  Weights stay with their block: a block using another block's weights (tied weights)
+    /** Tensors crossing stages arrive in receive buffers. Only neighbouring stages exchange, so
+     *  a tensor for a later stage is relayed through each stage between (PopART's pipelining
+     *  makes IPU copies contiguous the same way): every stage on the way receives it and sends it
+     *  on. Weights stay with their block: a block using another block's weights (tied weights)
      *  must share its IPU. */
     void importCrossings(const std::vector<std::size_t>& ops, bool forward)
     {
         for (std::size_t i : ops) {
             const Op& op = m_g.ops[i];
             const uint32_t k = stageOf(op);
-            GraphLowering& l = loweringOf(k);
             for (int in : op.inputs) {
                 const TensorDesc& d = m_g.tensor(in);
                 if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::Buffer) {
-                    if (!l.placed(in))
+                    if (!loweringOf(k).placed(in))
                         m_diag.fail("/workload/strategy",
                                     fmt::format("block \"{}\" uses weight \"{}\" of block \"{}\", which is on another IPU: "
                                                 "blocks sharing weights must be on one IPU",
@@ -104,16 +105,31 @@ private:
                     continue;
                 }
                 const int from = m_producer[std::size_t(in)];
-                if (from < 0 || uint32_t(from) == k || l.placed(in))
+                if (from < 0 || uint32_t(from) == k)
                     continue;
-                if ((forward && uint32_t(from) + 1 != k) || (!forward && uint32_t(from) != k + 1))
-                    m_diag.fail("/workload/strategy", fmt::format("tensor \"{}\" would skip a stage (stage {} to stage {}): "
-                                                                  "only neighbouring stages exchange tensors",
-                                                                  d.name, from, k));
-                l.importTensor(in);
-                (forward ? m_frags[std::size_t(from)].fwdBytesToNext : m_frags[std::size_t(from)].bwdBytesToPrevious) += d.bytes();
+                if (uint32_t(from) < k) {
+                    for (uint32_t s = uint32_t(from) + 1; s <= k; ++s)
+                        receive(in, s, m_frags[s - 1].fwdBytesToNext);
+                } else if (!forward) {
+                    for (uint32_t s = uint32_t(from); s-- > k;)
+                        receive(in, s, m_frags[s + 1].bwdBytesToPrevious);
+                } else {
+                    m_diag.fail("/workload/strategy", fmt::format("the forward pass of stage {} reads \"{}\" of the later stage {}: "
+                                                                  "expected blocks in the order the model runs them",
+                                                                  k, d.name, from));
+                }
             }
         }
+    }
+
+    /** Stage `s` receives `tensor` from its neighbour (once), who sends `sent` more bytes. */
+    void receive(int tensor, uint32_t s, uint64_t& sent)
+    {
+        GraphLowering& l = loweringOf(s);
+        if (l.placed(tensor))
+            return;
+        l.importTensor(tensor);
+        sent += m_g.tensor(tensor).bytes();
     }
 
     void lowerStage(uint32_t k)
