@@ -171,6 +171,8 @@ struct Schedule
     std::vector<Program> programs;
     uint64_t samplesPerHostCall = 0;
     std::string sampleKind = "samples"; // what a sample is, for reports ("sequences" for BERT)
+    /** Packed BERT: sequences a sample (row) holds on average, for sequences/s; 0: not packed. */
+    double sequencesPerSample = 0;
     /** Matmul and convolution FLOPs per sample of the model's forward (and, training,
      *  backward) pass, without recomputation: the figure achieved TFLOPS are quoted in. */
     double modelFlopsPerSample = 0;

@@ -329,6 +329,7 @@ Schedule scheduleFromJson(const json& w, const std::string& pointer, const Syste
     Schedule schedule;
     schedule.samplesPerHostCall = w.at("samples");
     schedule.sampleKind = w.value("sample_kind", std::string("samples"));
+    schedule.sequencesPerSample = w.value("sequences_per_sample", 0.0);
     schedule.modelFlopsPerSample = w.value("model_flops_per_sample", 0.0);
     schedule.peakMacsPerTileCycle = w.value("peak_macs_per_tile_cycle", 0u);
     schedule.strategy = placementFromJson(w);

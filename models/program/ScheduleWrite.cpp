@@ -185,6 +185,8 @@ json scheduleToJson(const Schedule& schedule)
               {"sample_kind", schedule.sampleKind},
               {"model_flops_per_sample", schedule.modelFlopsPerSample},
               {"peak_macs_per_tile_cycle", schedule.peakMacsPerTileCycle}};
+    if (schedule.sequencesPerSample > 0)
+        w["sequences_per_sample"] = schedule.sequencesPerSample;
     if (schedule.strategy)
         w["placement"] = placement(*schedule.strategy);
     json programs = json::array();

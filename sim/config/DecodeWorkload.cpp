@@ -129,6 +129,16 @@ BertShape bertShapeOf(const LoadedConfig& cfg)
         cfg.fail("/workload/sequence_length", fmt::format("expected at most max_positions ({}), found {}", s.maxPositions, s.sequence));
     if (s.maxPredictions > s.sequence)
         cfg.fail("/workload/max_predictions", fmt::format("expected at most the sequence length ({}), found {}", s.sequence, s.maxPredictions));
+    if (w.contains("packing")) {
+        const json& p = w.at("packing");
+        s.packing = BertPacking{p.at("average_sequences_per_row").get<double>(), p.at("max_sequences_per_row").get<uint64_t>()};
+        if (s.packing->averagePerRow > double(s.packing->maxPerRow))
+            cfg.fail("/workload/packing/average_sequences_per_row",
+                     fmt::format("expected at most max_sequences_per_row ({}), found {}", s.packing->maxPerRow, s.packing->averagePerRow));
+        if (s.packing->maxPerRow > s.sequence)
+            cfg.fail("/workload/packing/max_sequences_per_row",
+                     fmt::format("expected at most the sequence length ({}), found {}", s.sequence, s.packing->maxPerRow));
+    }
     if (s.paddedVocab() % s.embeddingSerialization != 0)
         cfg.fail("/workload/embedding_serialization",
                  fmt::format("expected a divisor of the padded vocabulary ({} rows), found {}", s.paddedVocab(), s.embeddingSerialization));
@@ -198,7 +208,8 @@ LayerKind layerKindOf(const std::string& op)
         {"dropout", LayerKind::Dropout}, {"sub", LayerKind::Sub}, {"mul", LayerKind::Mul}, {"div", LayerKind::Div},
         {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose}, {"log_softmax", LayerKind::LogSoftmax},
         {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat}, {"slice", LayerKind::Slice},
-        {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather}, {"parameter", LayerKind::Parameter}};
+        {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather}, {"parameter", LayerKind::Parameter},
+        {"attention_mask", LayerKind::AttentionMask}};
     return kinds.at(op);
 }
 

@@ -374,6 +374,17 @@ json simulatorFigures(const Simulation& sim, const SimResult& r)
             {"tile_supersteps_per_wall_second", r.wallSeconds > 0 ? r.tileSupersteps / r.wallSeconds : 0.0}};
 }
 
+/** Packed BERT: the sequences the rows carry, counted as graphcore/examples counts them (rows
+ *  times the packing factor); null when samples are not packed. */
+json packingFigures(const Experiment& e, uint64_t samples, double seconds)
+{
+    const double perSample = e.schedule.sequencesPerSample;
+    if (perSample <= 0)
+        return nullptr;
+    const double sequences = double(samples) * perSample;
+    return {{"sequences_per_sample", perSample}, {"sequences", sequences}, {"sequences_per_second", seconds > 0 ? sequences / seconds : 0.0}};
+}
+
 } // namespace
 
 json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
@@ -401,6 +412,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"samples", samples},
             {"sample_kind", e.schedule.sampleKind},
             {"samples_per_second", seconds > 0 ? double(samples) / seconds : 0.0},
+            {"packing", packingFigures(e, samples, seconds)},
             {"flops", flopFigures(e, samples, seconds)},
             {"epochs", epochFigures(e, sim)},
             {"run", {{"gradient_accumulation", e.run.gradientAccumulation},
@@ -453,6 +465,9 @@ void printSummary(std::ostream& out, const json& s)
     if (s.at("samples").get<uint64_t>())
         fmt::print(out, "  throughput   {:>16.1f} {}/s ({} {})\n", s.at("samples_per_second").get<double>(), kind,
                    withCommas(s.at("samples")), kind);
+    if (s.contains("packing") && !s.at("packing").is_null())
+        fmt::print(out, "               {:>16.1f} sequences/s ({:.2f} packed a {})\n", s.at("packing").at("sequences_per_second").get<double>(),
+                   s.at("packing").at("sequences_per_sample").get<double>(), kind == "rows" ? "row" : "sample");
     if (!s.at("flops").is_null())
         fmt::print(out, "  model FLOPs  {:>16.1f} TFLOPS per IPU, {:.1f} % of the {:.1f} TFLOPS peak\n",
                    s.at("flops").at("tflops_per_ipu").get<double>(), 100 * s.at("flops").at("share_of_peak").get<double>(),

@@ -86,3 +86,35 @@ TEST_CASE("BERT: a lower available memory proportion means smaller matmul passes
     CHECK(tight <= tighter);
     CHECK(roomy < tighter);
 }
+
+TEST_CASE("BERT: packed rows count sequences as rows times the packing factor", "[bert][sim][packing]")
+{
+    // Four layers over an M2000's 4 IPUs: the mask, built on IPU 0, is relayed to IPUs 1-3.
+    auto run = [](bool packed) {
+        json d{{"system", {{"base", "hardware/m2000.json"}}},
+               {"workload",
+                {{"kind", "bert"}, {"model", {{"layers", 4}, {"hidden", 256}, {"heads", 4}, {"ffn", 1024}}}, {"micro_batch", 4},
+                 {"sequence_length", 256}, {"max_predictions", 38},
+                 {"strategy", {{"kind", "pipelined"}, {"layers_per_ipu", {1, 1, 1, 1}}}}}},
+               {"run", {{"gradient_accumulation", 10}}}};
+        if (packed)
+            d["workload"]["packing"] = {{"average_sequences_per_row", 1.7}, {"max_sequences_per_row", 3}};
+        return simulate(d);
+    };
+    const json plain = run(false), packed = run(true);
+    CHECK(plain.at("packing").is_null());
+    CHECK(plain.at("sample_kind") == "sequences");
+    CHECK(packed.at("sample_kind") == "rows");
+    CHECK(packed.at("samples") == plain.at("samples"));
+    const double rows = packed.at("samples_per_second").get<double>();
+    CHECK(packed.at("packing").at("sequences_per_second").get<double>() == Approx(1.7 * rows));
+    CHECK(packed.at("packing").at("sequences").get<double>() == Approx(1.7 * packed.at("samples").get<double>()));
+    // Rows cost a little more than unpacked sequences (the mask: built once, relayed, read by
+    // each layer), and the pipeline copies carry the mask on from IPU 0 to 3.
+    const auto total = [](const json& s) { return s.at("total_cycles").get<double>(); };
+    CHECK(total(packed) > total(plain));
+    CHECK(total(packed) < 1.1 * total(plain));
+    for (std::size_t i = 0; i < 3; ++i)
+        CHECK(packed.at("ipus").at(i).at("breakdown").at("ipu_copy").get<uint64_t>() >
+              plain.at("ipus").at(i).at("breakdown").at("ipu_copy").get<uint64_t>());
+}

@@ -82,5 +82,6 @@ TEST_CASE("Golden: resnet/resnet50_sgd_pod16", "[golden][resnet]") { checkGolden
 TEST_CASE("Golden: bert/large_phase1_pod16", "[golden][bert]") { checkGolden("configs/bert/large_phase1_pod16.json"); }
 TEST_CASE("Golden: bert/large_phase1_pod64", "[golden][bert]") { checkGolden("configs/bert/large_phase1_pod64.json"); }
 TEST_CASE("Golden: bert/large_phase2_pod16", "[golden][bert]") { checkGolden("configs/bert/large_phase2_pod16.json"); }
+TEST_CASE("Golden: bert/large_phase2_packed_pod16", "[golden][bert]") { checkGolden("configs/bert/large_phase2_packed_pod16.json"); }
 TEST_CASE("Golden: bert/base_phase1_pod16", "[golden][bert]") { checkGolden("configs/bert/base_phase1_pod16.json"); }
 TEST_CASE("Golden: bert/large_squad_infer_m2000", "[golden][bert]") { checkGolden("configs/bert/large_squad_infer_m2000.json"); }

@@ -213,3 +213,79 @@ TEST_CASE("BERT: bad placements and shapes name the JSON path", "[bert][errors]"
     d["workload"]["task"] = "squad";
     CHECK_THAT(errorOf(d), Catch::Contains("/workload/task: expected \"pretraining\" for training"));
 }
+
+TEST_CASE("BERT: packed rows build one attention mask that every layer's softmax adds", "[bert][packing]")
+{
+    BertShape s = base();
+    s.sequence = 512;
+    s.maxPredictions = 76;
+    ModelGraphInfo plainInfo, info;
+    const Graph plain = bertGraph(s, 2, plainInfo);
+    s.packing = BertPacking{2.0, 3};
+    Graph g = bertGraph(s, 2, info);
+    // The rows stream sequence ids in place of the padding mask; NSP has 3 labels a row.
+    std::map<std::string, std::vector<uint64_t>> shapes;
+    for (const auto& t : g.tensors)
+        shapes[t.name] = t.shape;
+    CHECK(shapes.count("sequence_ids"));
+    CHECK_FALSE(shapes.count("attention_mask"));
+    CHECK(shapes.at("next_sentence_labels") == std::vector<uint64_t>{2, 3});
+    CHECK(shapes.at("nsp.cls_tokens.out") == std::vector<uint64_t>{2, 3, 768});
+    int masks = 0, maskedSoftmaxes = 0;
+    int mask = -1;
+    for (const auto& op : g.ops)
+        if (op.kind == OpKind::AttentionMask) {
+            ++masks;
+            mask = op.outputs.at(0);
+            CHECK(op.block == "Embedding");
+            CHECK(op.channels == 512);
+            CHECK(g.tensor(mask).shape == std::vector<uint64_t>{2, 512, 512});
+        }
+    for (const auto& op : g.ops)
+        if (op.kind == OpKind::Softmax) {
+            REQUIRE(op.inputs.size() == 2);
+            CHECK(op.inputs[1] == mask);
+            CHECK(op.broadcast == 1);
+            CHECK(op.window == 12); // repeated over the heads
+            ++maskedSoftmaxes;
+        }
+    CHECK(masks == 1);
+    CHECK(maskedSoftmaxes == 12);
+    // The encoder's work and the weights do not change; the mask gets no gradient.
+    CHECK(macsOf(g, "L3", true) == macsOf(plain, "L3", true));
+    CHECK(parameterCount(g) == parameterCount(plain));
+    addTraining(g, {info.losses, true, Precision::FP16, {Optimizer::Lamb, 0.0, false, 16384}});
+    for (const auto& op : g.ops)
+        for (int in : op.inputs)
+            CHECK(g.tensor(in).name != "dattention_mask.out");
+}
+
+TEST_CASE("BERT: the packed attention mask's cycles by hand", "[bert][packing]")
+{
+    // 2 rows of 32 tokens: a 2 x 32 x 32 fp32 mask, 8,192 bytes over 64 tiles, 32 elements each
+    // (worker share m = 6).
+    json d = tinyConfig();
+    d["workload"]["packing"] = {{"average_sequences_per_row", 1.5}, {"max_sequences_per_row", 2}};
+    const Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/test.json"));
+    const auto cycles = test::busiestStepCycles(e.schedule);
+    // The expand copies an int32 a cycle.
+    CHECK(cycles.at("attention_mask.expand") == 32);
+    // EQUAL on int32: 11 + 6 (26 + 22 ceil(6 / 4)) = 431; Cast1D from bool: 12 + 6 (19 + 2 x 6 +
+    // 18) = 306; 1 - m and x -10000 in place: 2 x (11 + 6 (20 + 2 ceil(6 / 2))) = 334.
+    CHECK(cycles.at("attention_mask") == 431 + 306 + 334);
+    CHECK(e.schedule.sampleKind == "rows");
+    CHECK(e.schedule.sequencesPerSample == 1.5);
+}
+
+TEST_CASE("BERT: bad packing names the JSON path", "[bert][packing][errors]")
+{
+    json d = tinyConfig();
+    d["workload"]["packing"] = {{"average_sequences_per_row", 2.5}, {"max_sequences_per_row", 2}};
+    CHECK_THAT(errorOf(d), Catch::Contains("/workload/packing/average_sequences_per_row: expected at most max_sequences_per_row (2), found 2.5"));
+    d["workload"]["packing"] = {{"average_sequences_per_row", 2}, {"max_sequences_per_row", 33}};
+    CHECK_THAT(errorOf(d), Catch::Contains("/workload/packing/max_sequences_per_row: expected at most the sequence length (32), found 33"));
+    d["workload"]["packing"] = {{"average_sequences_per_row", 0.5}, {"max_sequences_per_row", 2}};
+    CHECK_THAT(errorOf(d), Catch::Contains("/workload/packing/average_sequences_per_row"));
+    d["workload"]["packing"] = {{"max_sequences_per_row", 2}};
+    CHECK_THAT(errorOf(d), Catch::Contains("/workload/packing") && Catch::Contains("average_sequences_per_row"));
+}

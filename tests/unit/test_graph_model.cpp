@@ -814,3 +814,30 @@ TEST_CASE("Graph workload: a skip connection is relayed through the stages betwe
     CHECK(receivedIn(1) == std::set<std::string>{"dfc2.out (received)", "dskip.out (received)", "fc1.out (received)"});
     CHECK(receivedIn(0) == std::set<std::string>{"dskip.out+ (received)"});
 }
+
+TEST_CASE("Graph workload: an attention_mask op feeds a softmax over every head", "[graph][packing]")
+{
+    const json graph = {{"inputs", json::array({{{"name", "scores"}, {"shape", {4, 16, 16}}},
+                                                {{"name", "ids"}, {"shape", {16}}, {"dtype", "int32"}}})},
+                        {"ops", json::array({op("mask", "attention_mask", {"ids"}),
+                                             op("p", "softmax", {"scores", "mask"}, {{"attention", true}})})},
+                        {"outputs", {"p"}}};
+    const Experiment e = build(graphConfig(graph));
+    bool maskSent = false;
+    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* x = std::get_if<ExchangeStep>(&step.op); x && x->name == "p.mask")
+            maskSent = true;
+    });
+    CHECK(maskSent);
+    CHECK(test::busiestStepCycles(e.schedule).count("mask") == 1);
+
+    json bad = graph;
+    bad["ops"][1].erase("attention");
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/1/inputs: expected one input"));
+    bad = graph;
+    bad["inputs"][1].erase("dtype");
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/0/inputs/0: expected integer sequence ids [batch, tokens], found non-integer"));
+    bad = graph;
+    bad["inputs"][0]["shape"] = {4, 16, 8};
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/1/inputs/1: expected a mask [4, 16, 8] (an attention_mask op's), found [4, 16, 16]"));
+}

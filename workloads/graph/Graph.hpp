@@ -120,6 +120,7 @@ enum class OpKind {
     DropoutGrad,
     Sgd,            // SGD with momentum (PopTorch's SGD): velocity = m v + g + wd w; w -= lr v
     Lars,           // SGD's momentum with the per-tensor LARS trust ratio |w| / (|g| + wd |w|)
+    AttentionMask,  // packed rows' additive mask [S, S] from sequence ids [S] (`channels`: S)
 };
 
 struct Op

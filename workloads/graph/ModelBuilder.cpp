@@ -220,7 +220,7 @@ private:
         case LayerKind::Relu: return unary(l, i, OpKind::Relu);
         case LayerKind::Gelu: return unary(l, i, OpKind::Gelu);
         case LayerKind::Tanh: return unary(l, i, OpKind::Tanh);
-        case LayerKind::Softmax: return unary(l, i, OpKind::Softmax);
+        case LayerKind::Softmax: return l.inputs.size() == 2 ? maskedSoftmax(l, i) : unary(l, i, OpKind::Softmax);
         case LayerKind::Add: return binary(l, i, OpKind::Add);
         case LayerKind::Sub: return binary(l, i, OpKind::Sub);
         case LayerKind::Mul: return binary(l, i, OpKind::Mul);
@@ -246,6 +246,7 @@ private:
         case LayerKind::CrossEntropy: return loss(l, i, OpKind::SoftmaxCrossEntropy);
         case LayerKind::NllLoss: return loss(l, i, OpKind::NllLoss);
         case LayerKind::LogSoftmax: return unary(l, i, OpKind::LogSoftmax);
+        case LayerKind::AttentionMask: return attentionMask(l, i);
         }
         return {};
     }
@@ -344,6 +345,42 @@ private:
         if (kind == OpKind::Softmax || kind == OpKind::LogSoftmax)
             op.channels = x.shape.back(); // the rows it normalises
         op.attentionScaleMask = l.attention && kind == OpKind::Softmax;
+        return y;
+    }
+
+    /** Packed rows' attention mask (graphcore/examples' packed BERT): per sample, query i may
+     *  attend to key j when tokens i and j carry the same sequence id; the mask adds 0 there
+     *  and -10000 elsewhere. [batch, S] integer ids to [batch, S, S]. */
+    Value attentionMask(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value ids = input(i, 0);
+        if (!ids.integer || ids.shape.size() != 2)
+            fail(i, "inputs/0", fmt::format("expected integer sequence ids [batch, tokens], found {}{}", ids.integer ? "" : "non-integer ",
+                                            shapeText(ids.shape)));
+        const std::vector<uint64_t> out{ids.shape[0], ids.shape[1], ids.shape[1]};
+        Value y{tensor(l.name + ".out", out), out};
+        m_g.addOp(l.name, OpKind::AttentionMask, {ids.tensor}, {y.tensor}).channels = ids.shape[1];
+        return y;
+    }
+
+    /** Attention scores [batch, heads, S, S] with an attention_mask's [batch, S, S] added: the
+     *  mask repeats over the heads. */
+    Value maskedSoftmax(const LayerSpec& l, std::size_t i)
+    {
+        const Value x = input(i, 0), mask = input(i, 1);
+        if (!l.attention)
+            fail(i, "inputs", "expected one input: a mask (the second) comes with \"attention\": true");
+        expectRank(i, x, 4, "attention scores [batch, heads, queries, keys]");
+        const std::vector<uint64_t> expected{x.shape[0], x.shape[2], x.shape[3]};
+        if (mask.shape != expected || mask.integer || mask.parameter)
+            fail(i, "inputs/1", fmt::format("expected a mask {} (an attention_mask op's), found {}", shapeText(expected), shapeText(mask.shape)));
+        Value y{tensor(l.name + ".out", x.shape), x.shape};
+        Op& op = m_g.addOp(l.name, OpKind::Softmax, {x.tensor, mask.tensor}, {y.tensor});
+        op.channels = x.shape.back();
+        op.attentionScaleMask = true;
+        op.broadcast = 1;
+        op.window = x.shape[1];
         return y;
     }
 

@@ -45,6 +45,7 @@ enum class LayerKind {
     LogSoftmax,   // over the last dimension
     NllLoss,      // minus the mean log-probability of integer labels in [batch, classes]
     Parameter,    // a learned tensor of `shape` (no batch), an operand of add, sub, mul or div
+    AttentionMask,// packed rows: integer sequence ids [S] to the additive mask [S, S] (0 within a sequence)
 };
 
 /** One layer; the attributes its kind does not use keep their defaults. */
@@ -71,7 +72,8 @@ struct LayerSpec
      *  projecting onto an embedding table of [out_features, in_features]). */
     std::string tiedWeight;
     /** softmax: attention scores, with the 1/sqrt(head size) scale and the additive mask fused
-     *  in (as Graphcore's BERT). */
+     *  in (as Graphcore's BERT); a second input is the mask ([S, S] per sample, an attention_mask
+     *  op's), repeated over the heads. */
     bool attention = false;
     /** Where an imported layer came from (`ONNX node "/fc/Gemm"`), for messages; empty for a
      *  layer of a JSON graph, whose pointer names it. */

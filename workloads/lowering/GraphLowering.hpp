@@ -86,6 +86,7 @@ private:
     void lowerOptimizer(const Op& op);
     void lowerRowwise(const Op& op);
     void lowerGather(const Op& op);
+    void lowerAttentionMask(const Op& op);
     void lowerGatherGrad(const Op& op);
     void lowerHost(const Op& op);
     /** Per-channel sums over the positions of a tensor (ChannelOps.cpp). */

@@ -70,8 +70,9 @@ struct ModelWriter
     }
 };
 
-/** One encoder layer on `x` ([batch, S, H]), its output's name returned. */
-std::string encoderLayer(ModelWriter& w, const BertShape& s, const std::string& L, const std::string& x)
+/** One encoder layer on `x` ([batch, S, H]), its output's name returned; `mask`: packed rows'
+ *  attention mask, or "" (the padding mask, priced inside the softmax). */
+std::string encoderLayer(ModelWriter& w, const BertShape& s, const std::string& L, const std::string& x, const std::string& mask)
 {
     const int64_t S = int64_t(s.sequence), heads = int64_t(s.heads), d = int64_t(s.headSize());
     // Per sequence and head: scores = Q K^T (S x d times d x S), context = P V; the head split
@@ -85,6 +86,8 @@ std::string encoderLayer(ModelWriter& w, const BertShape& s, const std::string& 
     const std::string v = heads4(w.add(linear(L + ".attention.value", x, s.hidden)), {0, 2, 1, 3});
     const std::string scores = w.add(L + ".attention.scores", LayerKind::MatMul, {q, k});
     LayerSpec softmax = layer(L + ".attention.softmax", LayerKind::Softmax, {scores});
+    if (!mask.empty())
+        softmax.inputs.push_back(mask);
     softmax.attention = true;
     const std::string probs = w.add(softmax);
     const std::string perHead = w.add(L + ".attention.context", LayerKind::MatMul, {probs, v});
@@ -112,7 +115,18 @@ void pretrainingHeads(ModelWriter& w, const BertShape& s, const std::vector<std:
         logits.push_back(w.add(linear(N > 1 ? fmt::format("mlm.decoder.part{}", p) : "mlm.decoder", m, s.paddedVocab() / N, wordParts[p])));
     logits.push_back("masked_lm_labels");
     w.add("mlm.loss", LayerKind::CrossEntropy, logits);
-    const std::string first = w.add("nsp.first_token", LayerKind::Gather, {x}); // x[:, 0]
+    // NSP pools each sequence's [CLS]: the first token, or packed, the row's last max tokens
+    // (graphcore/examples' packed BERT moves every [CLS] to the end of its row).
+    std::string first;
+    if (s.packing) {
+        LayerSpec last = layer("nsp.cls_tokens", LayerKind::Slice, {x}); // x[:, -max:]
+        last.axis = 1;
+        last.start = s.sequence - s.packing->maxPerRow;
+        last.end = s.sequence;
+        first = w.add(last);
+    } else {
+        first = w.add("nsp.first_token", LayerKind::Gather, {x}); // x[:, 0]
+    }
     const std::string pooled = w.add("nsp.pooler.tanh", LayerKind::Tanh, {w.add(linear("nsp.pooler", first, s.hidden))});
     w.add("nsp.loss", LayerKind::CrossEntropy, {w.add(linear("nsp.classifier", pooled, 2)), "next_sentence_labels"});
     w.m.outputs = {"mlm.loss", "nsp.loss"};
@@ -127,13 +141,15 @@ ModelSpec bertModel(const BertShape& s, BertTask task)
     m.lossPointer = "/workload/task";
     m.lossExpected = "the pre-training heads' losses";
     const uint64_t S = s.sequence, H = s.hidden, N = s.embeddingSerialization;
-    for (const char* name : {"input_ids", "token_type_ids", "position_ids", "attention_mask"})
+    // Packed rows carry each token's sequence id (0 for padding) in place of the padding mask.
+    for (const char* name : {"input_ids", "token_type_ids", "position_ids", s.packing ? "sequence_ids" : "attention_mask"})
         m.inputs.push_back({name, {S}, true, false, "sequences"});
     if (task == BertTask::Pretraining)
         for (const char* name : {"masked_lm_positions", "masked_lm_labels"})
             m.inputs.push_back({name, {s.maxPredictions}, true, false, "labels"});
     if (task == BertTask::Pretraining)
-        m.inputs.push_back({"next_sentence_labels", {}, true, false, "labels"});
+        m.inputs.push_back({"next_sentence_labels", s.packing ? std::vector<uint64_t>{s.packing->maxPerRow} : std::vector<uint64_t>{},
+                            true, false, "labels"});
 
     // Embedding: the word table in N vocabulary parts, looked up one after the other and summed.
     ModelWriter w{m, "Embedding"};
@@ -149,10 +165,12 @@ ModelSpec bertModel(const BertShape& s, BertTask task)
     x = w.add("embedding.add_token_type", LayerKind::Add,
               {x, w.add(embedding("embedding.token_type", "token_type_ids", s.typeVocab, H))});
     x = w.add("embedding.layer_norm", LayerKind::LayerNorm, {x});
+    // Built once, on the embedding's IPU; pipelines relay it to every layer's stage.
+    const std::string mask = s.packing ? w.add("attention_mask", LayerKind::AttentionMask, {"sequence_ids"}) : std::string();
 
     for (uint64_t l = 0; l < s.layers; ++l) {
         w.block = fmt::format("L{}", l);
-        x = encoderLayer(w, s, fmt::format("layer{}", l), x);
+        x = encoderLayer(w, s, fmt::format("layer{}", l), x, mask);
     }
     w.block = "Heads";
     if (task == BertTask::Squad) {
@@ -255,7 +273,9 @@ Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Dia
     choices.outline = outlineKey;
     Schedule sched = compileModel(bertModel(spec.shape, spec.task), spec.options, spec.optimizer, spec.availableMemoryProportion,
                                   choices, system, diag);
-    sched.sampleKind = "sequences";
+    sched.sampleKind = spec.shape.packing ? "rows" : "sequences";
+    if (spec.shape.packing)
+        sched.sequencesPerSample = spec.shape.packing->averagePerRow;
     return sched;
 }
 

@@ -10,6 +10,13 @@
 
 namespace ipusim {
 
+/** Sequence packing (graphcore/examples' packed BERT): several sequences share a row. */
+struct BertPacking
+{
+    double averagePerRow = 1; // the dataset's packing factor: counts throughput
+    uint64_t maxPerRow = 1;   // NSP positions and labels per row (each sequence's [CLS] at the row's end)
+};
+
 /** Sizes of a BERT-like encoder and its inputs (defaults: BERT-Large, phase 1). */
 struct BertShape
 {
@@ -17,6 +24,8 @@ struct BertShape
     uint64_t vocab = 30522, vocabPadding = 64, maxPositions = 512, typeVocab = 2;
     uint64_t sequence = 128, maxPredictions = 20;
     uint32_t embeddingSerialization = 1;
+    /** Packed rows: a block-diagonal attention mask built from per-token sequence ids. */
+    std::optional<BertPacking> packing;
     /** Rows of the word embedding: the vocabulary rounded up to the padding. */
     [[nodiscard]] uint64_t paddedVocab() const { return (vocab + vocabPadding - 1) / vocabPadding * vocabPadding; }
     [[nodiscard]] uint64_t headSize() const { return hidden / heads; }
