@@ -167,11 +167,16 @@ TEST_CASE("Params: every parameter has a unit and a description", "[config]")
 {
     auto params = config::Schema::instance().params();
     CHECK(params.size() > 30);
-    bool sawTiles = false;
+    bool sawTiles = false, sawPacking = false;
     for (const auto& p : params) {
         INFO(p.pointer);
         CHECK_FALSE(p.description.empty());
         CHECK_FALSE(p.unit.empty());
+        // Optional parameters without a default are listed too.
+        if (p.pointer == "/workload(bert)/packing/max_sequences_per_row") {
+            sawPacking = true;
+            CHECK(p.defaultValue == "-");
+        }
         if (p.pointer == "/system/ipu/tiles") {
             sawTiles = true;
             CHECK(p.defaultValue == "1472");
@@ -179,6 +184,7 @@ TEST_CASE("Params: every parameter has a unit and a description", "[config]")
         }
     }
     CHECK(sawTiles);
+    CHECK(sawPacking);
 }
 
 TEST_CASE("mk2.json states every value's unit and source, as the schema declares them", "[config]")
