@@ -62,7 +62,8 @@ const std::vector<OpName<BinaryOpKind>> kBinary = {
 const std::vector<OpName<NonLinearity>> kNonLinearity = {
     {"relu", "RELU", NonLinearity::Relu}, {"sigmoid", "SIGMOID", NonLinearity::Sigmoid},
     {"tanh", "TANH", NonLinearity::Tanh}, {"gelu", "GELU", NonLinearity::Gelu}};
-const std::vector<OpName<ReduceOp>> kReduce = {{"add", "ADD", ReduceOp::Add}, {"max", "MAX", ReduceOp::Max}};
+const std::vector<OpName<ReduceOp>> kReduce = {
+    {"add", "ADD", ReduceOp::Add}, {"max", "MAX", ReduceOp::Max}, {"square_add", "SQUARE_ADD", ReduceOp::SquareAdd}};
 
 template <class Kind>
 std::vector<std::string> paramNames(const std::vector<OpName<Kind>>& ops)

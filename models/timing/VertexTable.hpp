@@ -47,7 +47,8 @@ inline constexpr std::size_t kVertexCount = std::size_t(Vertex::Copy) + 1;
 enum class VertexOps : uint8_t { None, Unary, Binary, NonLinearity, Reduce }; // opsOf() indexes by it
 
 /** The reductions popops' reduce vertices are instantiated for (priced alike, §3.8). */
-enum class ReduceOp : uint8_t { Add, Max };
+/** SQUARE_ADD squares as it adds, at ADD's cost (PopLibs' reduction estimators). */
+enum class ReduceOp : uint8_t { Add, Max, SquareAdd };
 
 struct VertexRow
 {

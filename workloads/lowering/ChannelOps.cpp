@@ -143,6 +143,7 @@ void GraphLowering::lowerBatchNorm(const Op& op)
     r.channels = C;
     r.values = 2;
     // ADD and SQUARE_ADD in one reduceMany: squaring is the reduction's own, at ADD's cost.
+    r.localTypes = {Vertex::ReduceStrided, {Vertex::ReduceStrided, ReduceOp::SquareAdd}};
     const auto [sums, statsHandle] = reduceChannels(r);
 
     TileVector inv(T, 0);
@@ -336,14 +337,14 @@ void GraphLowering::lowerGlobalPool(const Op& op)
             const uint64_t rows = outMap[t] / bytesOf(type);
             windows[t] = rows * op.window * bytesOf(type);
             in[t].recv += windows[t];
-            cycles[t] = costs::reduceRows(m_hw, type, rows, op.window) + costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, rows);
+            cycles[t] = costs::reduceRows(m_hw, type, rows, op.window) + costs::broadcastScalar(m_hw, costs::BinaryOpKind::Mul, type, rows);
         }
     m_b.sync();
     const int temp = m_b.allocate(op.name + " windows", "temporary", windows);
     m_b.exchange(op.name + ".in", in);
     m_b.touch(handleOf(x));
     produce(y, outMap);
-    m_b.compute(op.name, cycles, {codelet::rowReduce(), codelet::binary(costs::BinaryOpKind::Mul)});
+    m_b.compute(op.name, cycles, {codelet::rowReduce(), {Vertex::BroadcastScalar1DInPlace, costs::BinaryOpKind::Mul}});
     m_b.touch(temp);
     m_b.touch(handleOf(y));
 }
@@ -363,13 +364,13 @@ void GraphLowering::lowerGlobalPoolGrad(const Op& op)
         if (outMap[t]) {
             const uint64_t e = outMap[t] / bytesOf(type);
             in[t].recv += (ceilDiv(e, op.window) + 1) * bytesOf(type);
-            cycles[t] = costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e);
+            cycles[t] = costs::broadcastScalar(m_hw, costs::BinaryOpKind::Mul, type, e); // times 1 / window
         }
     m_b.sync();
     m_b.exchange(op.name + ".in", in);
     m_b.touch(handleOf(dy));
     produce(dx, outMap);
-    m_b.compute(op.name, cycles, {codelet::binary(costs::BinaryOpKind::Mul)});
+    m_b.compute(op.name, cycles, {{Vertex::BroadcastScalar1DInPlace, costs::BinaryOpKind::Mul}});
     m_b.touch(handleOf(dx));
 }
 

@@ -431,8 +431,8 @@ void GraphLowering::lowerElementwise(const Op& op)
         case OpKind::MaxPool: return costs::pooling(m_hw, costs::PoolVertex::Max, poolWork(op, type, pooled(e)));
         // SumPooling applies the 1 / window itself
         case OpKind::AvgPool: return costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, pooled(e)));
-        case OpKind::AvgPoolGrad: // the gradient times 1 / window, then summed into the inputs' windows
-            return costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e) +
+        case OpKind::AvgPoolGrad: // the gradient times 1 / window (a scalar), then summed into the inputs' windows
+            return costs::broadcastScalar(m_hw, costs::BinaryOpKind::Mul, type, e) +
                    costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, unpooled(e)));
         case OpKind::MaxPoolGrad: return costs::pooling(m_hw, costs::PoolVertex::MaxGrad, poolWork(op, type, unpooled(e)));
         default: throw std::logic_error("not an element-wise op: " + op.name);
@@ -459,7 +459,7 @@ void GraphLowering::lowerElementwise(const Op& op)
     case OpKind::MaxPool: types = {Vertex::MaxPooling}; break;
     case OpKind::AvgPool: types = {Vertex::SumPooling}; break;
     case OpKind::Cast: types = {Vertex::Cast1D}; break;
-    case OpKind::AvgPoolGrad: types = {codelet::binary(costs::BinaryOpKind::Mul), Vertex::SumPooling}; break;
+    case OpKind::AvgPoolGrad: types = {{Vertex::BroadcastScalar1DInPlace, costs::BinaryOpKind::Mul}, Vertex::SumPooling}; break;
     default: types = {Vertex::MaxPoolingGrad}; break;
     }
     m_b.sync();
@@ -541,11 +541,11 @@ void GraphLowering::lowerLoss(const Op& op)
                              costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) + costs::reduceRows(m_hw, Precision::FP32, rows, perRow) +
                              costs::unaryOp(m_hw, costs::UnaryOpKind::Log, Precision::FP32, rows) +
                              costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, Precision::FP32, rows);
-            else // softmax - one-hot, scaled by 1/batch
+            else // softmax - one-hot, scaled by 1/batch (a scalar)
                 cycles[t] += costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) +
                              costs::binaryOp(m_hw, costs::BinaryOpKind::Div, type, e) +
                              costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
-                             costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e);
+                             costs::broadcastScalar(m_hw, costs::BinaryOpKind::Mul, type, e);
             // Pieces of a row (over tiles or vocabulary parts) send their row max and sum to
             // the row's reducer and get the combined pair back; reducers rotate over the
             // tiles, so each tile also combines as many rows as it holds pieces of.
@@ -574,7 +574,7 @@ void GraphLowering::lowerLoss(const Op& op)
                                       unary(UnaryOpKind::Log)}, 6);
     else
         m_b.compute(op.name, cycles, {unary(UnaryOpKind::Exp), binary(BinaryOpKind::Div), binary(BinaryOpKind::Sub),
-                                      binary(BinaryOpKind::Mul)}, 6);
+                                      {Vertex::BroadcastScalar1DInPlace, BinaryOpKind::Mul}}, 6);
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     if (rowPieces > 1) {
@@ -646,18 +646,20 @@ void GraphLowering::lowerOptimizer(const Op& op)
         if (!e)
             continue;
         ++holders;
-        // The first multiply takes the mean over micro-batches and replicas (PopTorch's Mean);
-        // loss scaling adds one more to undo the scale.
-        const uint64_t mean = (op.unscale ? 2 : 1) * costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e);
+        // Multiplies by a scalar (popops' scalar broadcast in place, §3.9): the first takes the
+        // mean over micro-batches and replicas (PopTorch's Mean); loss scaling adds one more to
+        // undo the scale.
+        const auto byScalar = [&](uint64_t n) { return costs::broadcastScalar(m_hw, BinaryOpKind::Mul, s, n); };
+        const uint64_t mean = (op.unscale ? 2 : 1) * byScalar(e);
         if (adam) // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  u = m^ / (sqrt(v^) + eps) + wd w
-            cycles[t] = mean + 2 * costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e) + 3 * costs::scaledAdd(m_hw, s, e) +
+            cycles[t] = mean + 2 * byScalar(e) + 3 * costs::scaledAdd(m_hw, s, e) +
                         costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::unaryOp(m_hw, UnaryOpKind::Sqrt, s, e) +
                         costs::binaryOp(m_hw, BinaryOpKind::Add, s, e) + costs::binaryOp(m_hw, BinaryOpKind::Div, s, e);
         else // g += wd w
             cycles[t] = mean + costs::scaledAdd(m_hw, s, e);
         // Then (after LAMB's or LARS's trust ratio) SGD's and LARS's v = m v + g, and every
         // optimizer's w -= lr x ratio x update.
-        apply[t] = (velocity ? costs::binaryOp(m_hw, BinaryOpKind::Mul, s, e) + costs::scaledAdd(m_hw, s, e) : 0) +
+        apply[t] = (velocity ? byScalar(e) + costs::scaledAdd(m_hw, s, e) : 0) +
                    costs::scaledAdd(m_hw, s, e);
         if (op.masterWeights) // fp16 gradient in, the updated fp32 master cast back to the weight
             apply[t] += costs::cast(m_hw, wt, s, e) + costs::cast(m_hw, s, wt, e);
@@ -672,12 +674,13 @@ void GraphLowering::lowerOptimizer(const Op& op)
     }
     m_b.sync();
     using namespace codelet;
+    const Codelet scalarMul{Vertex::BroadcastScalar1DInPlace, BinaryOpKind::Mul};
     std::vector<Codelet> applyTypes{Vertex::ScaledAddSupervisor};
     if (velocity)
-        applyTypes.push_back(binary(BinaryOpKind::Mul));
+        applyTypes.push_back(scalarMul);
     if (op.masterWeights)
         applyTypes.push_back(Vertex::Cast1D);
-    std::vector<Codelet> types{binary(BinaryOpKind::Mul), Vertex::ScaledAddSupervisor};
+    std::vector<Codelet> types{scalarMul, Vertex::ScaledAddSupervisor};
     if (adam)
         types.insert(types.end(), {unary(UnaryOpKind::Square), unary(UnaryOpKind::Sqrt), binary(BinaryOpKind::Add), binary(BinaryOpKind::Div)});
     if (!trustRatio)
@@ -844,7 +847,7 @@ void GraphLowering::lowerRowwise(const Op& op)
     case OpKind::TanhGrad: types = {{Vertex::NonLinearityGrad1D, costs::NonLinearity::Tanh}}; break;
     case OpKind::Softmax: types = {rowReduce(ReduceOp::Max), sub, exp, rowReduce(), div, mul}; break;
     case OpKind::SoftmaxGrad: types = {mul, rowReduce(), sub}; break;
-    case OpKind::LayerNorm: types = {rowReduce(), sub, unary(UnaryOpKind::Rsqrt), mul}; break;
+    case OpKind::LayerNorm: types = {rowReduce(), sub, rowReduce(ReduceOp::SquareAdd), unary(UnaryOpKind::Rsqrt), mul}; break;
     case OpKind::LogSoftmax: types = {rowReduce(ReduceOp::Max), sub, exp, rowReduce(), unary(UnaryOpKind::Log)}; break;
     case OpKind::LogSoftmaxGrad: types = {exp, rowReduce(), mul, sub}; break;
     case OpKind::Sub: types = {sub}; break;
@@ -957,7 +960,10 @@ void GraphLowering::lowerRowwise(const Op& op)
     if (splitRows) {
         m_b.sync();
         m_b.exchange(op.name + ".row_pieces", stats);
-        m_b.compute(op.name + ".combine", combine, {partialsReduce()});
+        // Softmax's pieces combine their row maxima and sums, the others their sums.
+        const bool maxima = op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax;
+        m_b.compute(op.name + ".combine", combine,
+                    maxima ? std::vector<Codelet>{partialsReduce(ReduceOp::Max), partialsReduce()} : std::vector<Codelet>{partialsReduce()});
     }
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
