@@ -170,7 +170,7 @@ struct Schedule
     std::string name;
     std::vector<Program> programs;
     uint64_t samplesPerHostCall = 0;
-    std::string sampleKind = "samples"; // what a sample is, for reports ("sequences" for BERT)
+    std::string sampleKind = "samples"; // what a sample is, for reports ("sequences" for BERT, "rows" packed)
     /** Packed BERT: sequences a sample (row) holds on average, for sequences/s; 0: not packed. */
     double sequencesPerSample = 0;
     /** Matmul and convolution FLOPs per sample of the model's forward (and, training,

@@ -46,8 +46,8 @@ inline constexpr std::size_t kVertexCount = std::size_t(Vertex::Copy) + 1;
 /** The template operation a vertex is instantiated with, if any. */
 enum class VertexOps : uint8_t { None, Unary, Binary, NonLinearity, Reduce }; // opsOf() indexes by it
 
-/** The reductions popops' reduce vertices are instantiated for (priced alike, §3.8). */
-/** SQUARE_ADD squares as it adds, at ADD's cost (PopLibs' reduction estimators). */
+/** The reductions popops' reduce vertices are instantiated for, priced alike (§3.8; SQUARE_ADD
+ *  squares as it adds, at ADD's cost). */
 enum class ReduceOp : uint8_t { Add, Max, SquareAdd };
 
 struct VertexRow

@@ -182,6 +182,8 @@ WorkloadSpec decodeBert(const LoadedConfig& cfg, const SystemParams& system, con
     spec.task = w.at("task") == "squad" ? BertTask::Squad : BertTask::Pretraining;
     if (spec.task == BertTask::Squad && spec.options.train)
         cfg.fail("/workload/task", "expected \"pretraining\" for training: the SQuAD head is modelled for inference");
+    if (spec.task == BertTask::Squad && spec.shape.packing)
+        cfg.fail("/workload/packing", "expected only with \"task\": \"pretraining\" (packed MLM and NSP heads): the SQuAD head is not packed");
     spec.optimizer = optimizerOf(cfg);
     const json& strategy = w.at("strategy");
     if (strategy.contains("layers_per_ipu"))

@@ -217,7 +217,8 @@ std::vector<Schema::Param> Schema::params() const
     std::vector<Param> out;
     std::function<void(const json&, const std::string&)> walk = [&](const json& ref, const std::string& ptr) {
         const json& node = ref.contains("$ref") ? m_root.at(json::json_pointer(ref.at("$ref").get<std::string>().substr(1))) : ref;
-        // Parameters with a default, and optional ones without (a unit marks them): "-".
+        // Parameters with a default, and those without one that declare a unit (optional ones,
+        // or a packing's two): "-".
         if (node.contains("default") || node.contains("x-unit")) {
             const json d = node.value("default", json("-"));
             out.push_back({ptr, node.contains("type") ? (node.at("type").is_string() ? node.at("type").get<std::string>() : node.at("type").dump()) : std::string(), node.value("x-unit", std::string("-")),

@@ -161,7 +161,8 @@ Schedule everyStepKind()
     Schedule s;
     s.programs = {p, q};
     s.samplesPerHostCall = 40;
-    s.sampleKind = "sequences";
+    s.sampleKind = "rows";
+    s.sequencesPerSample = 2.25;
     s.modelFlopsPerSample = 1.5e9;
     s.peakMacsPerTileCycle = 64;
     s.strategy = StrategyInfo{"pipelined", "grouped", 1234, 1, false, {{0, {"B1"}, 2, 0, -1}, {1, {"B2"}, 0, -1, -1}}};
@@ -194,7 +195,8 @@ TEST_CASE("Schedule JSON: the writer spells out every step kind and reads back t
     const Schedule back = load(onM2000(w.at("programs"), w));
     CHECK(scheduleToJson(back) == w);
     CHECK(back.programs[0].numPoints == s.programs[0].numPoints);
-    CHECK(back.sampleKind == "sequences");
+    CHECK(back.sampleKind == "rows");
+    CHECK(back.sequencesPerSample == 2.25);
     CHECK(back.modelFlopsPerSample == 1.5e9);
 }
 

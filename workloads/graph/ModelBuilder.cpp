@@ -361,26 +361,30 @@ private:
         const std::vector<uint64_t> out{ids.shape[0], ids.shape[1], ids.shape[1]};
         Value y{tensor(l.name + ".out", out), out};
         m_g.addOp(l.name, OpKind::AttentionMask, {ids.tensor}, {y.tensor}).channels = ids.shape[1];
+        m_masks.insert(l.name);
         return y;
     }
 
     /** Attention scores [batch, heads, S, S] with an attention_mask's [batch, S, S] added: the
-     *  mask repeats over the heads. */
+     *  mask repeats over the heads. Only an attention_mask op's output: the softmax's gradient
+     *  leaves the mask out, right only for a mask made from integer ids. */
     Value maskedSoftmax(const LayerSpec& l, std::size_t i)
     {
-        const Value x = input(i, 0), mask = input(i, 1);
         if (!l.attention)
             fail(i, "inputs", "expected one input: a mask (the second) comes with \"attention\": true");
+        const Value x = input(i, 0), mask = input(i, 1);
         expectRank(i, x, 4, "attention scores [batch, heads, queries, keys]");
+        if (!m_masks.count(l.inputs[1]))
+            fail(i, "inputs/1", fmt::format("expected the output of an attention_mask op, found \"{}\"", l.inputs[1]));
         const std::vector<uint64_t> expected{x.shape[0], x.shape[2], x.shape[3]};
-        if (mask.shape != expected || mask.integer || mask.parameter)
-            fail(i, "inputs/1", fmt::format("expected a mask {} (an attention_mask op's), found {}", shapeText(expected), shapeText(mask.shape)));
+        if (mask.shape != expected)
+            fail(i, "inputs/1", fmt::format("expected a mask {} for scores {}, found {}", shapeText(expected), shapeText(x.shape),
+                                            shapeText(mask.shape)));
         Value y{tensor(l.name + ".out", x.shape), x.shape};
         Op& op = m_g.addOp(l.name, OpKind::Softmax, {x.tensor, mask.tensor}, {y.tensor});
         op.channels = x.shape.back();
         op.attentionScaleMask = true;
-        op.broadcast = 1;
-        op.window = x.shape[1];
+        op.broadcast = 1; // each score reads its own mask element: a run of 1
         return y;
     }
 
@@ -773,6 +777,7 @@ private:
     std::map<std::string, Value> m_values;
     std::map<std::string, std::string> m_producer; // op name -> its block
     std::map<std::string, int> m_weights;          // op name -> its weight tensor (for tied weights)
+    std::set<std::string> m_masks;                 // names of attention_mask ops' outputs
     std::map<std::string, std::string> m_streamOf; // model input -> its stream
     std::map<std::string, std::size_t> m_firstLayer; // block -> its first layer
     std::map<std::string, uint32_t> m_blockIpus;

@@ -117,17 +117,17 @@ void pretrainingHeads(ModelWriter& w, const BertShape& s, const std::vector<std:
     w.add("mlm.loss", LayerKind::CrossEntropy, logits);
     // NSP pools each sequence's [CLS]: the first token, or packed, the row's last max tokens
     // (graphcore/examples' packed BERT moves every [CLS] to the end of its row).
-    std::string first;
+    std::string cls;
     if (s.packing) {
         LayerSpec last = layer("nsp.cls_tokens", LayerKind::Slice, {x}); // x[:, -max:]
         last.axis = 1;
         last.start = s.sequence - s.packing->maxPerRow;
         last.end = s.sequence;
-        first = w.add(last);
+        cls = w.add(last);
     } else {
-        first = w.add("nsp.first_token", LayerKind::Gather, {x}); // x[:, 0]
+        cls = w.add("nsp.first_token", LayerKind::Gather, {x}); // x[:, 0]
     }
-    const std::string pooled = w.add("nsp.pooler.tanh", LayerKind::Tanh, {w.add(linear("nsp.pooler", first, s.hidden))});
+    const std::string pooled = w.add("nsp.pooler.tanh", LayerKind::Tanh, {w.add(linear("nsp.pooler", cls, s.hidden))});
     w.add("nsp.loss", LayerKind::CrossEntropy, {w.add(linear("nsp.classifier", pooled, 2)), "next_sentence_labels"});
     w.m.outputs = {"mlm.loss", "nsp.loss"};
 }

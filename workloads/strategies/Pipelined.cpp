@@ -107,29 +107,41 @@ private:
                 const int from = m_producer[std::size_t(in)];
                 if (from < 0 || uint32_t(from) == k)
                     continue;
-                if (uint32_t(from) < k) {
-                    for (uint32_t s = uint32_t(from) + 1; s <= k; ++s)
-                        receive(in, s, m_frags[s - 1].fwdBytesToNext);
+                const uint32_t f = uint32_t(from);
+                if (m_frags[f].builder == m_frags[k].builder)
+                    m_diag.fail("/workload/strategy",
+                                fmt::format("block \"{}\" (stage {}) reads \"{}\" of block \"{}\" (stage {}) on the same IPU {}: "
+                                            "expected a tensor kept on its IPU for a later stage only within one stage "
+                                            "(put the blocks in one stage, or the reader on another IPU)",
+                                            op.block, k, d.name, m_producerBlock[std::size_t(in)], f, m_frags[k].ipu));
+                if (f < k) {
+                    for (uint32_t s = f + 1; s <= k; ++s)
+                        receive(in, f, s, m_frags[s - 1].fwdBytesToNext);
                 } else if (!forward) {
-                    for (uint32_t s = uint32_t(from); s-- > k;)
-                        receive(in, s, m_frags[s + 1].bwdBytesToPrevious);
+                    for (uint32_t s = f; s-- > k;)
+                        receive(in, f, s, m_frags[s + 1].bwdBytesToPrevious);
                 } else {
-                    m_diag.fail("/workload/strategy", fmt::format("the forward pass of stage {} reads \"{}\" of the later stage {}: "
-                                                                  "expected blocks in the order the model runs them",
-                                                                  k, d.name, from));
+                    m_diag.fail("/workload/strategy",
+                                fmt::format("block \"{}\" (stage {}) reads \"{}\" of block \"{}\" in the later stage {} going forward: "
+                                            "expected blocks in the order the model runs them",
+                                            op.block, k, d.name, m_producerBlock[std::size_t(in)], f));
                 }
             }
         }
     }
 
-    /** Stage `s` receives `tensor` from its neighbour (once), who sends `sent` more bytes. */
-    void receive(int tensor, uint32_t s, uint64_t& sent)
+    /** Stage `s` receives `tensor` (made by stage `from`) from its neighbour, who sends `sent`
+     *  more bytes: once per stage, even when the stage's IPU received it for an earlier stage
+     *  (the copy happens again; the IPU keeps one receive buffer for it). The producer's own
+     *  IPU needs no buffer. */
+    void receive(int tensor, uint32_t from, uint32_t s, uint64_t& sent)
     {
-        GraphLowering& l = loweringOf(s);
-        if (l.placed(tensor))
+        if (!m_received.insert({tensor, s}).second)
             return;
-        l.importTensor(tensor);
         sent += m_g.tensor(tensor).bytes();
+        GraphLowering& l = loweringOf(s);
+        if (m_frags[s].builder != m_frags[from].builder && !l.placed(tensor))
+            l.importTensor(tensor);
     }
 
     void lowerStage(uint32_t k)
@@ -266,6 +278,7 @@ private:
     const std::vector<uint32_t> m_ipus;
     const std::vector<int> m_producer;
     const std::vector<std::string> m_producerBlock;
+    std::set<std::pair<int, uint32_t>> m_received; // (tensor, stage) pairs relayed or received
     const std::vector<std::size_t> m_fwdOps, m_bwdOps;
     std::vector<StageFragments> m_frags;
     std::vector<std::unique_ptr<IpuLowering>> m_owned;

@@ -222,6 +222,7 @@ private:
         case OpKind::BatchNorm: batchNorm(op, dy); break;
         case OpKind::LayerNorm: layerNorm(op, dy); break;
         case OpKind::Gather: gather(op, dy); break;
+        case OpKind::AttentionMask: break; // made from integer ids: nothing to differentiate
         case OpKind::Conv: conv(op, dy); break;
         case OpKind::BatchMatMul: batchMatMul(op, dy); break;
         default: throw std::logic_error("no gradient rule for " + op.name);
