@@ -1060,49 +1060,6 @@ void GraphLowering::lowerGather(const Op& op)
     m_b.touch(handleOf(output));
 }
 
-void GraphLowering::lowerAttentionMask(const Op& op)
-{
-    // As PopTorch runs graphcore/examples' packed BERT: the ids repeated over the queries (an
-    // expand, copied out), compared with their transpose (int32 EQUAL; the transposed operand
-    // crosses the exchange to the output's layout), then Hugging Face's additive mask: cast to
-    // the model's type, 1 - m and times -10000 (scalar broadcasts in place).
-    using costs::BinaryOpKind;
-    const int ids = op.inputs.at(0), output = op.outputs.at(0);
-    const TensorDesc& out = m_graph.tensor(output);
-    const uint64_t S = op.channels, samples = m_graph.tensor(ids).shape.at(0), idBytes = bytesOf(m_graph.tensor(ids).type);
-    const uint32_t T = m_hw.tiles;
-    const TileVector outMap = linearMapping(T, out.bytes(), kGrainBytes);
-    std::vector<ExchangeBytes> idsIn(T), transposed(T);
-    addSends(idsIn, ids);
-    TileVector expand(T, 0), mask(T, 0), scratch(T, 0);
-    for (uint32_t t = 0; t < T; ++t) {
-        const uint64_t e = outMap[t] / bytesOf(out.type);
-        if (!e)
-            continue;
-        // Every sample the tile's elements fall in sends all its S ids.
-        idsIn[t].recvShared += std::min(samples, ceilDiv(e, S * S) + 1) * S * idBytes;
-        transposed[t].send += e * idBytes;
-        transposed[t].recv += e * idBytes;
-        scratch[t] = e * (2 * idBytes + 1); // the expanded ids, their transpose, the booleans
-        expand[t] = costs::copy(m_hw, e * idBytes, unsigned(idBytes));
-        mask[t] = costs::equalInt32(m_hw, e) + costs::castFromBool(m_hw, e) + costs::broadcastScalar(m_hw, BinaryOpKind::Sub, out.type, e) +
-                  costs::broadcastScalar(m_hw, BinaryOpKind::Mul, out.type, e);
-    }
-    m_b.sync();
-    const int temp = m_b.allocate(op.name + " ids and booleans", "temporary", scratch);
-    m_b.exchange(op.name + ".ids", idsIn);
-    m_b.compute(op.name + ".expand", expand, {Vertex::Copy});
-    m_b.touch(handleOf(ids));
-    m_b.sync();
-    m_b.exchange(op.name + ".transpose", transposed);
-    m_b.compute(op.name, mask,
-                {codelet::binary(BinaryOpKind::Equal), Vertex::Cast1D, {Vertex::BroadcastScalar1DInPlace, BinaryOpKind::Sub},
-                 {Vertex::BroadcastScalar1DInPlace, BinaryOpKind::Mul}});
-    m_b.touch(temp);
-    produce(output, outMap);
-    m_b.touch(handleOf(output));
-}
-
 void GraphLowering::lowerGatherGrad(const Op& op)
 {
     // The table-shaped gradient is zeroed where the table lives; each of its tiles receives the

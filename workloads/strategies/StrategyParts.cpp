@@ -14,7 +14,9 @@ std::vector<const Op*> opsOf(const Graph& g, const std::vector<std::size_t>& ind
 
 bool recomputable(const Op& op)
 {
-    return op.kind != OpKind::HostLoad && !isLoss(op.kind);
+    // The attention mask feeds only forward softmaxes (their gradients read the outputs), and
+    // the recomputed layers read it from the stash: nothing needs it built again.
+    return op.kind != OpKind::HostLoad && op.kind != OpKind::AttentionMask && !isLoss(op.kind);
 }
 
 Op storeOp(const OutputPlan& out)
