@@ -66,11 +66,14 @@ grep -q '"run_total"' "$out/t/summary.json" && ok || fail "no run_total in the t
 expect 1 "/inference/micro_batch: expected integer, >= 1" -- "$ipusim" run configs/mnist/pipelined.json --out "$out/t2" --set /inference/micro_batch=0
 
 # VCD: each IPU's activity and IPU-Link bytes; IPU 0 computes 1,000 cycles, then copies
-# (1,000 cycles = 751,880 ps at 1.33 GHz).
+# (1,000 cycles = 751,880,000 fs at 1.33 GHz; the timescale is the kernel's femtosecond).
 expect 0 "waves.vcd" -- "$ipusim" run configs/schedules/two_ipu_copy.json --vcd --out "$out/v"
 # 4 IPU signals + both directions of the M2000's 6 linked pairs
-[ "$(grep -c '\$var' "$out/v/waves.vcd")" = 16 ] && grep -q '^#751880$' "$out/v/waves.vcd" && grep -q 'ipu0_to_ipu1' "$out/v/waves.vcd" \
-  && grep -q '^b11110100001001000000 ' "$out/v/waves.vcd" && ok || fail "VCD content"
+[ "$(grep -c '\$var' "$out/v/waves.vcd")" = 16 ] && grep -q '^#751880000$' "$out/v/waves.vcd" && grep -q 'ipu0_to_ipu1' "$out/v/waves.vcd" \
+  && grep -q '^b11110100001001000000 ' "$out/v/waves.vcd" && grep -q '1 fs' "$out/v/waves.vcd" && ok || fail "VCD content"
+# Quiet: no SystemC warnings (unrepresentable times) or notes naming the temporary file.
+noise=$("$ipusim" run configs/default.json --vcd --out "$out/v2" 2>&1 | grep -c 'W713\|I703\|tmp\.vcd')
+[ "$noise" = 0 ] && [ -s "$out/v2/waves.vcd" ] && ok || fail "--vcd printed $noise SystemC warning or temporary-file lines"
 
 # A sweep keeps a config's inference phase: its figures are in every row.
 printf '{"name": "inference_kept", "config": "%s/configs/mnist/pipelined.json", "axes": [{"pointer": "/workload/micro_batch", "values": [16, 40]}]}\n' "$PWD" > "$out/inference_sweep.json"
