@@ -755,6 +755,20 @@ TEST_CASE("Graph workload: every bad graph names the op and what was expected", 
                Catch::Contains("/workload/strategy/layers_per_ipu: expected only for BERT: a graph's blocks are placed with \"stages\" or \"block_ipus\""));
 }
 
+namespace {
+
+/** The tensors an IPU receives from its pipeline neighbours (its receive buffers). */
+std::set<std::string> receiveBuffers(const Schedule& s, uint32_t ipu)
+{
+    std::set<std::string> names;
+    for (const auto& t : s.programs.at(ipu).tensors)
+        if (t.kind == "ipu copy buffer")
+            names.insert(t.name);
+    return names;
+}
+
+} // namespace
+
 TEST_CASE("Graph workload: a skip connection is relayed through the stages between", "[graph]")
 {
     // fc1 (IPU 0) feeds fc2 (IPU 1) and, skipping two stages, the residual add on IPU 3: IPUs 1
@@ -771,13 +785,7 @@ TEST_CASE("Graph workload: a skip connection is relayed through the stages betwe
     doc["run"] = {{"device_iterations", 4}};
     const Experiment e = build(doc);
     REQUIRE(e.schedule.programs.size() == 4);
-    auto received = [&](uint32_t ipu) {
-        std::set<std::string> names;
-        for (const auto& t : e.schedule.programs[ipu].tensors)
-            if (t.kind == "ipu copy buffer")
-                names.insert(t.name);
-        return names;
-    };
+    auto received = [&](uint32_t ipu) { return receiveBuffers(e.schedule, ipu); };
     CHECK(received(1) == std::set<std::string>{"fc1.out (received)"});
     CHECK(received(2) == std::set<std::string>{"fc1.out (received)", "fc2.out (received)"});
     CHECK(received(3) == std::set<std::string>{"fc1.out (received)", "fc3.out (received)"});
@@ -808,13 +816,7 @@ TEST_CASE("Graph workload: a skip connection is relayed through the stages betwe
     training["workload"]["graph"]["outputs"] = {"loss"};
     training["run"] = {{"gradient_accumulation", 8}};
     const Experiment t = build(training);
-    auto receivedIn = [&](uint32_t ipu) {
-        std::set<std::string> names;
-        for (const auto& x : t.schedule.programs[ipu].tensors)
-            if (x.kind == "ipu copy buffer")
-                names.insert(x.name);
-        return names;
-    };
+    auto receivedIn = [&](uint32_t ipu) { return receiveBuffers(t.schedule, ipu); };
     // The add's gradient for fc1 passes IPU 2 on its way to fc2's IPU, which sums it with its
     // own and sends the sum to IPU 0.
     CHECK(receivedIn(2).count("dskip.out (received)"));

@@ -50,8 +50,8 @@ void GraphLowering::lowerAttentionMask(const Op& op)
     m_b.exchange(op.name + ".transpose", transposed);
     produce(output, outMap); // live while it is written, beside the scratch
     m_b.compute(op.name, mask,
-                {codelet::binary(BinaryOpKind::Equal), Vertex::Cast1D, {Vertex::BroadcastScalar1DInPlace, BinaryOpKind::Sub},
-                 {Vertex::BroadcastScalar1DInPlace, BinaryOpKind::Mul}});
+                {codelet::binary(BinaryOpKind::Equal), Vertex::Cast1D, codelet::byScalar(BinaryOpKind::Sub),
+                 codelet::byScalar(BinaryOpKind::Mul)});
     m_b.touch(temp);
     m_b.touch(handleOf(output));
 }

@@ -344,7 +344,7 @@ void GraphLowering::lowerGlobalPool(const Op& op)
     m_b.exchange(op.name + ".in", in);
     m_b.touch(handleOf(x));
     produce(y, outMap);
-    m_b.compute(op.name, cycles, {codelet::rowReduce(), {Vertex::BroadcastScalar1DInPlace, costs::BinaryOpKind::Mul}});
+    m_b.compute(op.name, cycles, {codelet::rowReduce(), codelet::byScalar(costs::BinaryOpKind::Mul)});
     m_b.touch(temp);
     m_b.touch(handleOf(y));
 }
@@ -370,7 +370,7 @@ void GraphLowering::lowerGlobalPoolGrad(const Op& op)
     m_b.exchange(op.name + ".in", in);
     m_b.touch(handleOf(dy));
     produce(dx, outMap);
-    m_b.compute(op.name, cycles, {{Vertex::BroadcastScalar1DInPlace, costs::BinaryOpKind::Mul}});
+    m_b.compute(op.name, cycles, {codelet::byScalar(costs::BinaryOpKind::Mul)});
     m_b.touch(handleOf(dx));
 }
 

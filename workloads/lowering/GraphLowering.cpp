@@ -459,7 +459,7 @@ void GraphLowering::lowerElementwise(const Op& op)
     case OpKind::MaxPool: types = {Vertex::MaxPooling}; break;
     case OpKind::AvgPool: types = {Vertex::SumPooling}; break;
     case OpKind::Cast: types = {Vertex::Cast1D}; break;
-    case OpKind::AvgPoolGrad: types = {{Vertex::BroadcastScalar1DInPlace, costs::BinaryOpKind::Mul}, Vertex::SumPooling}; break;
+    case OpKind::AvgPoolGrad: types = {codelet::byScalar(costs::BinaryOpKind::Mul), Vertex::SumPooling}; break;
     default: types = {Vertex::MaxPoolingGrad}; break;
     }
     m_b.sync();
@@ -574,7 +574,7 @@ void GraphLowering::lowerLoss(const Op& op)
                                       unary(UnaryOpKind::Log)}, 6);
     else
         m_b.compute(op.name, cycles, {unary(UnaryOpKind::Exp), binary(BinaryOpKind::Div), binary(BinaryOpKind::Sub),
-                                      {Vertex::BroadcastScalar1DInPlace, BinaryOpKind::Mul}}, 6);
+                                      byScalar(BinaryOpKind::Mul)}, 6);
     for (int in : op.inputs)
         m_b.touch(handleOf(in));
     if (rowPieces > 1) {
@@ -649,17 +649,17 @@ void GraphLowering::lowerOptimizer(const Op& op)
         // Multiplies by a scalar (popops' scalar broadcast in place, §3.9): the first takes the
         // mean over micro-batches and replicas (PopTorch's Mean); loss scaling adds one more to
         // undo the scale.
-        const auto byScalar = [&](uint64_t n) { return costs::broadcastScalar(m_hw, BinaryOpKind::Mul, s, n); };
-        const uint64_t mean = (op.unscale ? 2 : 1) * byScalar(e);
+        const auto timesScalar = [&](uint64_t n) { return costs::broadcastScalar(m_hw, BinaryOpKind::Mul, s, n); };
+        const uint64_t mean = (op.unscale ? 2 : 1) * timesScalar(e);
         if (adam) // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  u = m^ / (sqrt(v^) + eps) + wd w
-            cycles[t] = mean + 2 * byScalar(e) + 3 * costs::scaledAdd(m_hw, s, e) +
+            cycles[t] = mean + 2 * timesScalar(e) + 3 * costs::scaledAdd(m_hw, s, e) +
                         costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::unaryOp(m_hw, UnaryOpKind::Sqrt, s, e) +
                         costs::binaryOp(m_hw, BinaryOpKind::Add, s, e) + costs::binaryOp(m_hw, BinaryOpKind::Div, s, e);
         else // g += wd w
             cycles[t] = mean + costs::scaledAdd(m_hw, s, e);
         // Then (after LAMB's or LARS's trust ratio) SGD's and LARS's v = m v + g, and every
         // optimizer's w -= lr x ratio x update.
-        apply[t] = (velocity ? byScalar(e) + costs::scaledAdd(m_hw, s, e) : 0) +
+        apply[t] = (velocity ? timesScalar(e) + costs::scaledAdd(m_hw, s, e) : 0) +
                    costs::scaledAdd(m_hw, s, e);
         if (op.masterWeights) // fp16 gradient in, the updated fp32 master cast back to the weight
             apply[t] += costs::cast(m_hw, wt, s, e) + costs::cast(m_hw, s, wt, e);
@@ -674,7 +674,7 @@ void GraphLowering::lowerOptimizer(const Op& op)
     }
     m_b.sync();
     using namespace codelet;
-    const Codelet scalarMul{Vertex::BroadcastScalar1DInPlace, BinaryOpKind::Mul};
+    const Codelet scalarMul = byScalar(BinaryOpKind::Mul);
     std::vector<Codelet> applyTypes{Vertex::ScaledAddSupervisor};
     if (velocity)
         applyTypes.push_back(scalarMul);
@@ -837,7 +837,7 @@ void GraphLowering::lowerRowwise(const Op& op)
     auto un = [&](UnaryOpKind k, uint64_t e) { return costs::unaryOp(m_hw, k, type, e); };
     using namespace codelet;
     const Codelet add = binary(BinaryOpKind::Add), sub = binary(BinaryOpKind::Sub), mul = binary(BinaryOpKind::Mul),
-                  div = binary(BinaryOpKind::Div), exp = unary(UnaryOpKind::Exp), scale{Vertex::BroadcastScalar1DInPlace, BinaryOpKind::Mul};
+                  div = binary(BinaryOpKind::Div), exp = unary(UnaryOpKind::Exp), scale = byScalar(BinaryOpKind::Mul);
     std::vector<Codelet> types;
     switch (op.kind) {
     case OpKind::Add: types = {add}; break;
