@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "models/ipu/Ipu.hpp"
 
-#include <functional>
+#include "models/common/SaturatingCycles.hpp"
+
+#include <fmt/format.h>
+
 
 namespace ipusim {
 
@@ -19,21 +22,11 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
       m_program(program),
       m_hostCalls(hostCalls),
       m_period(period),
+      m_cycleLimit(sc_core::sc_max_time().value() / std::max<uint64_t>(period.value(), 1)),
       m_observer(observer),
       m_ports(ports)
 {
-    std::function<uint64_t(const std::vector<Step>&)> count = [&](const std::vector<Step>& steps) {
-        uint64_t n = 0;
-        for (const auto& s : steps) {
-            ++n;
-            if (auto* r = std::get_if<RepeatStep>(&s.op))
-                n += r->count * count(r->body);
-            else if (auto* c = std::get_if<CallStep>(&s.op))
-                n += count(program.fragments.at(c->fragment));
-        }
-        return n;
-    };
-    m_stepsTotal = hostCalls * count(program.steps);
+    m_stepsTotal = saturatingMul(hostCalls, stepsExecuted(program));
     m_fragmentStats.resize(program.fragments.size());
     m_stats.add("compute_sets_run", m_computeSetsRun, "compute sets", "compute sets executed");
     SC_HAS_PROCESS(Ipu);
@@ -309,8 +302,11 @@ std::vector<int64_t> Ipu::shape() const
     return s;
 }
 
-void Ipu::skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uint64_t duration)
+bool Ipu::skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uint64_t duration)
 {
+    const uint64_t shift = saturatingMul(times, duration);
+    if (!withinTimeLimit(m_cycle + shift, "skipping a loop's iterations"))
+        return false;
     // Links are shared: add this IPU's share of their bytes there too.
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> before(m_linkSent);
     auto refs = counterRefs();
@@ -319,7 +315,6 @@ void Ipu::skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uin
     if (m_ports.links)
         for (const auto& [edge, bytes] : m_linkSent)
             m_ports.links->account(edge.first, edge.second, bytes - before[edge]);
-    const uint64_t shift = times * duration;
     m_cycle += shift;
     tiles.shift(shift);
     // Times still ahead move with the skip; past ones stay past.
@@ -329,6 +324,27 @@ void Ipu::skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uin
         if (ready > m_cycle - shift)
             ready += shift;
     m_skipped += times;
+    return true;
+}
+
+bool Ipu::withinTimeLimit(uint64_t cycle, const char* doing)
+{
+    if (cycle <= m_cycleLimit)
+        return true;
+    if (m_failure.empty())
+        m_failure = fmt::format("IPU {} would reach cycle {} {}, past cycle {}, where SystemC's 64-bit femtosecond clock "
+                                "ends at {:.6g} GHz: simulate fewer iterations, samples or steps",
+                                m_index, cycle, doing, m_cycleLimit, m_hw.clockHz / 1e9);
+    sc_core::sc_stop();
+    return false;
+}
+
+bool Ipu::wakeAt(uint64_t cycle, uint64_t nowCycle)
+{
+    if (!withinTimeLimit(cycle, "at its next step"))
+        return false;
+    m_wake.notify(m_period * double(cycle - nowCycle));
+    return true;
 }
 
 bool Ipu::fastForward(Frame& f)
@@ -365,13 +381,14 @@ bool Ipu::fastForward(Frame& f)
         return false;
     }
     const uint64_t from = m_cycle;
-    skipIterations(delta, skip, duration);
+    if (!skipIterations(delta, skip, duration))
+        return true; // the run stops at the time limit
     f.remaining -= skip;
     f.iteration += skip;
     loop.start = snapshot();
     loop.startCycle = m_cycle;
     loop.resuming = true;
-    m_wake.notify(m_period * double(m_cycle - from));
+    wakeAt(m_cycle, from);
     return true;
 }
 
@@ -383,7 +400,7 @@ void Ipu::release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant)
     tiles.align(releaseCycle);
     m_cycle = releaseCycle;
     m_waiting = false;
-    m_wake.notify(m_period * double(releaseCycle - nowCycle));
+    wakeAt(releaseCycle, nowCycle);
 }
 
 void Ipu::sequence()
@@ -426,8 +443,8 @@ void Ipu::sequence()
         if (end == kWait)
             return; // release() wakes us
         if (end > m_cycle) {
-            m_wake.notify(m_period * double(end - m_cycle));
-            m_cycle = end;
+            if (wakeAt(end, m_cycle))
+                m_cycle = end;
             return;
         }
     }

@@ -70,6 +70,8 @@ public:
     void disableFastForward() { m_fastForward = false; }
     /** Loop iterations skipped as identical to the one before. */
     [[nodiscard]] uint64_t iterationsSkipped() const { return m_skipped; }
+    /** Why the IPU stopped before finishing its program (its time passed SystemC's clock), or empty. */
+    [[nodiscard]] const std::string& failure() const { return m_failure; }
 
 private:
     void sequence();
@@ -123,8 +125,14 @@ private:
     std::vector<uint64_t*> counterRefs();
     std::vector<uint64_t> snapshot();
     std::vector<int64_t> shape() const;
-    /** Adds `times` more iterations of growth `delta` lasting `duration` each. */
-    void skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uint64_t duration);
+    /** Adds `times` more iterations of growth `delta` lasting `duration` each; false (and
+     *  nothing added) when they would pass the time limit. */
+    bool skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uint64_t duration);
+    /** True when `cycle` is within SystemC's clock; otherwise records the failure and stops
+     *  the simulation (a wrapped clock would order events wrongly). */
+    bool withinTimeLimit(uint64_t cycle, const char* doing);
+    /** Wakes the sequencer at `cycle`, `nowCycle` being the present; false past the time limit. */
+    bool wakeAt(uint64_t cycle, uint64_t nowCycle);
 
     struct Frame
     {
@@ -149,6 +157,8 @@ private:
     uint64_t m_hostCalls;
     uint64_t m_callsStarted = 0;
     sc_core::sc_time m_period;
+    uint64_t m_cycleLimit; // the last cycle SystemC's clock holds
+    std::string m_failure;
     IPhaseObserver* m_observer;
     SystemPorts m_ports;
     bool m_waiting = false;

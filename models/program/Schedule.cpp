@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "models/program/Schedule.hpp"
 
+#include "models/common/SaturatingCycles.hpp"
+
+#include <algorithm>
+
 namespace ipusim {
 
 void numberPoints(Program& program)
@@ -18,5 +22,52 @@ void numberPoints(Program& program)
     program.numPoints = point;
     program.numComputeSets = computeSets;
 }
+
+namespace {
+
+CycleBound boundOf(const Program& program, const std::vector<Step>& steps)
+{
+    CycleBound best;
+    for (const auto& s : steps) {
+        CycleBound b;
+        if (auto* c = std::get_if<ComputeStep>(&s.op)) {
+            for (const auto& r : c->cycles.runs())
+                b.cycles = std::max(b.cycles, r.value);
+            b.step = c->name;
+        } else if (auto* r = std::get_if<RepeatStep>(&s.op)) {
+            b = boundOf(program, r->body);
+            b.cycles = saturatingMul(r->count, b.cycles);
+            b.step = r->name;
+        } else if (auto* call = std::get_if<CallStep>(&s.op); call && call->period == 1) {
+            b = boundOf(program, program.fragments.at(call->fragment));
+        }
+        if (b.cycles > best.cycles)
+            best = b;
+    }
+    return best;
+}
+
+} // namespace
+
+CycleBound lowerBoundCycles(const Program& program) { return boundOf(program, program.steps); }
+
+namespace {
+
+uint64_t stepsIn(const Program& program, const std::vector<Step>& steps)
+{
+    uint64_t n = 0;
+    for (const auto& s : steps) {
+        n = saturatingAdd(n, 1);
+        if (auto* r = std::get_if<RepeatStep>(&s.op))
+            n = saturatingAdd(n, saturatingMul(r->count, stepsIn(program, r->body)));
+        else if (auto* c = std::get_if<CallStep>(&s.op))
+            n = saturatingAdd(n, stepsIn(program, program.fragments.at(c->fragment)));
+    }
+    return n;
+}
+
+} // namespace
+
+uint64_t stepsExecuted(const Program& program) { return stepsIn(program, program.steps); }
 
 } // namespace ipusim

@@ -191,6 +191,20 @@ inline constexpr bool kIsPointStep = std::is_same_v<T, ComputeStep> || std::is_s
  *  the main program, loop bodies once) and compute-set ids. Call after building a program. */
 void numberPoints(Program& program);
 
+/** A lower bound of the cycles one run of a program takes, and the step that sets it: the
+ *  longest single compute step (its busiest tile works at least that long whatever else
+ *  happens) and a loop's count times its body's bound; saturates at kCycleCeiling. It lets a
+ *  run that must pass the simulator's clock fail before simulating. */
+struct CycleBound
+{
+    uint64_t cycles = 0;
+    std::string step;
+};
+CycleBound lowerBoundCycles(const Program& program);
+
+/** The steps one run of a program executes, loops unrolled and calls followed; saturates. */
+uint64_t stepsExecuted(const Program& program);
+
 /** Calls f(step) for every step, loop bodies once, in program order. */
 template <class F>
 void forEachStep(const std::vector<Step>& steps, F&& f)

@@ -31,9 +31,16 @@ public:
         if (!found)
             return *fallback;
         const json& v = *found;
-        if (!v.is_number_integer() || v.get<int64_t>() < int64_t(minimum))
-            m_diag.fail(m_ptr + "/" + key, fmt::format("expected integer >= {}, found {}", minimum, v.dump()));
-        return v.get<uint64_t>();
+        if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < int64_t(minimum)) ||
+            v.get<uint64_t>() > kMaxCount)
+            m_diag.fail(m_ptr + "/" + key, fmt::format("expected integer from {} to {}, found {}", minimum, kMaxCount, v.dump()));
+        const uint64_t n = v.get<uint64_t>();
+        m_work *= (long double)std::max<uint64_t>(n, 1);
+        m_sizes.push_back(fmt::format("{} {}", key, n));
+        if (m_work > (long double)kMaxWork) // before any formula sees the counts
+            m_diag.fail(m_ptr, fmt::format("the vertex's sizes ({}) multiply to {:.3g}, above 2^40 = {}: a vertex works on "
+                                           "what one tile holds", fmt::join(m_sizes, " x "), double(m_work), kMaxWork));
+        return n;
     }
     Precision precision(const std::string& key, std::optional<Precision> fallback = std::nullopt)
     {
@@ -69,6 +76,12 @@ public:
     }
 
 private:
+    // Counts fit the 32-bit fields the cost formulas take; their product bounds every term of
+    // those formulas (polynomials of the counts with small constant factors), so 2^40 keeps
+    // every price far inside 64 bits.
+    static constexpr uint64_t kMaxCount = 4294967295u;
+    static constexpr uint64_t kMaxWork = uint64_t(1) << 40;
+
     /** The value of `key`, marked as used; nullptr when it is absent and `optional`. */
     const json* lookup(const std::string& key, bool optional)
     {
@@ -84,6 +97,8 @@ private:
     std::string m_ptr;
     const json& m_params;
     std::set<std::string> m_used;
+    long double m_work = 1;            // the product of the counts read
+    std::vector<std::string> m_sizes; // "positions 1024", for the message
 };
 
 

@@ -15,7 +15,8 @@ uint64_t ipuLinkTransferCycles(const Topology& topology, const IpuLinkParams& li
     const Topology::Route r = topology.route(from, to);
     if (r.hops == 0)
         throw std::logic_error("no IPU-Link route from IPU " + std::to_string(from) + " to IPU " + std::to_string(to));
-    return r.hops * link.latencyCycles + streamCycles(bytes, r.links * link.bandwidthBytesPerSecond, link.efficiency, clockHz);
+    const uint64_t stream = streamCycles(bytes, r.links * link.bandwidthBytesPerSecond, link.efficiency, clockHz);
+    return saturatingAdd(saturatingMul(r.hops, link.latencyCycles), stream);
 }
 
 uint64_t ringSteps(std::size_t members, CollectiveKind kind)
@@ -33,7 +34,7 @@ uint64_t ringCycles(const Topology& topology, const IpuLinkParams& link, double 
     uint64_t step = 0;
     for (std::size_t i = 0; i < R; ++i)
         step = std::max(step, ipuLinkTransferCycles(topology, link, clockHz, ring[i], ring[(i + 1) % R], share));
-    return ringSteps(R, kind) * step;
+    return saturatingMul(ringSteps(R, kind), step);
 }
 
 } // namespace ipusim

@@ -15,7 +15,7 @@ namespace ipusim {
 inline uint64_t linkTransferCycles(uint64_t bytes, double bytesPerSecond, double efficiency, uint64_t latencyCycles,
                                    double clockHz)
 {
-    return bytes == 0 ? 0 : latencyCycles + streamCycles(bytes, bytesPerSecond, efficiency, clockHz);
+    return bytes == 0 ? 0 : saturatingAdd(latencyCycles, streamCycles(bytes, bytesPerSecond, efficiency, clockHz));
 }
 
 /** An IPU-Link transfer follows the shortest route: it pays the latency of every hop and

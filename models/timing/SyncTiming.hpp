@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/common/SaturatingCycles.hpp"
+
 #include <cmath>
 #include <cstdint>
 
@@ -10,7 +12,7 @@ namespace ipusim {
 inline uint64_t externalSyncCycles(uint32_t ipus, double hopSeconds, double clockHz)
 {
     const uint32_t hops = 1 + (ipus / 2) / 2;
-    return uint64_t(std::ceil(2.0L * hopSeconds * clockHz * hops - 1e-9L));
+    return saturatedCycles(std::ceil(2.0L * hopSeconds * clockHz * hops - 1e-9L));
 }
 
 } // namespace ipusim

@@ -278,9 +278,15 @@ uint64_t reduce(const IpuParams& hw, Precision partials, uint64_t outputs, uint6
 
 namespace {
 
+/** Row segments of one width, and how many of them a worker has. */
+struct SegmentRun
+{
+    uint64_t width, count;
+};
+
 /** One pooling worker: its rows (segments) of the given widths (getPoolingCycles). */
 uint64_t poolingWorker(const IpuParams& hw, PoolVertex vertex, const PoolTileWork& w, uint32_t worker,
-                       const std::vector<uint64_t>& segments)
+                       const std::vector<SegmentRun>& segments)
 {
     const bool isMax = vertex != PoolVertex::Sum, isBwd = vertex == PoolVertex::MaxGrad;
     constexpr uint64_t kWorklistUnpack = 5; // DELTANELEMENTS; in, out and startPos are ONE_PTR (0)
@@ -295,12 +301,12 @@ uint64_t poolingWorker(const IpuParams& hw, PoolVertex vertex, const PoolTileWor
     if (segments.empty())
         return c + 1;
     c += 2 + (isMax ? 1 : 2) + (isBwd ? 6 : 0) + 3 + 2 + 2 * kWorklistUnpack + 1;
-    for (uint64_t width : segments) {
+    for (const auto& [width, count] : segments) {
         const uint64_t n = ceilDiv(width, w.stride) - 1;
         const uint64_t repeat = isBwd ? 7 + 5 * n : isMax ? 4 + 3 * n : 5 + 3 * n;
         const uint64_t group = 1 + w.channelVectors * (3 + repeat) + 1;
         const uint64_t item = 20 + w.channelGroups * group + (w.channelGroups - 1) * (isBwd ? 6 : 4) + 3;
-        c += 13 + w.itemsPerRow * item + 2;
+        c += count * (13 + w.itemsPerRow * item + 2);
     }
     return c + 1;
 }
@@ -313,12 +319,21 @@ uint64_t pooling(const IpuParams& hw, PoolVertex vertex, const PoolTileWork& wor
     const uint64_t P = work.positions, W = hw.workers, row = std::max<uint64_t>(work.rowWidth, 1);
     uint64_t slowest = 0;
     for (uint32_t i = 0; i < W; ++i) {
-        std::vector<uint64_t> segments;
-        for (uint64_t at = i * P / W, end = (i + 1) * P / W; at < end;) {
+        // A partial row up to the first row end, whole rows, and what is left of the last row.
+        std::vector<SegmentRun> segments;
+        uint64_t at = i * P / W;
+        const uint64_t end = (i + 1) * P / W;
+        if (at < end) {
             const uint64_t next = std::min(end, (at / row + 1) * row);
-            segments.push_back(next - at);
+            segments.push_back({next - at, 1});
             at = next;
         }
+        if (const uint64_t whole = (end - at) / row; whole > 0) {
+            segments.push_back({row, whole});
+            at += whole * row;
+        }
+        if (at < end)
+            segments.push_back({end - at, 1});
         slowest = std::max(slowest, poolingWorker(hw, vertex, work, i, segments));
     }
     return 7 + W * slowest + 6;

@@ -7,6 +7,7 @@
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/Schema.hpp"
 #include "sim/engine/CompiledConfig.hpp"
+#include "sim/engine/Interrupt.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/run/Run.hpp"
 #include "sim/sweep/Sweep.hpp"
@@ -66,6 +67,7 @@ void printOutOfMemory(const RunOutcome& r)
 
 int runCommand(const RunCommandOptions& o)
 {
+    const InterruptGuard guard; // Ctrl-C unwinds: no temporary trace or waveform stays behind
     RunRequest request{config::loadConfig(o.config, o.sets), {}};
     RunOptions& options = request.options;
     options.outDir = o.out.empty() ? fs::path("out") / request.config.name : fs::path(o.out);

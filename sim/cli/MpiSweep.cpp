@@ -48,7 +48,7 @@ std::size_t runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOp
             const auto sets = sweep.setsFor(std::size_t(index));
             json result;
             auto done = [&](std::size_t, json r) { result = std::move(r); };
-            runner.start(std::size_t(index), [&] { return simulatePoint(sweep.config, sets); }, done);
+            runner.start(std::size_t(index), [&] { return simulatePoint(sweep.config, sets, sweep.file); }, done);
             runner.finish(done);
             world.send(0, kResult, json{{"point", index}, {"result", result}}.dump());
         }

@@ -2,10 +2,12 @@
 #include "sim/config/ConfigLoader.hpp"
 
 #include "sim/config/ConfigError.hpp"
+#include "sim/config/HardwarePresets.hpp"
 #include "sim/config/Schema.hpp"
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +20,35 @@ namespace {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
+
+// Deeper than any config, graph or schedule needs (a compiled BERT schedule nests 12 levels), and
+// shallow enough that the recursive passes over a document (bases, schema, defaults) stay well
+// inside the stack.
+constexpr int kMaxDepth = 128;
+
+/** Throws if `value` nests objects or arrays deeper than kMaxDepth, naming the first too-deep value. */
+void checkDepth(const json& value, const std::string& file, const std::string& ptr, int depth = 0)
+{
+    if (!value.is_structured())
+        return;
+    if (depth == kMaxDepth)
+        throw ConfigError(file, ptr, fmt::format("nested deeper than {} levels of objects and arrays", kMaxDepth));
+    if (value.is_object())
+        for (const auto& [k, v] : value.items())
+            checkDepth(v, file, ptr + "/" + escapePointerToken(k), depth + 1);
+    else
+        for (std::size_t i = 0; i < value.size(); ++i)
+            checkDepth(value[i], file, ptr + "/" + std::to_string(i), depth + 1);
+}
+
+/** The message for a number nlohmann cannot hold (it names the literal, e.g. "1e400"). */
+std::string numberOverflow(const json::out_of_range& e)
+{
+    std::string what = e.what();
+    auto quote = what.find('\'');
+    std::string literal = quote == std::string::npos ? what : what.substr(quote + 1, what.rfind('\'') - quote - 1);
+    return fmt::format("the number {} is out of range (a double holds magnitudes up to 1.8e308)", literal);
+}
 
 void recordOrigins(const json& value, const std::string& ptr, const std::string& file,
                    std::map<std::string, std::string>& origins)
@@ -65,6 +96,9 @@ json compose(json value, const std::string& file, const std::string& ptr,
         } catch (const ConfigError& e) {
             throw ConfigError(file, ptr + "/base", e.what());
         }
+        if (!baseDoc.is_object())
+            throw ConfigError(baseFile, "", fmt::format("expected a JSON object (a base is merged into the object that names it), found {}",
+                                                        baseDoc.type_name()));
         stack.push_back(baseFile);
         out = compose(std::move(baseDoc), baseFile, ptr, origins, stack);
         stack.pop_back();
@@ -82,7 +116,54 @@ json compose(json value, const std::string& file, const std::string& ptr,
     return out;
 }
 
-/** One "/pointer=value" assignment; errors name `origin` (the CLI's --set, the Python API's overrides). */
+/** The document's /workload/kind when it is a string, else nullptr. */
+const json* workloadKind(const json& doc)
+{
+    const auto w = doc.find("workload");
+    if (w == doc.end() || !w->is_object())
+        return nullptr;
+    const auto k = w->find("kind");
+    return k != w->end() && k->is_string() ? &*k : nullptr;
+}
+
+/** Where `jp` will go in `doc`: missing objects on the way are created (the schema then checks
+ *  what they hold), an array takes an existing index or its next one ("-" or its size);
+ *  anything else names the step that does not fit. */
+json& slotFor(json& doc, const json::json_pointer& jp, const std::string& origin, const std::string& ptr,
+              std::map<std::string, std::string>& origins)
+{
+    std::vector<std::string> tokens;
+    for (auto p = jp; !p.empty(); p.pop_back())
+        tokens.insert(tokens.begin(), p.back());
+    json* at = &doc;
+    std::string walked;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const std::string& token = tokens[i];
+        if (at->is_null())
+            *at = json::object();
+        if (at->is_object()) {
+            if (!at->contains(token)) // created here: errors about it name the --set
+                origins[walked + "/" + escapePointerToken(token)] = origin;
+            at = &(*at)[token];
+        } else if (at->is_array()) {
+            const bool append = token == "-" || token == std::to_string(at->size());
+            const bool digits = !token.empty() && token.find_first_not_of("0123456789") == std::string::npos && (token == "0" || token[0] != '0');
+            if (!append && !(digits && token.size() < 10 && std::stoul(token) < at->size()))
+                throw ConfigError(origin, ptr, fmt::format("\"{}\" is a list of {}: expected an index below {}, or {} or \"-\" to "
+                                                           "append, found \"{}\"", walked, at->size(), at->size(), at->size(), token));
+            if (append)
+                at->push_back(json());
+            at = append ? &at->back() : &(*at)[std::stoul(token)];
+        } else {
+            throw ConfigError(origin, ptr, fmt::format("\"{}\" holds {} {}, not an object or a list", walked, at->type_name(), at->dump()));
+        }
+        walked += "/" + escapePointerToken(token);
+    }
+    return *at;
+}
+
+/** One "/pointer=value" assignment; errors name `origin` (the CLI's --set, the Python API's
+ *  overrides). `/system=<preset>` puts a built-in hardware preset in place of the system. */
 void applySet(json& doc, const std::string& assignment, const std::string& origin, std::map<std::string, std::string>& origins)
 {
     auto eq = assignment.find('=');
@@ -98,15 +179,18 @@ void applySet(json& doc, const std::string& assignment, const std::string& origi
     }
     if (jp.empty())
         throw ConfigError(origin, ptr, "cannot replace the whole document");
-    if (!doc.contains(jp.parent_pointer()) || !doc.at(jp.parent_pointer()).is_object())
-        throw ConfigError(origin, ptr, fmt::format("\"{}\" does not name an object in the config", jp.parent_pointer().to_string()));
     json value;
     try {
         value = json::parse(text);
     } catch (const json::parse_error&) {
         value = text;   // bare words are strings: --set /workload/mode=infer
+    } catch (const json::out_of_range& e) {
+        throw ConfigError(origin, ptr, numberOverflow(e));
     }
-    doc[jp] = value;
+    checkDepth(value, origin, ptr);
+    if (ptr == "/system" && value.is_string())
+        value = hardwarePreset(value.get<std::string>(), origin, ptr);
+    slotFor(doc, jp, origin, ptr, origins) = value;
     recordOrigins(value, ptr, origin, origins);
 }
 
@@ -128,7 +212,22 @@ std::string LoadedConfig::fileOf(const std::string& pointer) const
 
 void LoadedConfig::raise(const std::string& pointer, const std::string& message) const
 {
+    for (const auto& [derived, original] : renamed)
+        if (pointer == derived || pointer.rfind(derived + "/", 0) == 0) {
+            const std::string user = original + pointer.substr(derived.size());
+            throw ConfigError(fileOf(user), user, message);
+        }
     throw ConfigError(fileOf(pointer), pointer, message);
+}
+
+std::string safeName(const std::string& text)
+{
+    std::string out;
+    for (char c : text.substr(0, 100))
+        out += std::isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-' ? c : '_';
+    if (out.empty() || !std::isalnum((unsigned char)out.front()))
+        out.insert(out.begin(), 'x');
+    return out;
 }
 
 std::string resolveRelative(const std::string& fromFile, const std::string& path)
@@ -145,7 +244,11 @@ json readJsonFile(const std::string& path)
     buffer << in.rdbuf();
     std::string text = buffer.str();
     try {
-        return json::parse(text);
+        json doc = json::parse(text);
+        checkDepth(doc, path, "");
+        return doc;
+    } catch (const json::out_of_range& e) {
+        throw ConfigError(path, "", numberOverflow(e));
     } catch (const json::parse_error& e) {
         std::size_t line = 1, col = 1;
         for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i, ++col)
@@ -171,11 +274,15 @@ LoadedConfig loadConfig(json raw, const std::string& file, const std::vector<std
     cfg.file = file;
     if (!raw.is_object())
         throw ConfigError(file, "", fmt::format("expected a JSON object, found {}", raw.type_name()));
+    checkDepth(raw, file, "");
     std::vector<std::string> stack{fs::path(file).lexically_normal().string()};
     cfg.doc = compose(std::move(raw), file, "", cfg.origins, stack);
     const Schema& schema = Schema::instance();
-    // Defaults first, so --set can reach optional objects (e.g. /run/trace/tiles).
+    // Defaults first, so --set can reach optional objects (e.g. /run/trace/tiles), the workload
+    // kind's too when the kind is known (e.g. /workload/strategy/replicas).
     schema.applyDefaults(cfg.doc, "");
+    if (const json* kind = workloadKind(cfg.doc); kind && schema.root().at("definitions").at("workloads").contains(kind->get<std::string>()))
+        schema.applyDefaults(cfg.doc.at("workload"), "/definitions/workloads/" + kind->get<std::string>());
     for (const auto& s : sets)
         applySet(cfg.doc, s, setsOrigin, cfg.origins);
 
@@ -185,7 +292,7 @@ LoadedConfig loadConfig(json raw, const std::string& file, const std::vector<std
     schema.validate(cfg.doc.at("workload"), "/definitions/workloads/" + kind, "/workload", fileOf);
     schema.applyDefaults(cfg.doc, "");
     schema.applyDefaults(cfg.doc.at("workload"), "/definitions/workloads/" + kind);
-    cfg.name = cfg.doc.value("name", fs::path(file).stem().string());
+    cfg.name = cfg.doc.value("name", safeName(fs::path(file).stem().string()));
     return cfg;
 }
 

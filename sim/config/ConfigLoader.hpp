@@ -16,6 +16,10 @@ struct LoadedConfig : Diagnostics
     std::string file;                            // the top-level file
     std::string name;                            // "name" or the file's stem
     std::map<std::string, std::string> origins; // JSON pointer -> file that set it
+    /** A derived config's values that came from elsewhere in the user's document (the
+     *  inference phase's /run/dataset_samples is the user's /inference/dataset_samples):
+     *  errors name the user's pointer. */
+    std::map<std::string, std::string> renamed;
 
     /** The file a value at `pointer` came from (the longest recorded prefix). */
     [[nodiscard]] std::string fileOf(const std::string& pointer) const;
@@ -24,6 +28,10 @@ protected:
     /** fail(): throws ConfigError for `pointer`, naming the file the value came from. */
     void raise(const std::string& pointer, const std::string& message) const override;
 };
+
+/** `text` as a name safe for a folder inside out/: letters, digits, '.', '_' and '-' (others
+ *  become '_'), starting with a letter or digit, at most 101 characters. */
+std::string safeName(const std::string& text);
 
 /** `path` as named in `fromFile`: relative to that file's folder unless absolute. */
 std::string resolveRelative(const std::string& fromFile, const std::string& path);

@@ -75,6 +75,19 @@ const json* schemaAt(const json& root, const json* node, const std::string& rel)
     return deref(node);
 }
 
+// A bound as people write it: 1e6, not 1000000.0; integers as they are.
+std::string bound(const json& v)
+{
+    if (!v.is_number_float())
+        return v.dump();
+    std::string s = fmt::format("{:g}", v.get<double>());
+    if (auto e = s.find("e+"); e != std::string::npos)
+        s.erase(e + 1, 1);
+    for (auto e = s.find('e'); e != std::string::npos && e + 2 < s.size() && (s[e + 1] == '0' || (s[e + 1] == '-' && s[e + 2] == '0'));)
+        s.erase(s[e + 1] == '0' ? e + 1 : e + 2, 1);
+    return s;
+}
+
 std::string expectation(const json* s)
 {
     if (!s)
@@ -86,12 +99,16 @@ std::string expectation(const json* s)
         parts.push_back(s->at("const").dump());
     if (s->contains("type"))
         parts.push_back(s->at("type").get<std::string>());
+    if (s->contains("pattern"))
+        parts.push_back("matching " + s->at("pattern").get<std::string>());
     if (s->contains("minimum"))
-        parts.push_back(">= " + s->at("minimum").dump());
+        parts.push_back(">= " + bound(s->at("minimum")));
     if (s->contains("exclusiveMinimum"))
-        parts.push_back("> " + s->at("exclusiveMinimum").dump());
+        parts.push_back("> " + bound(s->at("exclusiveMinimum")));
     if (s->contains("maximum"))
-        parts.push_back("<= " + s->at("maximum").dump());
+        parts.push_back("<= " + bound(s->at("maximum")));
+    if (s->contains("exclusiveMaximum"))
+        parts.push_back("< " + bound(s->at("exclusiveMaximum")));
     if (s->contains("oneOf"))
         parts.push_back(s->value("description", std::string("a listed form")));
     std::string out;
@@ -100,9 +117,32 @@ std::string expectation(const json* s)
     return out;
 }
 
+// The simulator reads integers into 32-bit fields unless the schema says otherwise: an integer
+// without a maximum gets the 32-bit one, so a larger value is an error naming its range rather
+// than a value that wraps (4294967296 tiles would be 0).
+void boundIntegers(json& node)
+{
+    if (node.is_object()) {
+        const auto type = node.find("type");
+        const bool integer = type != node.end() && (*type == "integer" || (type->is_array() && type->dump().find("\"integer\"") != std::string::npos));
+        if (integer && !node.contains("maximum") && !node.contains("exclusiveMaximum"))
+            node["maximum"] = Schema::kIntegerMaximum;
+    }
+    if (node.is_structured())
+        for (auto& child : node)
+            boundIntegers(child);
+}
+
+json boundedSchema()
+{
+    json root = json::parse(embeddedSchemaText());
+    boundIntegers(root);
+    return root;
+}
+
 } // namespace
 
-Schema::Schema() : m_root(json::parse(embeddedSchemaText())) {}
+Schema::Schema() : m_root(boundedSchema()) {}
 
 const Schema& Schema::instance()
 {

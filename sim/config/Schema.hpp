@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -13,6 +14,8 @@ class Schema
 {
 public:
     static const Schema& instance();
+    /** The bound of an integer whose schema names none: the simulator's 32-bit fields. */
+    static constexpr uint64_t kIntegerMaximum = 4294967295u;
 
     /** Validates `doc` against the schema node at `schemaPointer`; throws ConfigError naming
      *  `basePointer` + the failing path. `fileOf` maps a document pointer to the file it came from. */

@@ -61,6 +61,9 @@ std::optional<config::LoadedConfig> inferencePhase(const config::LoadedConfig& t
     r.erase("host_calls");
     config::LoadedConfig cfg = config::loadConfig(doc, training.file);
     cfg.origins = training.origins; // errors still name the file the value came from
+    cfg.renamed = {{"/workload/micro_batch", "/inference/micro_batch"},
+                   {"/run/device_iterations", "/inference/device_iterations"},
+                   {"/run/dataset_samples", "/inference/dataset_samples"}};
     return cfg;
 }
 

@@ -8,8 +8,9 @@
 
 namespace ipusim {
 
-Progress::Progress(std::string what, double quietSeconds, double plainEverySeconds)
+Progress::Progress(std::string what, std::string unit, double quietSeconds, double plainEverySeconds)
     : m_what(std::move(what)),
+      m_unit(std::move(unit)),
       m_quiet(quietSeconds),
       m_plainEvery(plainEverySeconds),
       m_tty(isatty(STDERR_FILENO) != 0),
@@ -31,10 +32,10 @@ void Progress::update(uint64_t done, uint64_t total, uint64_t failures)
     const std::string failed = failures ? fmt::format(" ({} failed)", failures) : std::string();
     if (m_tty) {
         const int width = 30, filled = int(share * width);
-        fmt::print(stderr, "\r{} [{}{}] {}/{}{}  {:.0f} s, ETA {:.0f} s ", m_what, std::string(filled, '#'),
-                   std::string(width - filled, '.'), done, total, failed, elapsed, eta);
+        fmt::print(stderr, "\r{} [{}{}] {}/{} {}{}  {:.0f} s, ETA {:.0f} s ", m_what, std::string(filled, '#'),
+                   std::string(width - filled, '.'), done, total, m_unit, failed, elapsed, eta);
     } else {
-        fmt::print(stderr, "{}: {} of {} done{} after {:.0f} s, ETA {:.0f} s\n", m_what, done, total, failed, elapsed, eta);
+        fmt::print(stderr, "{}: {} of {} {} done{} after {:.0f} s, ETA {:.0f} s\n", m_what, done, total, m_unit, failed, elapsed, eta);
     }
     std::fflush(stderr);
     m_shown = true;
@@ -43,7 +44,7 @@ void Progress::update(uint64_t done, uint64_t total, uint64_t failures)
 void Progress::finish()
 {
     if (m_shown && m_tty)
-        fmt::print(stderr, "\r{}\r", std::string(m_what.size() + 70, ' '));
+        fmt::print(stderr, "\r{}\r", std::string(m_what.size() + m_unit.size() + 70, ' '));
 }
 
 } // namespace ipusim

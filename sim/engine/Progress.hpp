@@ -11,12 +11,13 @@ namespace ipusim {
 class Progress
 {
 public:
-    explicit Progress(std::string what, double quietSeconds = 1.0, double plainEverySeconds = 10.0);
+    /** `unit` names what `done` and `total` count ("program steps", "points"). */
+    Progress(std::string what, std::string unit, double quietSeconds = 1.0, double plainEverySeconds = 10.0);
     void update(uint64_t done, uint64_t total, uint64_t failures = 0);
     void finish();
 
 private:
-    std::string m_what;
+    std::string m_what, m_unit;
     double m_quiet, m_plainEvery;
     bool m_tty;
     bool m_shown = false;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/Simulation.hpp"
 
+#include "models/common/SaturatingCycles.hpp"
 #include "models/system/Kernel.hpp"
 
 #include "sim/config/ConfigError.hpp"
+#include "sim/engine/Interrupt.hpp"
 #include "sim/engine/Progress.hpp"
 
 #include <fmt/format.h>
@@ -54,8 +56,26 @@ bool Simulation::fits() const
     return true;
 }
 
+void Simulation::checkTimeLimit() const
+{
+    const double periodFs = std::round(1e15 / m_experiment.system.ipu.clockHz);
+    const uint64_t lastCycle = sc_core::sc_max_time().value() / std::max<uint64_t>(uint64_t(periodFs), 1);
+    for (const auto& program : m_experiment.schedule.programs) {
+        const CycleBound b = lowerBoundCycles(program);
+        const uint64_t cycles = saturatingMul(m_experiment.run.hostCalls, b.cycles);
+        if (cycles > lastCycle)
+            throw config::ConfigError(
+                m_experiment.config.file, "",
+                fmt::format("IPU {} runs at least {}{} cycles (\"{}\" in each of {} host calls), past cycle {}, where SystemC's "
+                            "64-bit femtosecond clock ends at {:.6g} GHz: simulate fewer iterations, samples or steps",
+                            program.ipu, cycles == kCycleCeiling ? "2^62 = " : "", cycles, b.step, m_experiment.run.hostCalls,
+                            lastCycle, m_experiment.system.ipu.clockHz / 1e9));
+    }
+}
+
 SimResult Simulation::run()
 {
+    checkTimeLimit();
     if (!m_vcdPath.empty()) {
         // SystemC appends ".vcd" to the name it is given.
         m_vcd = sc_core::sc_create_vcd_trace_file((m_vcdPath + ".tmp").c_str());
@@ -70,7 +90,7 @@ SimResult Simulation::run()
     }
     const auto t0 = std::chrono::steady_clock::now();
     // Run in slices of simulated time so long runs can report progress between them.
-    Progress progress("simulating " + m_experiment.config.name);
+    Progress progress("simulating " + m_experiment.config.name, "program steps");
     const sc_core::sc_time slice = sc_core::sc_time(std::round(1e15 / m_experiment.system.ipu.clockHz), sc_core::SC_FS) * double(1u << 22);
     auto finished = [&] {
         for (const auto& ipu : m_ipus)
@@ -78,14 +98,24 @@ SimResult Simulation::run()
                 return false;
         return true;
     };
+    auto failure = [&]() -> std::string {
+        for (const auto& ipu : m_ipus)
+            if (!ipu->failure().empty())
+                return ipu->failure();
+        return {};
+    };
     do {
-        sc_core::sc_start(slice); // the first call also elaborates and initialises
+        // The first call also elaborates and initialises; the last slice ends at the clock's end.
+        sc_core::sc_start(std::min(slice, sc_core::sc_max_time() - sc_core::sc_time_stamp()));
         uint64_t done = 0, total = 0;
         for (const auto& ipu : m_ipus) {
-            done += ipu->stepsRun();
-            total += ipu->stepsTotal();
+            done = saturatingAdd(done, ipu->stepsRun());
+            total = saturatingAdd(total, ipu->stepsTotal());
         }
         progress.update(done, total);
+        InterruptGuard::check("interrupted: the run wrote no results");
+        if (const std::string why = failure(); !why.empty())
+            throw config::ConfigError(m_experiment.config.file, "", why);
     } while (!finished() && sc_core::sc_pending_activity());
     progress.finish();
     const auto t1 = std::chrono::steady_clock::now();

@@ -40,6 +40,9 @@ public:
     }
 
 private:
+    /** Throws when a program's lower bound (lowerBoundCycles) already passes SystemC's clock. */
+    void checkTimeLimit() const;
+
     const Experiment& m_experiment;
     std::unique_ptr<IpuLinks> m_links;
     std::unique_ptr<ExternalSync> m_sync;

@@ -47,6 +47,7 @@ py::dict runConfig(const py::object& config, const std::vector<std::string>& set
     RunOutcome r;
     {
         py::gil_scoped_release free; // a long run leaves other Python threads (a notebook's) running
+        const ipusim::InterruptGuard guard; // Ctrl-C unwinds the run and raises KeyboardInterrupt
         r = run(std::move(request));
     }
     py::dict out;

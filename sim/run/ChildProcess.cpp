@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +53,7 @@ ChildProcess::ChildProcess(const std::function<nlohmann::json()>& body)
         throw std::runtime_error("fork failed");
     }
     if (m_pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive the parent
         close(fds[0]);
         writeAll(fds[1], guardedResult(body).dump());
         close(fds[1]);

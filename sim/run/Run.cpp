@@ -2,6 +2,7 @@
 #include "sim/run/Run.hpp"
 
 #include "models/program/ScheduleCheck.hpp"
+#include "models/common/SaturatingCycles.hpp"
 #include "models/reference/ReferenceEngine.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/engine/Simulation.hpp"
@@ -48,6 +49,26 @@ void removeStaleOutputs(const fs::path& dir)
     for (const fs::path& d : {dir, dir / "inference"})
         for (const char* f : {"summary.json", "trace.json", "oom_report.json", "waves.vcd"})
             fs::remove(d / f);
+}
+
+// The reference engine ticks a 1 ns SystemC clock every cycle and both engines record every
+// phase: a run it cannot finish in reasonable time and memory (or at all: the clock holds 1.8e10
+// ticks) is refused up front.
+void requireShortEnoughForReference(const Experiment& e)
+{
+    constexpr uint64_t kMaxReferenceCycles = uint64_t(1) << 32, kMaxReferenceSteps = uint64_t(1) << 24;
+    for (const auto& program : e.schedule.programs) {
+        const CycleBound b = lowerBoundCycles(program);
+        if (const uint64_t cycles = saturatingMul(e.run.hostCalls, b.cycles); cycles > kMaxReferenceCycles)
+            throw config::ConfigError(e.config.file, "",
+                                      fmt::format("IPU {} runs at least {} cycles (\"{}\"); the reference engine ticks every "
+                                                  "cycle and takes runs of at most 2^32 = {}: use the fast engine",
+                                                  program.ipu, cycles, b.step, kMaxReferenceCycles));
+        if (const uint64_t steps = saturatingMul(e.run.hostCalls, stepsExecuted(program)); steps > kMaxReferenceSteps)
+            throw config::ConfigError(e.config.file, "",
+                                      fmt::format("IPU {} runs {} program steps; the reference engine records each one and takes runs "
+                                                  "of at most 2^24 = {}: use the fast engine", program.ipu, steps, kMaxReferenceSteps));
+    }
 }
 
 /** The fast engine must have seen exactly the reference engine's phases; the run's speed is
@@ -100,8 +121,10 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
     // under an observer that must see the very same phases.
     std::optional<ReferenceResult> reference;
     PhaseRecorder recorder;
-    if (o.engine == EngineKind::Reference)
+    if (o.engine == EngineKind::Reference) {
+        requireShortEnoughForReference(e);
         reference = runReference(e.schedule, e.system, e.run.hostCalls);
+    }
     TeeObserver tee(p.trace.get(), reference ? &recorder : nullptr);
     const auto t0 = std::chrono::steady_clock::now();
     Simulation sim(e, reference || p.trace ? &tee : nullptr, o.vcd && !dir.empty() ? (dir / "waves.vcd").string() : std::string());

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,10 +30,10 @@ nlohmann::json simulatePoint(config::LoadedConfig cfg)
     }
 }
 
-nlohmann::json simulatePoint(const std::string& config, const std::vector<std::string>& sets)
+nlohmann::json simulatePoint(const std::string& config, const std::vector<std::string>& sets, const std::string& setsOrigin)
 {
     try {
-        return simulatePoint(config::loadConfig(config, sets));
+        return simulatePoint(config::loadConfig(config, sets, setsOrigin));
     } catch (const config::ConfigError& e) {
         return {{"status", "invalid"}, {"error", e.what()}};
     }
@@ -51,10 +52,18 @@ void PointRunner::start(std::size_t index, const std::function<nlohmann::json()>
     while (m_running.size() >= m_jobs)
         reapOne(done);
     std::fflush(nullptr);
+    const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0)
         throw std::runtime_error("fork failed");
     if (pid == 0) {
+        // The point dies with its coordinator (no orphans after a SIGKILL), and takes Ctrl-C
+        // and SIGTERM as a process normally does (the coordinator's handlers are not its own).
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
         const nlohmann::json result = job();
         const auto path = m_scratch / fmt::format("point-{}.json", index);
         {
@@ -78,6 +87,11 @@ void PointRunner::reapOne(const std::function<void(std::size_t, nlohmann::json)>
     const std::size_t index = it->second;
     m_running.erase(it);
     const auto path = m_scratch / fmt::format("point-{}.json", index);
+    if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGHUP)) {
+        m_interrupted = true; // stopped from outside, not failed: no result, so --resume runs it again
+        std::filesystem::remove(path);
+        return;
+    }
     nlohmann::json result;
     std::ifstream in(path);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && in)

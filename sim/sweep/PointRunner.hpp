@@ -16,8 +16,9 @@ namespace ipusim {
  *  "summary": {...}}, or {"status": "invalid" | "out_of_memory" | "failed", "error": message}.
  *  Never throws. */
 nlohmann::json simulatePoint(config::LoadedConfig cfg);
-/** Loads `config` with `sets` and simulates it; a config error becomes an "invalid" result. */
-nlohmann::json simulatePoint(const std::string& config, const std::vector<std::string>& sets);
+/** Loads `config` with `sets` (errors in them name `setsOrigin`, the file that gave them) and
+ *  simulates it; a config error becomes an "invalid" result. */
+nlohmann::json simulatePoint(const std::string& config, const std::vector<std::string>& sets, const std::string& setsOrigin);
 
 /** Runs jobs in child processes (SystemC elaborates once per process; a crash stays in its
  *  child), at most `jobs` at a time. A job's result travels through a file in `scratch`. */
@@ -35,12 +36,15 @@ public:
     void finish(const std::function<void(std::size_t, nlohmann::json)>& done);
     /** Kills the running children (interrupted sweep). */
     void kill();
+    /** True once a job was stopped by SIGINT, SIGTERM or SIGHUP: it has no result. */
+    [[nodiscard]] bool interrupted() const { return m_interrupted; }
 
 private:
     void reapOne(const std::function<void(std::size_t, nlohmann::json)>& done);
     std::filesystem::path m_scratch;
     unsigned m_jobs;
     std::map<pid_t, std::size_t> m_running;
+    bool m_interrupted = false;
 };
 
 } // namespace ipusim

@@ -12,7 +12,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
@@ -29,7 +31,19 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 using config::ConfigError;
 
-std::atomic<bool> g_interrupted{false};
+// A million points is weeks of simulation; more is a typo in a range, caught before allocating.
+constexpr std::size_t kMaxSweepPoints = 1000000;
+
+std::string nameOf(const std::string& file, const json& doc)
+{
+    if (!doc.contains("name"))
+        return config::safeName(fs::path(file).stem().string());
+    const json& n = doc.at("name");
+    if (!n.is_string() || n.get<std::string>() != config::safeName(n.get<std::string>()))
+        throw ConfigError(file, "/name", fmt::format("expected a name for the results folder (letters, digits, '.', '_' and '-', "
+                                                     "starting with a letter or digit, at most 100), found {}", n.dump()));
+    return n.get<std::string>();
+}
 
 void checkKeys(const std::string& file, const json& obj, const std::string& ptr, const std::set<std::string>& allowed)
 {
@@ -75,8 +89,11 @@ std::vector<json> axisValues(const std::string& file, const json& axis, const st
         const double step = number(file, r, ptr + "/range", "step");
         if (step <= 0)
             throw ConfigError(file, ptr + "/range/step", fmt::format("expected a number > 0, found {}", step));
-        for (double v = from; v <= to + 1e-9 * std::abs(step); v += step)
-            out.push_back(numberValue(v));
+        const double count = std::floor((to - from) / step + 1e-9) + 1;
+        if (!(count <= double(kMaxSweepPoints)))
+            throw ConfigError(file, ptr + "/range", fmt::format("the range has {:.3g} values; a sweep takes at most {}", count, kMaxSweepPoints));
+        for (std::size_t k = 0; k < std::size_t(std::max(count, 0.0)); ++k)
+            out.push_back(numberValue(from + double(k) * step));
     } else {
         const json& l = axis.at("log");
         checkKeys(file, l, ptr + "/log", {"from", "to", "points"});
@@ -84,8 +101,8 @@ std::vector<json> axisValues(const std::string& file, const json& axis, const st
         const double n = number(file, l, ptr + "/log", "points");
         if (from <= 0 || to <= 0)
             throw ConfigError(file, ptr + "/log", "expected \"from\" and \"to\" > 0 for a log-spaced range");
-        if (n < 2 || n != std::floor(n))
-            throw ConfigError(file, ptr + "/log/points", fmt::format("expected an integer >= 2, found {}", n));
+        if (n < 2 || n != std::floor(n) || n > double(kMaxSweepPoints))
+            throw ConfigError(file, ptr + "/log/points", fmt::format("expected an integer from 2 to {}, found {}", kMaxSweepPoints, n));
         for (int i = 0; i < int(n); ++i)
             out.push_back(numberValue(from * std::pow(to / from, double(i) / (n - 1))));
     }
@@ -122,17 +139,74 @@ const std::vector<std::pair<std::string, std::string>>& csvMetrics()
     return m;
 }
 
-// One whole line in one write, so an interrupted sweep never leaves half a row.
+// One whole line in one write; a write the disk cut short is taken back, so the file never
+// holds half a row (--resume would glue the next row onto it).
 void appendLine(const fs::path& path, const std::string& line)
 {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd < 0)
-        throw std::runtime_error(fmt::format("{}: cannot append", path.string()));
+        throw std::runtime_error(fmt::format("{}: cannot append ({})", path.string(), std::strerror(errno)));
+    const off_t before = ::lseek(fd, 0, SEEK_END);
     const std::string text = line + "\n";
-    const bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+    const ssize_t written = ::write(fd, text.data(), text.size());
+    const int error = errno;
+    if (written != ssize_t(text.size()) && before >= 0 && ::ftruncate(fd, before) != 0) {
+        // The truncation failed too: the damaged row stays, and --resume drops it.
+    }
     ::close(fd);
-    if (!ok)
-        throw std::runtime_error(fmt::format("{}: write failed", path.string()));
+    if (written != ssize_t(text.size()))
+        throw std::runtime_error(fmt::format("{}: write failed ({})", path.string(), std::strerror(written < 0 ? error : ENOSPC)));
+}
+
+/** The CSV line of one results.jsonl row. */
+std::string csvLine(const Sweep& sweep, const json& row)
+{
+    const std::size_t i = row.at("point").get<std::size_t>();
+    std::string line = std::to_string(i);
+    for (const auto& [ptr, value] : sweep.points.at(i))
+        line += "," + csvField(value);
+    line += "," + csvField(row.at("status")) + "," + fmt::format("{:.4f}", row.at("wall_seconds").get<double>());
+    for (const auto& [name, ptr] : csvMetrics()) {
+        const json::json_pointer jp(ptr);
+        line += "," + (row.contains("summary") && row.at("summary").contains(jp) ? csvField(row.at("summary").at(jp)) : "");
+    }
+    return line + "," + csvField(row.value("error", json("")));
+}
+
+std::string csvHeader(const Sweep& sweep)
+{
+    std::vector<std::string> header{"point"};
+    header.insert(header.end(), sweep.axisPointers.begin(), sweep.axisPointers.end());
+    for (const char* h : {"status", "wall_seconds"})
+        header.push_back(h);
+    for (const auto& [name, ptr] : csvMetrics())
+        header.push_back(name);
+    header.push_back("error");
+    std::string line;
+    for (const auto& h : header)
+        line += (line.empty() ? "" : ",") + csvField(h);
+    return line;
+}
+
+/** A results.jsonl line this sweep wrote whole: a row of one of its points. */
+bool wholeRow(const json& row, const Sweep& sweep)
+{
+    return row.is_object() && row.contains("point") && row.at("point").is_number_unsigned() &&
+           row.at("point").get<std::size_t>() < sweep.points.size() && row.contains("status") && row.at("status").is_string() &&
+           row.contains("wall_seconds") && row.at("wall_seconds").is_number() && (!row.contains("summary") || row.at("summary").is_object());
+}
+
+/** Writes `text` to `path` through a temporary file and a rename: whole or not at all. */
+void replaceFile(const fs::path& path, const std::string& text)
+{
+    const fs::path tmp = path.string() + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << text;
+        if (!out.flush())
+            throw std::runtime_error(fmt::format("{}: write failed", tmp.string()));
+    }
+    fs::rename(tmp, path);
 }
 
 } // namespace
@@ -143,7 +217,7 @@ Sweep Sweep::load(const std::string& path)
     Sweep s;
     s.file = path;
     checkKeys(path, doc, "", {"name", "description", "config", "set", "axes"});
-    s.name = doc.value("name", fs::path(path).stem().string());
+    s.name = nameOf(path, doc);
     if (!doc.contains("config") || !doc.at("config").is_string())
         throw ConfigError(path, "/config", "expected the experiment config's file name (relative to this file)");
     s.config = (fs::path(path).parent_path() / doc.at("config").get<std::string>()).lexically_normal().string();
@@ -191,7 +265,7 @@ Sweep Sweep::load(const std::string& path)
         dims.push_back(std::move(dim));
     }
     // Every axis must name a value the experiment has (typos would silently sweep nothing).
-    const config::LoadedConfig base = config::loadConfig(s.config, s.sets);
+    const config::LoadedConfig base = config::loadConfig(s.config, s.sets, path + " /set");
     for (std::size_t i = 0; i < s.axisPointers.size(); ++i) {
         json::json_pointer jp;
         try {
@@ -203,6 +277,10 @@ Sweep Sweep::load(const std::string& path)
             throw ConfigError(path, "/axes", fmt::format("\"{}\" names no value of {}", s.axisPointers[i], s.config));
     }
     // Grid product, last axis fastest.
+    std::size_t total = 1;
+    for (const auto& dim : dims)
+        if (__builtin_mul_overflow(total, dim.size(), &total) || total > kMaxSweepPoints)
+            throw ConfigError(path, "/axes", fmt::format("the axes make more than {} points", kMaxSweepPoints));
     s.points = {SweepPoint{}};
     for (const auto& dim : dims) {
         std::vector<SweepPoint> next;
@@ -225,9 +303,10 @@ Sweep Sweep::load(const std::string& path)
             try {
                 std::vector<std::string> one = s.sets;
                 one.push_back(key);
-                config::loadConfig(s.config, one);
+                config::loadConfig(s.config, one, path + " /axes");
             } catch (const ConfigError& e) {
-                throw ConfigError(path, "/axes", fmt::format("the value {} for \"{}\" is not accepted: {}", value.dump(), ptr, e.what()));
+                throw ConfigError(path, "/axes", fmt::format("the value {} for \"{}\" is not accepted: {}{}", value.dump(), ptr,
+                                                             e.pointer() == ptr ? "" : e.pointer() + ": ", e.message()));
             }
         }
     json identity = {{"config", doc.at("config")}, {"set", fixed}, {"axes", axes}};
@@ -251,7 +330,7 @@ struct SweepRowWriter::State
     std::map<std::size_t, std::chrono::steady_clock::time_point> started;
     std::size_t finished = 0, failures = 0;
     Progress progress;
-    State(const Sweep& s) : sweep(s), progress("sweep " + s.name, 0.5, 10.0) {}
+    State(const Sweep& s) : sweep(s), progress("sweep " + s.name, "points", 0.5, 10.0) {}
 };
 
 std::string resultsDir(const Sweep& sweep, const SweepOptions& options)
@@ -272,30 +351,32 @@ SweepRowWriter::SweepRowWriter(const Sweep& sweep, const SweepOptions& o) : m_st
         const json previous = fs::exists(meta) ? config::readJsonFile(meta.string()) : json();
         if (!previous.is_object() || previous.value("fingerprint", std::string()) != sweep.fingerprint)
             throw ConfigError(sweep.file, "", fmt::format("--resume: the results in {} come from a different sweep", dir.string()));
+        // Keep the whole rows (the first of a point, if a point appears twice) and rewrite both
+        // files from them: a row cut short by a crash or a full disk goes, and its point runs again.
         std::ifstream in(st.jsonl);
+        std::string jsonl, csv = csvHeader(sweep) + "\n";
+        std::size_t dropped = 0;
         for (std::string line; std::getline(in, line);) {
             const json row = json::parse(line, nullptr, false);
-            if (!row.is_discarded() && row.contains("point"))
-                st.done.insert(row.at("point").get<std::size_t>());
+            if (!wholeRow(row, sweep) || !st.done.insert(row.at("point").get<std::size_t>()).second) {
+                ++dropped;
+                continue;
+            }
+            jsonl += row.dump() + "\n";
+            csv += csvLine(sweep, row) + "\n";
         }
+        if (dropped > 0)
+            fmt::print(stderr, "--resume: dropped {} damaged or repeated row{} of {}; their points run again\n", dropped,
+                       dropped == 1 ? "" : "s", st.jsonl.string());
+        replaceFile(st.jsonl, jsonl);
+        replaceFile(st.csv, csv);
     } else {
         fs::remove(st.jsonl);
         fs::remove(st.csv);
     }
     std::ofstream(meta) << json{{"name", sweep.name}, {"fingerprint", sweep.fingerprint}, {"points", sweep.points.size()}}.dump(1) << "\n";
-    if (!fs::exists(st.csv)) {
-        std::vector<std::string> header{"point"};
-        header.insert(header.end(), sweep.axisPointers.begin(), sweep.axisPointers.end());
-        for (const char* h : {"status", "wall_seconds"})
-            header.push_back(h);
-        for (const auto& [name, ptr] : csvMetrics())
-            header.push_back(name);
-        header.push_back("error");
-        std::string line;
-        for (const auto& h : header)
-            line += (line.empty() ? "" : ",") + csvField(h);
-        appendLine(st.csv, line);
-    }
+    if (!fs::exists(st.csv))
+        appendLine(st.csv, csvHeader(sweep));
     st.finished = st.done.size();
 }
 
@@ -326,17 +407,8 @@ void SweepRowWriter::write(std::size_t i, const json& result)
         row["error"] = result.at("error");
     if (result.contains("summary"))
         row["summary"] = result.at("summary");
-    std::string line = std::to_string(i);
-    for (const auto& [ptr, value] : sweep.points[i])
-        line += "," + csvField(value);
-    line += "," + csvField(row.at("status")) + "," + fmt::format("{:.4f}", wall);
-    for (const auto& [name, ptr] : csvMetrics()) {
-        const json::json_pointer jp(ptr);
-        line += "," + (result.contains("summary") && result.at("summary").contains(jp) ? csvField(result.at("summary").at(jp)) : "");
-    }
-    line += "," + csvField(row.value("error", json("")));
     appendLine(st.jsonl, row.dump());
-    appendLine(st.csv, line);
+    appendLine(st.csv, csvLine(sweep, row));
     ++st.finished;
     if (row.at("status") != "ok")
         ++st.failures;
@@ -353,29 +425,25 @@ std::size_t runSweep(const Sweep& sweep, const SweepOptions& o)
 {
     SweepRowWriter writer(sweep, o);
     const fs::path dir = writer.dir();
-    g_interrupted = false;
-    auto previous = std::signal(SIGINT, [](int) { g_interrupted = true; });
+    const InterruptGuard guard;
+    // A point that finished is recorded; one stopped by the interrupt is not, so --resume runs it.
     auto record = [&](std::size_t i, json result) { writer.write(i, result); };
     PointRunner runner(dir / ".points", o.jobs);
     for (std::size_t i : writer.missingPoints()) {
-        if (g_interrupted)
+        if (InterruptGuard::requested() || runner.interrupted())
             break;
         writer.started(i);
         const auto sets = sweep.setsFor(i);
-        runner.start(i, [&, sets] {
-            std::signal(SIGINT, SIG_DFL);
-            return simulatePoint(sweep.config, sets);
-        }, record);
+        runner.start(i, [&, sets] { return simulatePoint(sweep.config, sets, sweep.file); }, record);
     }
-    if (g_interrupted)
+    if (InterruptGuard::requested())
         runner.kill();
     else
         runner.finish(record);
     const std::size_t failures = writer.finish();
-    std::signal(SIGINT, previous);
     fs::remove_all(dir / ".points");
-    if (g_interrupted)
-        throw Interrupted(fmt::format("interrupted: the finished points are in {}", dir.string()));
+    if (InterruptGuard::requested() || runner.interrupted())
+        throw Interrupted(fmt::format("interrupted: the finished points are in {}; --resume runs the rest", dir.string()));
     return failures;
 }
 

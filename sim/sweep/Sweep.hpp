@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "sim/engine/Interrupt.hpp"
 #include <nlohmann/json.hpp>
 
 #include <memory>
@@ -29,11 +30,6 @@ struct Sweep
     [[nodiscard]] std::vector<std::string> setsFor(std::size_t point) const;
 };
 
-/** Ctrl-C stopped a sweep; the results hold every point that finished. */
-struct Interrupted : std::runtime_error
-{
-    using std::runtime_error::runtime_error;
-};
 
 struct SweepOptions
 {

@@ -82,13 +82,23 @@ bool runValidation(const std::string& path, unsigned jobs, std::ostream& out)
                 throw ConfigError(path, ptr + "/" + key, fmt::format("missing \"{}\" (a string)", key));
         if (!j.contains("expected") || !j.at("expected").is_number())
             throw ConfigError(path, ptr + "/expected", "missing \"expected\" (a number)");
+        if (j.contains("name") && !j.at("name").is_string())
+            throw ConfigError(path, ptr + "/name", fmt::format("expected a string, found {}", j.at("name").dump()));
         c.name = j.value("name", fmt::format("case {}", i));
         c.config = (fs::path(path).parent_path() / j.at("config").get<std::string>()).lexically_normal().string();
         c.metric = j.at("metric");
         c.expected = j.at("expected");
         const json sets = j.value("set", json::object());
+        if (!sets.is_object())
+            throw ConfigError(path, ptr + "/set", fmt::format("expected an object of JSON pointer: value, found {}", sets.dump()));
         for (const auto& [p, v] : sets.items())
             c.sets.push_back(p + "=" + v.dump());
+        // A case that cannot load is bad input (exit 1), not a result outside tolerance.
+        try {
+            config::loadConfig(c.config, c.sets, path + " " + ptr + "/set");
+        } catch (const ConfigError& e) {
+            throw ConfigError(path, ptr + "/config", e.what());
+        }
         const json tol = j.value("tolerance", json{{"absolute", 0}});
         if (!tol.is_object() || tol.size() != 1 || !(tol.contains("absolute") || tol.contains("relative")) || !tol.begin()->is_number() ||
             tol.begin()->get<double>() < 0)
@@ -104,12 +114,16 @@ bool runValidation(const std::string& path, unsigned jobs, std::ostream& out)
         auto done = [&](std::size_t i, json r) { results[i] = std::move(r); };
         for (std::size_t i = 0; i < cases.size(); ++i) {
             const Case c = cases[i];
-            runner.start(i, [c] { return simulatePoint(c.config, c.sets); }, done);
+            const std::string origin = fmt::format("{} /cases/{}/set", path, i);
+            runner.start(i, [c, origin] { return simulatePoint(c.config, c.sets, origin); }, done);
         }
         runner.finish(done);
         fs::remove_all(fs::temp_directory_path() / fmt::format("ipusim-validate-{}", ::getpid()));
     }
 
+    for (std::size_t i = 0; i < cases.size(); ++i)
+        if (results[i].value("status", std::string()) == "invalid") // found while compiling, e.g. a cross-field rule
+            throw ConfigError(path, fmt::format("/cases/{}", i), results[i].value("error", std::string("?")));
     fmt::print(out, "{:<56} {:>16} {:>16} {:>12} {:>9}  {}\n", "case", "expected", "simulated", "error", "rel. err", "");
     bool all = true;
     double sumRel = 0, maxRel = 0;

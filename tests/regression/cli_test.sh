@@ -118,6 +118,43 @@ echo '{"config": "../default.json", "axes": [{"pointer": "/system/ipu/tiles", "v
 expect 1 "the value \"many\" for \"/system/ipu/tiles\" is not accepted" -- "$ipusim" sweep configs/sweeps/.tmp_bad.json --out "$out/c"
 rm -f configs/sweeps/.tmp_bad.json
 
+# A damaged last row (a crash or a full disk mid-write) is dropped on --resume and its point runs again.
+head -c -40 "$out/s/results.jsonl" > "$out/s/partial" && mv "$out/s/partial" "$out/s/results.jsonl"
+expect 0 "--resume: dropped 1 damaged or repeated row" -- "$ipusim" sweep configs/sweeps/exchange_tiles.json --resume --out "$out/s"
+[ "$(wc -l < "$out/s/results.jsonl")" = 9 ] && [ "$(wc -l < "$out/s/results.csv")" = 10 ] \
+  && [ "$(tail -n +2 "$out/s/results.csv" | cut -d, -f1 | sort -n | uniq | wc -l)" = 9 ] && ok || fail "resume did not repair a damaged row"
+
+# Ctrl-C on a sweep (SIGINT to its process group): points in flight leave no row, --resume runs
+# them; a killed coordinator leaves no point running. The points are loops of tile-0 compute
+# that never repeat exactly (no sync: the tiles drift apart), about a second each.
+cat > "$out/slow.json" <<JSON
+{"system": {"base": "$PWD/configs/hardware/mk2.json"}, "workload": {"kind": "schedule", "steps": [{"op": "repeat", "name": "drift",
+  "count": 3000000, "body": [{"op": "compute", "name": "c", "tiles": [{"tiles": [0, 0], "cycles": 7}]}]}]}}
+JSON
+printf '{"config": "%s/slow.json", "axes": [{"pointer": "/workload/steps/0/count", "range": {"from": 3000000, "to": 3000005, "step": 1}}]}\n' \
+  "$out" > "$out/slow_sweep.json"
+started() { for _ in $(seq 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+setsid "$ipusim" sweep "$out/slow_sweep.json" -j 2 --out "$out/int" > "$out/int.log" 2>&1 &
+pid=$!
+started "$out/int/results.jsonl"; kill -INT -- "-$pid"; wait "$pid"; rc=$?
+[ "$rc" = 130 ] && grep -q "interrupted: the finished points are in" "$out/int.log" && ok || fail "interrupted sweep exited $rc: $(cat "$out/int.log")"
+[ "$(wc -l < "$out/int/results.jsonl")" -lt 6 ] && ! grep -q "signal" "$out/int/results.jsonl" \
+  && ok || fail "an interrupted sweep recorded its points in flight: $(cat "$out/int/results.jsonl")"
+expect 0 "6 points, 0 failed" -- "$ipusim" sweep "$out/slow_sweep.json" -j 2 --resume --out "$out/int"
+[ "$(tail -n +2 "$out/int/results.csv" | cut -d, -f1 | sort -n | uniq | wc -l)" = 6 ] && ok || fail "resume after Ctrl-C: $(cat "$out/int/results.csv")"
+setsid "$ipusim" sweep "$out/slow_sweep.json" -j 2 --out "$out/orphans" > /dev/null 2>&1 &
+pid=$!
+started "$out/orphans/results.jsonl"; kill -KILL "$pid"; wait "$pid" 2> /dev/null; sleep 0.5
+! pgrep -f -- "$out/orphans" > /dev/null && ok || fail "points outlived their killed sweep: $(pgrep -af -- "$out/orphans")"
+pkill -KILL -f -- "$out/orphans" 2> /dev/null
+
+# Ctrl-C on a run: exit 130, and neither a summary nor a temporary trace stays behind.
+setsid "$ipusim" run "$out/slow.json" --set /workload/steps/0/count=300000000 --set '/run/trace/cycles=[0,100]' --trace \
+  --out "$out/rint" > "$out/rint.log" 2>&1 &
+pid=$!
+started "$out/rint/trace.json.tmp"; sleep 0.3; kill -INT -- "-$pid"; wait "$pid"; rc=$?
+[ "$rc" = 130 ] && [ -z "$(ls -A "$out/rint")" ] && ok || fail "an interrupted run exited $rc and left: $(ls -A "$out/rint") $(cat "$out/rint.log")"
+
 # The same sweep under MPI (2 ranks on one machine): the same rows, whatever the ranks.
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 \
   mpirun --allow-run-as-root --oversubscribe -n 2 "$ipusim" sweep configs/sweeps/exchange_tiles.json --out "$out/m" > /dev/null 2>&1
@@ -141,6 +178,14 @@ cat > "$out/missing.json" <<JSON
 {"cases": [{"config": "$PWD/configs/schedules/amp_matmul.json", "metric": "/no/such/metric", "expected": 1}]}
 JSON
 expect 1 "/cases/0/metric: the summary has no number at \"/no/such/metric\"" -- "$ipusim" validate "$out/missing.json"
+cat > "$out/noconfig.json" <<JSON
+{"cases": [{"config": "$out/nowhere.json", "metric": "/total_cycles", "expected": 1}]}
+JSON
+expect 1 "/cases/0/config: $out/nowhere.json: cannot read file" -- "$ipusim" validate "$out/noconfig.json"
+
+# --set makes the objects and list elements a value needs, and /system takes a hardware preset.
+expect 0 "mnist_train_step" -- "$ipusim" run configs/default.json --set /system=pod16 --set /workload/strategy/replicas=16 --out "$out/preset"
+grep -q '"num_ipus": 16' "$out/preset/summary.json" && ok || fail "--set /system=pod16 did not give 16 IPUs"
 
 # Compile: the compiled Schedule as a config of its own simulates to the same figures; what
 # does not fit still does not fit; an edited schedule is checked like a hand-written one.

@@ -59,8 +59,8 @@ uint64_t fromActivity(const PipelineActivity& a, uint64_t L)
     uint64_t t = 0;
     for (std::size_t c = 0; c < a.cycles(); ++c) {
         uint64_t longest = 0;
-        for (std::size_t k = 0; k < a.fwd[c].size(); ++k)
-            longest = std::max(longest, f * a.fwd[c][k] + b * a.bwd[c][k]);
+        for (std::size_t k = 0; k < a.at(c).fwd.size(); ++k)
+            longest = std::max(longest, f * a.at(c).fwd[k] + b * a.at(c).bwd[k]);
         t += longest + L;
     }
     return t * a.repeats;

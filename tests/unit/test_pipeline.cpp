@@ -19,8 +19,8 @@ TEST_CASE("Grouped pipeline: G + 2K - 2 cycles; stage k forwards micro-batch c -
             uint64_t fwd = 0, bwd = 0;
             for (std::size_t c = 0; c < a.cycles(); ++c)
                 for (uint32_t k = 0; k < K; ++k) {
-                    fwd += a.fwd[c][k];
-                    bwd += a.bwd[c][k];
+                    fwd += a.at(c).fwd[k];
+                    bwd += a.at(c).bwd[k];
                 }
             CHECK(fwd == G * K); // every micro-batch once through every stage
             CHECK(bwd == G * K);
@@ -30,13 +30,13 @@ TEST_CASE("Grouped pipeline: G + 2K - 2 cycles; stage k forwards micro-batch c -
     auto a = pipelineActivity(StrategyKind::Pipelined, PipelineSchedule::Grouped, 4, 10, true);
     for (uint32_t k = 0; k < 4; ++k) {
         std::size_t first = 0;
-        while (!a.bwd[first][k])
+        while (!a.at(first).bwd[k])
             ++first;
         CHECK(first == 6 - k);
     }
     auto busyAll = [&](std::size_t c) {
         for (uint32_t k = 0; k < 4; ++k)
-            if (!(a.fwd[c][k] && a.bwd[c][k]))
+            if (!(a.at(c).fwd[k] && a.at(c).bwd[k]))
                 return false;
         return true;
     };
@@ -52,10 +52,10 @@ TEST_CASE("Interleaved pipeline: 2(G + K - 1) steps, one pass per stage per step
     CHECK(a.cycles() == 2 * (10 + 4 - 1));
     for (std::size_t t = 0; t < a.cycles(); ++t)
         for (uint32_t k = 0; k < 4; ++k)
-            CHECK_FALSE((a.fwd[t][k] && a.bwd[t][k]));
+            CHECK_FALSE((a.at(t).fwd[k] && a.at(t).bwd[k]));
     // A micro-batch's backward on stage k follows its backward on stage k + 1 by one step.
-    CHECK(a.bwd[7][0]);  // micro-batch 0 reaches stage 0's backward at 2K - 1
-    CHECK(a.bwd[4][3]);  // and stage 3's one step after its forward at 3
+    CHECK(a.at(7).bwd[0]);  // micro-batch 0 reaches stage 0's backward at 2K - 1
+    CHECK(a.at(4).bwd[3]);  // and stage 3's one step after its forward at 3
 }
 
 TEST_CASE("Sharded and sequential: one stage at a time, 2K - 1 steps per micro-batch", "[pipeline]")
@@ -67,7 +67,7 @@ TEST_CASE("Sharded and sequential: one stage at a time, 2K - 1 steps per micro-b
         for (std::size_t t = 0; t < a.cycles(); ++t) {
             int active = 0;
             for (uint32_t k = 0; k < 4; ++k)
-                active += a.fwd[t][k] || a.bwd[t][k];
+                active += a.at(t).fwd[k] || a.at(t).bwd[k];
             CHECK(active == 1);
         }
     }

@@ -90,7 +90,7 @@ TEST_CASE("Schedule JSON: unknown vertices and bad vertex params", "[schedule][e
     CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp1D"}, {"params", {{"op", "relu"}, {"type", "fp32"}}}}))),
                Catch::Contains("vertices/0/params: missing required key \"elements\""));
     CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp1D"}, {"params", {{"op", "relu"}, {"type", "fp32"}, {"elements", 0}}}}))),
-               Catch::Contains("params/elements: expected integer >= 1, found 0"));
+               Catch::Contains("params/elements: expected integer from 1 to 4294967295, found 0"));
     CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "UnaryOp1D"}, {"params", {{"op", "cube"}, {"type", "fp32"}, {"elements", 4}}}}))),
                Catch::Contains("params/op: expected one of relu, exp"));
     CHECK_THAT(errorOf(withSteps(vertex({{"vertex", "ScaledAddSupervisor"}, {"params", {{"type", "fp32"}, {"elements", 4}, {"scale", 2}}}}))),

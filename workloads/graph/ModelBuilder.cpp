@@ -81,6 +81,9 @@ private:
             Value v;
             v.shape = in.shape;
             v.shape.insert(v.shape.begin(), m_batch);
+            if (!withinTensorLimit(v.shape))
+                m_diag.fail(fmt::format("{}/inputs/{}/shape", m_model.pointer, i),
+                            fmt::format("a micro-batch of {} samples of shape {} has more than 2^40 elements", m_batch, shapeText(in.shape)));
             v.integer = in.integer;
             v.eightBit = in.eightBit;
             m_values[in.name] = v;
@@ -167,7 +170,21 @@ private:
 
     int tensor(const std::string& name, std::vector<uint64_t> shape, TensorRole role = TensorRole::Activation)
     {
+        if (!withinTensorLimit(shape))
+            fail(m_layer, "", fmt::format("tensor \"{}\" of shape {} has more than 2^40 elements", name, shapeText(shape)));
         return m_g.addTensor(name, std::move(shape), m_type, role);
+    }
+
+    // A tensor of at most 2^40 elements (2 TiB in fp16: more than an IPU-POD256 holds) keeps
+    // every size and MAC count inside 64 bits: a matmul's MACs are at most the square root of
+    // the product of its input, weight and output sizes, 2^60.
+    static bool withinTensorLimit(const std::vector<uint64_t>& shape)
+    {
+        uint64_t n = 1;
+        for (uint64_t d : shape)
+            if (__builtin_mul_overflow(n, d, &n) || n > (uint64_t(1) << 40))
+                return false;
+        return true;
     }
 
     void enterBlock(const std::string& block, std::size_t i)
@@ -179,6 +196,7 @@ private:
 
     void layer(std::size_t i)
     {
+        m_layer = i;
         const LayerSpec& l = m_model.layers[i];
         if (isLossLayer(l.kind) && !m_withLoss)
             return;
@@ -773,6 +791,7 @@ private:
     Precision m_type, m_partials;
     bool m_withLoss;
     const Diagnostics& m_diag;
+    std::size_t m_layer = 0; // the layer being built, for errors
     Graph m_g;
     std::map<std::string, Value> m_values;
     std::map<std::string, std::string> m_producer; // op name -> its block

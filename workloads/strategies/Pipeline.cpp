@@ -1,49 +1,103 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/strategies/Pipeline.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace ipusim {
+
+uint64_t PipelineActivity::cycles() const
+{
+    uint64_t n = 0;
+    for (const auto& r : runs)
+        n += r.cycles;
+    return n;
+}
+
+const ActivityRun& PipelineActivity::at(uint64_t c) const
+{
+    for (const auto& r : runs) {
+        if (c < r.cycles)
+            return r;
+        c -= r.cycles;
+    }
+    throw std::out_of_range("a pipeline cycle past the activity");
+}
+
+namespace {
+
+/** The runs of cycles [0, n): `fill(c, run)` sets cycle c's activity; the activity can change
+ *  only at the cycles listed in `changes` (and stays as in the cycle before elsewhere). */
+template <class F>
+std::vector<ActivityRun> runsOf(uint64_t n, std::vector<uint64_t> changes, uint32_t K, F fill)
+{
+    changes.push_back(0);
+    changes.push_back(n);
+    std::sort(changes.begin(), changes.end());
+    changes.erase(std::unique(changes.begin(), changes.end()), changes.end());
+    std::vector<ActivityRun> runs;
+    for (std::size_t i = 0; i + 1 < changes.size() && changes[i + 1] <= n; ++i) {
+        ActivityRun r{std::vector<bool>(K, false), std::vector<bool>(K, false), changes[i + 1] - changes[i]};
+        fill(changes[i], r);
+        if (!runs.empty() && runs.back().fwd == r.fwd && runs.back().bwd == r.bwd)
+            runs.back().cycles += r.cycles;
+        else
+            runs.push_back(std::move(r));
+    }
+    return runs;
+}
+
+std::vector<uint64_t> everyCycle(uint64_t n)
+{
+    std::vector<uint64_t> all(n);
+    for (uint64_t c = 0; c < n; ++c)
+        all[c] = c;
+    return all;
+}
+
+} // namespace
 
 PipelineActivity pipelineActivity(StrategyKind kind, PipelineSchedule schedule, uint32_t K, uint64_t G, bool training)
 {
     PipelineActivity a;
-    auto add = [&](std::size_t n) {
-        a.fwd.assign(n, std::vector<bool>(K, false));
-        a.bwd.assign(n, std::vector<bool>(K, false));
-    };
     const bool oneAtATime = kind == StrategyKind::Sharded || schedule == PipelineSchedule::Sequential;
     if (oneAtATime) {
         // One micro-batch at a time: forward down the stages, backward back up.
-        add(training ? 2 * K - 1 : K);
-        for (uint32_t k = 0; k < K; ++k) {
-            a.fwd[k][k] = true;
-            if (training)
-                a.bwd[2 * K - 2 - k][k] = true;
-        }
+        const uint64_t n = training ? 2 * K - 1 : K;
+        a.runs = runsOf(n, everyCycle(n), K, [&](uint64_t c, ActivityRun& r) {
+            if (c < K)
+                r.fwd[c] = true;
+            if (training && c + 1 >= K)
+                r.bwd[2 * K - 2 - c] = true;
+        });
         a.repeats = G;
         return a;
     }
     if (!training || schedule == PipelineSchedule::Grouped) {
+        // Stage k forwards in cycles [k, k + G) and, training, runs backwards in [2K - 2 - k, 2K - 2 - k + G).
         const uint64_t n = training ? G + 2 * K - 2 : G + K - 1;
-        add(n);
-        for (uint64_t c = 0; c < n; ++c)
+        std::vector<uint64_t> changes;
+        for (uint32_t k = 0; k < K; ++k)
+            changes.insert(changes.end(), {k, k + G, 2 * K - 2 - k, 2 * K - 2 - k + G});
+        a.runs = runsOf(n, changes, K, [&](uint64_t c, ActivityRun& r) {
             for (uint32_t k = 0; k < K; ++k) {
-                a.fwd[c][k] = c >= k && c - k < G;
+                r.fwd[k] = c >= k && c - k < G;
                 const uint64_t b = 2 * K - 2 - k;
-                a.bwd[c][k] = training && c >= b && c - b < G;
+                r.bwd[k] = training && c >= b && c - b < G;
             }
+        });
         return a;
     }
     // Interleaved: forward of micro-batch m at step k + 2m, backward at 2K - 1 - k + 2m.
     const uint64_t n = 2 * (G + K - 1);
-    add(n);
-    for (uint64_t t = 0; t < n; ++t)
+    a.runs = runsOf(n, everyCycle(n), K, [&](uint64_t t, ActivityRun& r) {
         for (uint32_t k = 0; k < K; ++k) {
-            a.fwd[t][k] = t >= k && (t - k) % 2 == 0 && (t - k) / 2 < G;
+            r.fwd[k] = t >= k && (t - k) % 2 == 0 && (t - k) / 2 < G;
             const uint64_t b = 2 * K - 1 - k;
-            a.bwd[t][k] = t >= b && (t - b) % 2 == 0 && (t - b) / 2 < G;
+            r.bwd[k] = t >= b && (t - b) % 2 == 0 && (t - b) / 2 < G;
         }
+    });
     return a;
 }
 
@@ -124,29 +178,24 @@ void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::ve
         all([&](ProgramBuilder& b) { b.beginRepeat("device_iterations", deviceIterations); });
     if (a.repeats > 1)
         all([&](ProgramBuilder& b) { b.beginRepeat("micro_batches", a.repeats); });
-    // Micro-batch numbers: count each stage's passes in cycle order.
+    // Micro-batch numbers: each stage's passes counted in cycle order; a run of equal cycles (the
+    // steady state) is one Repeat, whose iterations move every active stage on by one.
     const std::size_t K = st.size();
-    std::vector<std::vector<int64_t>> fwdMb(a.cycles(), std::vector<int64_t>(K, -1)), bwdMb = fwdMb;
     std::vector<int64_t> nf(K, 0), nb(K, 0);
-    for (std::size_t c = 0; c < a.cycles(); ++c)
+    for (const ActivityRun& run : a.runs) {
+        CycleBatches mb{std::vector<int64_t>(K, -1), std::vector<int64_t>(K, -1), run.cycles > 1 || a.repeats > 1};
         for (std::size_t k = 0; k < K; ++k) {
-            if (a.fwd[c][k])
-                fwdMb[c][k] = nf[k]++;
-            if (a.bwd[c][k])
-                bwdMb[c][k] = nb[k]++;
+            if (run.fwd[k])
+                mb.fwd[k] = std::exchange(nf[k], nf[k] + int64_t(run.cycles));
+            if (run.bwd[k])
+                mb.bwd[k] = std::exchange(nb[k], nb[k] + int64_t(run.cycles));
         }
-    // Consecutive cycles with the same activity (the steady state) run as one Repeat.
-    for (std::size_t c = 0; c < a.cycles();) {
-        std::size_t e = c + 1;
-        while (e < a.cycles() && a.fwd[e] == a.fwd[c] && a.bwd[e] == a.bwd[c])
-            ++e;
-        if (e - c > 1)
-            all([&](ProgramBuilder& b) { b.beginRepeat("pipeline cycles", e - c); });
+        if (run.cycles > 1)
+            all([&](ProgramBuilder& b) { b.beginRepeat("pipeline cycles", run.cycles); });
         // One micro-batch at a time (sharded): the enclosing loop counts micro-batches.
-        emitCycle(builders, st, a.fwd[c], a.bwd[c], {fwdMb[c], bwdMb[c], e - c > 1 || a.repeats > 1});
-        if (e - c > 1)
+        emitCycle(builders, st, run.fwd, run.bwd, mb);
+        if (run.cycles > 1)
             all([](ProgramBuilder& b) { b.endRepeat(); });
-        c = e;
     }
     if (a.repeats > 1)
         all([](ProgramBuilder& b) { b.endRepeat(); });

@@ -8,13 +8,28 @@
 
 namespace ipusim {
 
-/** Which stage runs its forward and its backward pass in each pipeline cycle. */
+/** Consecutive pipeline cycles in which the same stages run their forward and backward passes. */
+struct ActivityRun
+{
+    std::vector<bool> fwd, bwd; // [stage]
+    uint64_t cycles = 1;
+};
+
+/** Which stage runs its forward and its backward pass in each pipeline cycle, as runs of equal
+ *  cycles: a grouped pipeline has O(K) runs whatever its micro-batches, so its size and the
+ *  time to build it do not grow with gradient accumulation. */
 struct PipelineActivity
 {
-    std::vector<std::vector<bool>> fwd, bwd; // [cycle][stage]
-    uint64_t repeats = 1;                    // the whole pattern runs this many times (sharded)
-    [[nodiscard]] std::size_t cycles() const { return fwd.size(); }
+    std::vector<ActivityRun> runs;
+    uint64_t repeats = 1; // the whole pattern runs this many times (sharded)
+    [[nodiscard]] uint64_t cycles() const;
+    /** The run holding cycle `c` (below cycles()). */
+    [[nodiscard]] const ActivityRun& at(uint64_t c) const;
 };
+
+/** Interleaved pipelines are laid out step by step (their steps alternate, so no two
+ *  consecutive ones repeat): their micro-batches are bounded to keep that program in memory. */
+constexpr uint64_t kMaxInterleavedMicroBatches = uint64_t(1) << 16;
 
 /** The activity of K stages over G micro-batches (training: forward and backward; inference:
  *  forward only).

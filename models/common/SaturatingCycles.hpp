@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+namespace ipusim {
+
+/** Durations saturate at 2^62 cycles instead of wrapping. No run gets near it (SystemC's
+ *  64-bit femtosecond clock ends at about 2.5e13 cycles at 1.33 GHz), so a saturated duration
+ *  only ever meets the engines' time-limit check, which reports it as an error; and a sum of
+ *  two saturated durations still fits 64 bits. */
+constexpr uint64_t kCycleCeiling = uint64_t(1) << 62;
+
+/** A duration computed in floating point (link and sync timing), rounded down, saturated. */
+inline uint64_t saturatedCycles(long double cycles)
+{
+    if (!(cycles < (long double)kCycleCeiling)) // NaN and infinity saturate too
+        return kCycleCeiling;
+    return cycles <= 0 ? 0 : uint64_t(cycles);
+}
+
+inline uint64_t saturatingAdd(uint64_t a, uint64_t b) { return std::min(kCycleCeiling, std::min(a, kCycleCeiling) + std::min(b, kCycleCeiling)); }
+
+inline uint64_t saturatingMul(uint64_t a, uint64_t b)
+{
+    uint64_t product = 0;
+    return __builtin_mul_overflow(a, b, &product) ? kCycleCeiling : std::min(product, kCycleCeiling);
+}
+
+} // namespace ipusim
