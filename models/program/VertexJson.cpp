@@ -31,7 +31,8 @@ public:
         if (!found)
             return *fallback;
         const json& v = *found;
-        if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < int64_t(minimum)) ||
+        // nlohmann holds a non-negative integer as unsigned, a negative one as signed.
+        if (!v.is_number_integer() || (v.is_number_unsigned() ? v.get<uint64_t>() < minimum : v.get<int64_t>() < int64_t(minimum)) ||
             v.get<uint64_t>() > kMaxCount)
             m_diag.fail(m_ptr + "/" + key, fmt::format("expected integer from {} to {}, found {}", minimum, kMaxCount, v.dump()));
         const uint64_t n = v.get<uint64_t>();

@@ -32,8 +32,22 @@ struct RunCommandOptions
     std::vector<std::string> sets;
     bool trace = false;
     bool vcd = false;
+    bool force = false;
     std::string engine = "fast";
 };
+
+/** out/<name> for a config as it is, out/<name>-<8 hex digits of its overrides> for a variant,
+ *  so a --set run never replaces the baseline's results. FNV-1a: the same name on every machine. */
+fs::path defaultOutDir(const config::LoadedConfig& cfg)
+{
+    if (cfg.sets.empty())
+        return fs::path("out") / cfg.name;
+    uint64_t h = 1469598103934665603ull;
+    for (const auto& s : cfg.sets)
+        for (unsigned char c : s + '\n')
+            h = (h ^ c) * 1099511628211ull;
+    return fs::path("out") / fmt::format("{}-{:08x}", cfg.name, uint32_t(h ^ (h >> 32)));
+}
 
 // Maps every failure to its exit code with a one-line message.
 template <class F>
@@ -70,7 +84,8 @@ int runCommand(const RunCommandOptions& o)
     const InterruptGuard guard; // Ctrl-C unwinds: no temporary trace or waveform stays behind
     RunRequest request{config::loadConfig(o.config, o.sets), {}};
     RunOptions& options = request.options;
-    options.outDir = o.out.empty() ? fs::path("out") / request.config.name : fs::path(o.out);
+    options.outDir = o.out.empty() ? defaultOutDir(request.config) : fs::path(o.out);
+    options.force = o.force;
     options.trace = o.trace;
     options.vcd = o.vcd;
     options.engine = o.engine == "reference" ? EngineKind::Reference : EngineKind::Fast;
@@ -144,7 +159,8 @@ int main(int argc, char** argv)
     RunCommandOptions run;
     auto* runCmd = app.add_subcommand("run", "simulate one experiment config; prints a summary, writes DIR/summary.json");
     runCmd->add_option("config", run.config, "experiment JSON (see configs/)")->required();
-    runCmd->add_option("--out", run.out, "output folder (default out/<config name>)");
+    runCmd->add_option("--out", run.out, "output folder (default out/<config name>, or out/<config name>-<hash of the --set values>)");
+    runCmd->add_flag("--force", run.force, "replace results in the output folder that another config or other --set values wrote");
     runCmd->add_option("--set", run.sets, "override a value: /json/pointer=value (repeatable)");
     runCmd->add_flag("--trace", run.trace, "also write DIR/trace.json (Chrome/Perfetto trace)");
     runCmd->add_flag("--vcd", run.vcd, "also write DIR/waves.vcd: each IPU's activity and IPU-Link bytes (waveform viewers)");

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -128,17 +129,18 @@ const json* workloadKind(const json& doc)
 
 /** Where `jp` will go in `doc`: missing objects on the way are created (the schema then checks
  *  what they hold), an array takes an existing index or its next one ("-" or its size);
- *  anything else names the step that does not fit. */
+ *  anything else names the step that does not fit. `walked` becomes the pointer resolved
+ *  ("-" as the index it appended). */
 json& slotFor(json& doc, const json::json_pointer& jp, const std::string& origin, const std::string& ptr,
-              std::map<std::string, std::string>& origins)
+              std::map<std::string, std::string>& origins, std::string& walked)
 {
     std::vector<std::string> tokens;
     for (auto p = jp; !p.empty(); p.pop_back())
         tokens.insert(tokens.begin(), p.back());
     json* at = &doc;
-    std::string walked;
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-        const std::string& token = tokens[i];
+    walked.clear();
+    for (const std::string& token : tokens) {
+        std::string step = token;
         if (at->is_null())
             *at = json::object();
         if (at->is_object()) {
@@ -151,13 +153,15 @@ json& slotFor(json& doc, const json::json_pointer& jp, const std::string& origin
             if (!append && !(digits && token.size() < 10 && std::stoul(token) < at->size()))
                 throw ConfigError(origin, ptr, fmt::format("\"{}\" is a list of {}: expected an index below {}, or {} or \"-\" to "
                                                            "append, found \"{}\"", walked, at->size(), at->size(), at->size(), token));
-            if (append)
+            if (append) {
+                step = std::to_string(at->size());
                 at->push_back(json());
-            at = append ? &at->back() : &(*at)[std::stoul(token)];
+            }
+            at = &(*at)[std::stoul(step)];
         } else {
             throw ConfigError(origin, ptr, fmt::format("\"{}\" holds {} {}, not an object or a list", walked, at->type_name(), at->dump()));
         }
-        walked += "/" + escapePointerToken(token);
+        walked += "/" + escapePointerToken(step);
     }
     return *at;
 }
@@ -190,8 +194,9 @@ void applySet(json& doc, const std::string& assignment, const std::string& origi
     checkDepth(value, origin, ptr);
     if (ptr == "/system" && value.is_string())
         value = hardwarePreset(value.get<std::string>(), origin, ptr);
-    slotFor(doc, jp, origin, ptr, origins) = value;
-    recordOrigins(value, ptr, origin, origins);
+    std::string resolved; // "-" becomes the index it appended
+    slotFor(doc, jp, origin, ptr, origins, resolved) = value;
+    recordOrigins(value, resolved, origin, origins);
 }
 
 } // namespace
@@ -272,6 +277,7 @@ LoadedConfig loadConfig(json raw, const std::string& file, const std::vector<std
 {
     LoadedConfig cfg;
     cfg.file = file;
+    cfg.sets = sets;
     if (!raw.is_object())
         throw ConfigError(file, "", fmt::format("expected a JSON object, found {}", raw.type_name()));
     checkDepth(raw, file, "");
@@ -280,8 +286,13 @@ LoadedConfig loadConfig(json raw, const std::string& file, const std::vector<std
     const Schema& schema = Schema::instance();
     // Defaults first, so --set can reach optional objects (e.g. /run/trace/tiles), the workload
     // kind's too when the kind is known (e.g. /workload/strategy/replicas).
+    // (Not when a --set changes the kind: the old kind's defaults would be unknown keys of the new.)
     schema.applyDefaults(cfg.doc, "");
-    if (const json* kind = workloadKind(cfg.doc); kind && schema.root().at("definitions").at("workloads").contains(kind->get<std::string>()))
+    const bool kindChanges = std::any_of(sets.begin(), sets.end(), [](const std::string& s) {
+        return s.rfind("/workload=", 0) == 0 || s.rfind("/workload/kind=", 0) == 0;
+    });
+    if (const json* kind = workloadKind(cfg.doc);
+        kind && !kindChanges && schema.root().at("definitions").at("workloads").contains(kind->get<std::string>()))
         schema.applyDefaults(cfg.doc.at("workload"), "/definitions/workloads/" + kind->get<std::string>());
     for (const auto& s : sets)
         applySet(cfg.doc, s, setsOrigin, cfg.origins);

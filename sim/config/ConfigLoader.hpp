@@ -15,6 +15,7 @@ struct LoadedConfig : Diagnostics
     nlohmann::json doc;
     std::string file;                            // the top-level file
     std::string name;                            // "name" or the file's stem
+    std::vector<std::string> sets;               // the overrides applied, in order
     std::map<std::string, std::string> origins; // JSON pointer -> file that set it
     /** A derived config's values that came from elsewhere in the user's document (the
      *  inference phase's /run/dataset_samples is the user's /inference/dataset_samples):

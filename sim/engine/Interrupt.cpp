@@ -2,6 +2,7 @@
 #include "sim/engine/Interrupt.hpp"
 
 #include <atomic>
+#include <utility>
 
 namespace ipusim {
 namespace {
@@ -15,11 +16,18 @@ extern "C" void onInterrupt(int) { g_requested = true; }
 InterruptGuard::InterruptGuard()
 {
     g_requested = false;
+    // Reads and waits carry on after the signal (SA_RESTART: the next check stops the work); a
+    // second Ctrl-C acts as it normally does (SA_RESETHAND), for work between checks (compiling,
+    // the reference engine). A signal the caller ignores (a background job's SIGINT) stays ignored.
     struct sigaction action = {};
     action.sa_handler = onInterrupt;
+    action.sa_flags = SA_RESTART | SA_RESETHAND;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &m_previousInt);
-    sigaction(SIGTERM, &action, &m_previousTerm);
+    for (auto [signal, previous] : {std::pair{SIGINT, &m_previousInt}, std::pair{SIGTERM, &m_previousTerm}}) {
+        sigaction(signal, nullptr, previous);
+        if (previous->sa_handler != SIG_IGN)
+            sigaction(signal, &action, nullptr);
+    }
 }
 
 InterruptGuard::~InterruptGuard()

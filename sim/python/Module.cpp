@@ -36,7 +36,7 @@ config::LoadedConfig loadFrom(const py::object& config, const std::vector<std::s
 /** run(): {"status": "ok", "summary": text, "files": [...]} or {"status": "out_of_memory",
  *  "report": text, "phase": "" or "inference", "files": [...]}. */
 py::dict runConfig(const py::object& config, const std::vector<std::string>& sets, const std::string& folder, const std::string& outDir,
-                   bool trace, bool vcd, bool reference, bool inference)
+                   bool trace, bool vcd, bool reference, bool inference, bool force)
 {
     RunRequest request{loadFrom(config, sets, folder), {}};
     request.options.outDir = outDir;
@@ -44,6 +44,7 @@ py::dict runConfig(const py::object& config, const std::vector<std::string>& set
     request.options.vcd = vcd;
     request.options.engine = reference ? EngineKind::Reference : EngineKind::Fast;
     request.options.inferencePhase = inference;
+    request.options.force = force;
     RunOutcome r;
     {
         py::gil_scoped_release free; // a long run leaves other Python threads (a notebook's) running
@@ -125,7 +126,7 @@ PYBIND11_MODULE(_ipusim, m)
     });
     m.attr("configs_dir") = IPUSIM_CONFIGS_DIR;
     m.def("run", &runConfig, py::arg("config"), py::arg("sets"), py::arg("folder"), py::arg("out_dir"), py::arg("trace"), py::arg("vcd"),
-          py::arg("reference"), py::arg("inference"));
+          py::arg("reference"), py::arg("inference"), py::arg("force"));
     m.def("printed", &printed, py::arg("text"), py::arg("oom"));
     m.def("params", &params);
     m.def("sweep", &sweep, py::arg("file"), py::arg("out_dir"), py::arg("jobs"), py::arg("resume"));

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <stdexcept>
@@ -46,6 +47,7 @@ ChildProcess::ChildProcess(const std::function<nlohmann::json()>& body)
     if (pipe(fds) != 0)
         throw std::runtime_error("pipe failed");
     std::fflush(nullptr); // the child must not print the parent's buffered output again
+    const pid_t parent = getpid();
     m_pid = fork();
     if (m_pid < 0) {
         close(fds[0]);
@@ -54,6 +56,8 @@ ChildProcess::ChildProcess(const std::function<nlohmann::json()>& body)
     }
     if (m_pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive the parent
+        if (getppid() != parent)
+            _exit(1);
         close(fds[0]);
         writeAll(fds[1], guardedResult(body).dump());
         close(fds[1]);
@@ -78,8 +82,12 @@ nlohmann::json ChildProcess::wait()
 {
     std::string text;
     char buffer[65536];
-    for (ssize_t n; (n = ::read(m_fd, buffer, sizeof buffer)) > 0;)
-        text.append(buffer, std::size_t(n));
+    for (ssize_t n; (n = ::read(m_fd, buffer, sizeof buffer)) != 0;) {
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0)
+            text.append(buffer, std::size_t(n));
+    }
     close(m_fd);
     m_fd = -1;
     int status = 0;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "sim/run/Run.hpp"
 
-#include "models/program/ScheduleCheck.hpp"
 #include "models/common/SaturatingCycles.hpp"
+#include "models/program/ScheduleCheck.hpp"
 #include "models/reference/ReferenceEngine.hpp"
 #include "sim/config/ConfigError.hpp"
+#include "sim/engine/Interrupt.hpp"
 #include "sim/engine/Simulation.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/run/ChildProcess.hpp"
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -49,11 +51,44 @@ void removeStaleOutputs(const fs::path& dir)
     for (const fs::path& d : {dir, dir / "inference"})
         for (const char* f : {"summary.json", "trace.json", "oom_report.json", "waves.vcd"})
             fs::remove(d / f);
+    if (fs::is_directory(dir / "inference") && fs::is_empty(dir / "inference"))
+        fs::remove(dir / "inference");
 }
 
-// The reference engine ticks a 1 ns SystemC clock every cycle and both engines record every
-// phase: a run it cannot finish in reasonable time and memory (or at all: the clock holds 1.8e10
-// ticks) is refused up front.
+/** Which run a folder's results belong to: the config file and its overrides. */
+json runIdentity(const config::LoadedConfig& cfg)
+{
+    return {{"config", fs::absolute(cfg.file).lexically_normal().string()}, {"set", cfg.sets}};
+}
+
+/** Takes `dir` for this run: a run never deletes another run's results (other config or other
+ *  overrides, as DIR/run.json records them beside them) unless forced. */
+void claimFolder(const fs::path& dir, const config::LoadedConfig& cfg, bool force)
+{
+    if (dir.empty())
+        return;
+    const fs::path record = dir / "run.json";
+    const json mine = runIdentity(cfg);
+    auto hasResults = [&] {
+        for (const char* f : {"summary.json", "trace.json", "oom_report.json", "waves.vcd"})
+            if (fs::exists(dir / f))
+                return true;
+        return false;
+    };
+    if (!force && fs::exists(record) && hasResults()) {
+        const json theirs = json::parse(std::ifstream(record), nullptr, false);
+        if (!theirs.is_discarded() && theirs != mine)
+            throw config::ConfigError(cfg.file, "",
+                                      fmt::format("{} holds the results of another run ({}{}): --force replaces them, --out names another "
+                                                  "folder", dir.string(), theirs.value("config", std::string("?")),
+                                                  theirs.value("set", json::array()).empty() ? " as it is" : " with " + theirs.at("set").dump()));
+    }
+    removeStaleOutputs(dir);
+    fs::remove(record);
+}
+
+// The reference engine ticks a SystemC clock every cycle and both engines then record every
+// phase: a run it cannot finish in reasonable time and memory is refused up front.
 void requireShortEnoughForReference(const Experiment& e)
 {
     constexpr uint64_t kMaxReferenceCycles = uint64_t(1) << 32, kMaxReferenceSteps = uint64_t(1) << 24;
@@ -217,8 +252,11 @@ RunOutcome runInCleanFolder(const Experiment& e, const RunOptions& o)
         if (!dir.empty())
             out.files.push_back((dir / "oom_report.json").string());
     }
-    if (child)
-        collectInference(child->wait(), inferenceDir, out);
+    if (child) {
+        json inference = child->wait();
+        InterruptGuard::check("interrupted: the run wrote no results"); // the child stopped too
+        collectInference(std::move(inference), inferenceDir, out);
+    }
     if (out.status != RunOutcome::Status::Ok)
         return out;
     out.summary = std::move(main.summary);
@@ -248,12 +286,15 @@ RunOutcome run(const Experiment& e, const RunOptions& o)
 RunOutcome run(RunRequest request)
 {
     // Before building: a config that turns out bad leaves nothing of an earlier run behind.
-    removeStaleOutputs(request.options.outDir);
+    claimFolder(request.options.outDir, request.config, request.options.force);
     const auto t0 = std::chrono::steady_clock::now();
+    const json identity = runIdentity(request.config);
     const Experiment e = buildExperiment(std::move(request.config));
     const double build = secondsSince(t0);
     RunOutcome out = runInCleanFolder(e, request.options);
     out.buildSeconds = build;
+    if (!request.options.outDir.empty()) // beside the results: whose they are
+        report::writeFileAtomically((request.options.outDir / "run.json").string(), identity.dump(1) + "\n");
     return out;
 }
 

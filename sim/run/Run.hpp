@@ -29,6 +29,8 @@ struct RunOptions
     bool vcd = false;
     bool inferencePhase = true; // run the config's "inference" phase after training
     bool everyIteration = false; // never skip identical loop iterations (tests, benchmark)
+    /** Replace results in outDir that another run (another config or other overrides) wrote. */
+    bool force = false;
 };
 
 /** One experiment to run: a loaded config and how to run it. */

@@ -2,6 +2,7 @@
 #include "sim/sweep/PointRunner.hpp"
 
 #include "sim/config/ConfigError.hpp"
+#include "sim/engine/Interrupt.hpp"
 #include "sim/run/Run.hpp"
 
 #include <fmt/format.h>
@@ -79,8 +80,18 @@ void PointRunner::start(std::size_t index, const std::function<nlohmann::json()>
 
 void PointRunner::reapOne(const std::function<void(std::size_t, nlohmann::json)>& done)
 {
+    // Polls, so that a Ctrl-C or SIGTERM sent to this process alone stops the points in flight
+    // at once (they leave no result) instead of after they finish.
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
+    pid_t pid = 0;
+    while ((pid = waitpid(-1, &status, WNOHANG)) == 0) {
+        if (InterruptGuard::requested()) {
+            kill();
+            m_interrupted = true;
+            return;
+        }
+        usleep(20000);
+    }
     auto it = m_running.find(pid);
     if (pid < 0 || it == m_running.end())
         return;

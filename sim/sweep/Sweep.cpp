@@ -366,7 +366,7 @@ SweepRowWriter::SweepRowWriter(const Sweep& sweep, const SweepOptions& o) : m_st
             csv += csvLine(sweep, row) + "\n";
         }
         if (dropped > 0)
-            fmt::print(stderr, "--resume: dropped {} damaged or repeated row{} of {}; their points run again\n", dropped,
+            fmt::print(stderr, "--resume: dropped {} damaged or repeated row{} of {} (a damaged row's point runs again)\n", dropped,
                        dropped == 1 ? "" : "s", st.jsonl.string());
         replaceFile(st.jsonl, jsonl);
         replaceFile(st.csv, csv);

@@ -141,3 +141,13 @@ def test_sweep_returns_the_rows(tmp_path):
     single = ipusim.run(ROOT / "configs/default.json", {"/system/ipu/tiles": 736})
     assert figures(rows[0]["summary"]) == figures(single)
     assert (tmp_path / "out/results.csv").exists()
+
+
+def test_a_run_never_replaces_another_runs_results(tmp_path):
+    out = tmp_path / "out"
+    ipusim.run(ROOT / "configs/default.json", out_dir=out)
+    with pytest.raises(ipusim.ConfigError, match="holds the results of another run"):
+        ipusim.run(ROOT / "configs/default.json", {"/system/ipu/tiles": 64}, out_dir=out)
+    assert json.loads((out / "run.json").read_text())["set"] == []
+    ipusim.run(ROOT / "configs/default.json", {"/system/ipu/tiles": 64}, out_dir=out, force=True)
+    assert json.loads((out / "run.json").read_text())["set"] == ["/system/ipu/tiles=64"]

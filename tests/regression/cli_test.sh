@@ -29,13 +29,13 @@ strip() { sed '/"simulator": {/,/}/d' "$1"; }
 [ "$(strip "$out/a/summary.json")" = "$(strip "$out/b/summary.json")" ] && ok || fail "summaries differ between identical runs"
 
 for f in configs/schedules/*.json configs/graph/*.json configs/mnist/train.json configs/mnist/infer.json configs/mnist/pipelined*.json configs/mnist/sharded.json configs/mnist/offload_optimiser.json configs/mnist/phased_*.json; do
-  expect 0 "total" -- "$ipusim" run "$f" --out "$out/c"
+  expect 0 "total" -- "$ipusim" run "$f" --out "$out/c" --force
 done
 # ResNet-50, from the ONNX model the build exported (when python3-torch was there to export it).
 resnet=$(dirname "$ipusim")/models/resnet50.onnx
 if [ -f "$resnet" ]; then
   for f in configs/resnet/*.json; do
-    expect 0 "samples/s" -- "$ipusim" run "$f" --out "$out/c" --set "/workload/file=\"$resnet\""
+    expect 0 "samples/s" -- "$ipusim" run "$f" --out "$out/c" --force --set "/workload/file=\"$resnet\""
   done
   expect 1 "/workload/blocks/0/prefix: no node name of" -- "$ipusim" run configs/resnet/resnet50_pod16.json --out "$out/d" \
     --set "/workload/file=\"$resnet\"" --set '/workload/blocks=[{"name": "x", "prefix": "/layer5/"}]'
@@ -48,7 +48,8 @@ expect 0 "--set" -- "$ipusim" run --help
 expect 1 "/system/ipu/tiles: expected integer, >= 1" -- "$ipusim" run configs/default.json --out "$out/d" --set /system/ipu/tiles=-3
 [ ! -e "$out/d/summary.json" ] && ok || fail "a failed run left a summary"
 # ... nor an earlier run's outputs to be taken for its own.
-expect 1 "/workload/io_tiles: expected 0 or an even number" -- "$ipusim" run configs/default.json --out "$out/a" --set /workload/io_tiles=3
+expect 1 "/workload/io_tiles: expected 0 or an even number" -- "$ipusim" run configs/default.json --out "$out/a" --force \
+  --set /workload/io_tiles=3
 [ ! -e "$out/a/summary.json" ] && [ ! -e "$out/a/trace.json" ] && ok || fail "a failed run left an earlier run's outputs"
 expect 0 "mnist_train_step" -- "$ipusim" run configs/default.json --out "$out/a" --trace
 expect 1 "not a JSON pointer" -- "$ipusim" run configs/default.json --out "$out/d" --set tiles=3
@@ -124,8 +125,9 @@ expect 0 "--resume: dropped 1 damaged or repeated row" -- "$ipusim" sweep config
 [ "$(wc -l < "$out/s/results.jsonl")" = 9 ] && [ "$(wc -l < "$out/s/results.csv")" = 10 ] \
   && [ "$(tail -n +2 "$out/s/results.csv" | cut -d, -f1 | sort -n | uniq | wc -l)" = 9 ] && ok || fail "resume did not repair a damaged row"
 
-# Ctrl-C on a sweep (SIGINT to its process group): points in flight leave no row, --resume runs
-# them; a killed coordinator leaves no point running. The points are loops of tile-0 compute
+# Interrupting a sweep (SIGTERM to its process group, as Ctrl-C sends SIGINT, which a script's
+# background job ignores): points in flight leave no row, --resume runs them; a killed
+# coordinator leaves no point running. The points are loops of tile-0 compute
 # that never repeat exactly (no sync: the tiles drift apart), about a second each.
 cat > "$out/slow.json" <<JSON
 {"system": {"base": "$PWD/configs/hardware/mk2.json"}, "workload": {"kind": "schedule", "steps": [{"op": "repeat", "name": "drift",
@@ -136,7 +138,7 @@ printf '{"config": "%s/slow.json", "axes": [{"pointer": "/workload/steps/0/count
 started() { for _ in $(seq 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 setsid "$ipusim" sweep "$out/slow_sweep.json" -j 2 --out "$out/int" > "$out/int.log" 2>&1 &
 pid=$!
-started "$out/int/results.jsonl"; kill -INT -- "-$pid"; wait "$pid"; rc=$?
+started "$out/int/results.jsonl"; kill -TERM -- "-$pid"; wait "$pid"; rc=$?
 [ "$rc" = 130 ] && grep -q "interrupted: the finished points are in" "$out/int.log" && ok || fail "interrupted sweep exited $rc: $(cat "$out/int.log")"
 [ "$(wc -l < "$out/int/results.jsonl")" -lt 6 ] && ! grep -q "signal" "$out/int/results.jsonl" \
   && ok || fail "an interrupted sweep recorded its points in flight: $(cat "$out/int/results.jsonl")"
@@ -148,11 +150,11 @@ started "$out/orphans/results.jsonl"; kill -KILL "$pid"; wait "$pid" 2> /dev/nul
 ! pgrep -f -- "$out/orphans" > /dev/null && ok || fail "points outlived their killed sweep: $(pgrep -af -- "$out/orphans")"
 pkill -KILL -f -- "$out/orphans" 2> /dev/null
 
-# Ctrl-C on a run: exit 130, and neither a summary nor a temporary trace stays behind.
+# Interrupting a run: exit 130, and neither a summary nor a temporary trace stays behind.
 setsid "$ipusim" run "$out/slow.json" --set /workload/steps/0/count=300000000 --set '/run/trace/cycles=[0,100]' --trace \
   --out "$out/rint" > "$out/rint.log" 2>&1 &
 pid=$!
-started "$out/rint/trace.json.tmp"; sleep 0.3; kill -INT -- "-$pid"; wait "$pid"; rc=$?
+started "$out/rint/trace.json.tmp"; sleep 0.3; kill -TERM -- "-$pid"; wait "$pid"; rc=$?
 [ "$rc" = 130 ] && [ -z "$(ls -A "$out/rint")" ] && ok || fail "an interrupted run exited $rc and left: $(ls -A "$out/rint") $(cat "$out/rint.log")"
 
 # The same sweep under MPI (2 ranks on one machine): the same rows, whatever the ranks.
@@ -182,6 +184,19 @@ cat > "$out/noconfig.json" <<JSON
 {"cases": [{"config": "$out/nowhere.json", "metric": "/total_cycles", "expected": 1}]}
 JSON
 expect 1 "/cases/0/config: $out/nowhere.json: cannot read file" -- "$ipusim" validate "$out/noconfig.json"
+
+# Output folders: a --set variant gets its own default folder; a run never replaces another
+# run's results unless forced; an earlier run's inference folder goes with its results.
+mkdir -p "$out/cwd"
+(cd "$out/cwd" && "$ipusim" run "$OLDPWD/configs/default.json" > /dev/null && "$ipusim" run "$OLDPWD/configs/default.json" \
+  --set /system/ipu/tiles=64 > /dev/null) && [ -s "$out/cwd/out/mnist_train_step/summary.json" ] \
+  && [ "$(ls "$out/cwd/out" | grep -c '^mnist_train_step-[0-9a-f]\{8\}$')" = 1 ] && ok || fail "default folders: $(ls "$out/cwd/out")"
+expect 1 "holds the results of another run" -- "$ipusim" run configs/default.json --set /system/ipu/tiles=64 --out "$out/cwd/out/mnist_train_step"
+[ -s "$out/cwd/out/mnist_train_step/summary.json" ] && ok || fail "a refused run removed another run's summary"
+expect 0 "mnist_train_step" -- "$ipusim" run configs/default.json --set /system/ipu/tiles=64 --out "$out/cwd/out/mnist_train_step" --force
+expect 0 "then inference" -- "$ipusim" run configs/mnist/pipelined.json --out "$out/inf"
+expect 0 "mnist_train" -- "$ipusim" run configs/mnist/train.json --out "$out/inf" --force
+[ ! -e "$out/inf/inference" ] && ok || fail "an earlier run's inference folder survived: $(ls "$out/inf")"
 
 # --set makes the objects and list elements a value needs, and /system takes a hardware preset.
 expect 0 "mnist_train_step" -- "$ipusim" run configs/default.json --set /system=pod16 --set /workload/strategy/replicas=16 --out "$out/preset"

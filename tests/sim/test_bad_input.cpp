@@ -98,10 +98,14 @@ TEST_CASE("Bad input: integers beyond the simulator's 32-bit fields are rejected
           "--set: /system/streaming_memory/bytes_per_ipu: expected integer, >= 0, <= 1099511627776, found integer 1099511627777");
     CHECK(failureOf(kRoot + "/configs/mnist/pipelined.json", {"/workload/strategy/stages/1/ipu=4294967297"}) ==
           "--set: /workload/strategy/stages/1/ipu: expected integer, >= 0, <= 4294967295, found integer 4294967297");
-    CHECK(failureOfDoc(loop(4294967296, 1)) ==
-          kRoot + "/configs/case.json: /workload/steps/0/count: expected integer, >= 0, <= 4294967295, found integer 4294967296");
-    CHECK(failureOfDoc(loop(1, 4294967296)) ==
-          kRoot + "/configs/case.json: /workload/steps/0/body/0/tiles/0/cycles: expected integer, >= 0, <= 4294967295, found integer 4294967296");
+    // (2^62 + 4,096: the schema compares as doubles, whose step is 1,024 there.)
+    CHECK(failureOfDoc(loop(4611686018427392000ull, 1)) ==
+          kRoot + "/configs/case.json: /workload/steps/0/count: expected integer, >= 0, <= 4611686018427387904, found integer 4611686018427392000");
+    // Fields read as 64 bits (a compiled schedule's cycles and samples, a trace window) take up to 2^62.
+    CHECK(failureOfDoc(loop(1, 4611686018427392000ull)) ==
+          kRoot + "/configs/case.json: /workload/steps/0/body/0/tiles/0/cycles: expected integer, >= 0, <= 4611686018427387904, found integer "
+                  "4611686018427392000");
+    CHECK(failureOf(kMnist, {"/run/trace/cycles=[5000000000,6000000000]"}) == "no error");
 }
 
 TEST_CASE("Bad input: float parameters outside their physical range", "[bad-input]")
@@ -184,6 +188,8 @@ TEST_CASE("Bad input: vertex sizes past 32 bits or past what a tile holds", "[ba
     CHECK(failureOfDoc(vertexStep({{"positions", 4294967295u}, {"channel_vectors", 4294967295u}})) ==
           at + ": the vertex's sizes (positions 4294967295 x channel_vectors 4294967295) multiply to 1.84e+19, above 2^40 = 1099511627776: a vertex "
                "works on what one tile holds");
+    CHECK(failureOfDoc(vertexStep({{"positions", 144}, {"row_width", 12}, {"stride", 0}})) ==
+          at + "/stride: expected integer from 1 to 4294967295, found 0");
     // Within the bound, a pooling vertex over 2^30 positions in rows of one is priced at once.
     json ok = vertexStep({{"positions", 1073741824}, {"row_width", 1}});
     CHECK(failureOfDoc(ok) == "no error");
@@ -206,6 +212,8 @@ TEST_CASE("Bad input: --set into values that are not objects, past a list's end,
     CHECK(failureOf(kMnist, {"/system=pod17"}) == "--set: /system: unknown hardware preset \"pod17\" (presets: m2000, mk2, pod16, pod64; or give an object)");
     CHECK(failureOf(kMnist, {"/system/nope/tiles=5"}).find("--set: /system/nope: unknown key \"nope\"") == 0);
     CHECK(failureOf(kMnist, {"=5"}) == "--set: =5: expected /json/pointer=value");
+    CHECK(failureOf(kMlp, {"/workload/graph/ops/-={\"name\": \"extra\", \"op\": \"relu\", \"inputs\": [\"fc3\"], \"ipu\": -1}"}) ==
+          "--set: /workload/graph/ops/5/ipu: expected integer, >= 0, <= 4294967295, found integer -1"); // "-" appended as index 5
     CHECK(failureOf(kMnist, {"/workload/strategy/replicas=4"}) ==
           "--set: /workload/strategy/replicas: 4 replicas of 1 IPUs need 4 IPUs and must divide the system's 1");
 }

@@ -61,7 +61,8 @@ def _sets(overrides):
     return [str(s) for s in overrides]
 
 
-def run(config, overrides=(), *, out_dir=None, trace=False, vcd=False, engine="fast", inference=True, config_dir=None):
+def run(config, overrides=(), *, out_dir=None, trace=False, vcd=False, engine="fast", inference=True, config_dir=None,
+        force=False):
     """Simulates one experiment, as `ipusim run` does, and returns its Summary.
 
     config      a path, or a dict of the config's JSON
@@ -71,6 +72,8 @@ def run(config, overrides=(), *, out_dir=None, trace=False, vcd=False, engine="f
     engine      "fast" (event-driven) or "reference" (every cycle ticked, checked against fast)
     inference   run the config's "inference" phase after training (under summary["inference"])
     config_dir  the folder a dict's relative paths resolve in (default: the bundled configs)
+    force       replace results in out_dir that another config or other overrides wrote
+                (otherwise ipusim.ConfigError: a run never deletes another run's results)
     """
     if engine not in ("fast", "reference"):
         raise ValueError(f"engine: expected 'fast' or 'reference', found {engine!r}")
@@ -80,7 +83,7 @@ def run(config, overrides=(), *, out_dir=None, trace=False, vcd=False, engine="f
         raise TypeError(f"config: expected a path or a dict, found {type(config).__name__}")
     folder = os.fspath(config_dir) if config_dir is not None else str(CONFIGS)
     result = _ipusim.run(config, _sets(overrides), folder, "" if out_dir is None else os.fspath(out_dir), trace, vcd,
-                         engine == "reference", inference)
+                         engine == "reference", inference, bool(force))
     if result["status"] == "out_of_memory":
         raise OutOfMemory(result["report"], result["phase"])
     return Summary(result["summary"])
