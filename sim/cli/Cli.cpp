@@ -137,16 +137,26 @@ int compileCommand(const CompileCommandOptions& o)
     return kOk;
 }
 
-int paramsCommand()
+int paramsCommand(const std::string& filter)
 {
-    const auto params = config::Schema::instance().params();
+    std::vector<config::Schema::Param> params;
+    for (auto& p : config::Schema::instance().params())
+        if (p.pointer.find(filter) != std::string::npos)
+            params.push_back(std::move(p));
+    if (params.empty())
+        throw config::ConfigError("params", filter, "no parameter's pointer contains this (try /system, /run or /workload(bert))");
     std::size_t w = 0;
     for (const auto& p : params)
         w = std::max(w, p.pointer.size());
-    fmt::print("{:<{}}  {:>12}  {:<12}  {}\n", "parameter", w, "default", "unit", "description [source]");
-    for (const auto& p : params)
-        fmt::print("{:<{}}  {:>12}  {:<12}  {}{}\n", p.pointer, w, p.defaultValue, p.unit, p.description,
-                   p.source.empty() ? "" : " [" + p.source + "]");
+    fmt::print("{:<{}}  {:>12}  {:<12}  {}\n", "parameter", w, "default", "unit", "description (accepted values) [source]");
+    for (const auto& p : params) {
+        const std::string range = p.range.size() > 80 ? p.range.substr(0, 77) + "..." : p.range;
+        std::string text = p.description;
+        if (!range.empty())
+            text += (text.empty() ? "(" : " (") + range + ")";
+        fmt::print("{:<{}}  {:>12}  {:<12}  {}{}\n", p.pointer, w, p.defaultValue, p.unit, text, p.source.empty() ? "" : " [" + p.source + "]");
+    }
+    fmt::print("\n[ipu-facts.md §n]: configs/hardware/ipu-facts.md, section n, gives the value's public source and evidence.\n");
     return kOk;
 }
 
@@ -174,7 +184,9 @@ int main(int argc, char** argv)
     compileCmd->add_option("config", compile.config, "experiment JSON (see configs/)")->required();
     compileCmd->add_option("-o,--out", compile.out, "the file to write");
     compileCmd->add_option("--set", compile.sets, "override a value: /json/pointer=value (repeatable)");
-    auto* paramsCmd = app.add_subcommand("params", "list every parameter with default, unit and description");
+    auto* paramsCmd = app.add_subcommand("params", "list every key a config takes, with default, unit, accepted values and description");
+    std::string paramsFilter;
+    paramsCmd->add_option("filter", paramsFilter, "only keys whose pointer contains this (e.g. /run/trace, /workload(bert))");
     std::string sweepFile;
     SweepOptions sweepOptions;
     auto* sweepCmd = app.add_subcommand("sweep", "run every point of a sweep (one process each); rows go to DIR/results.csv and .jsonl");
@@ -194,7 +206,7 @@ int main(int argc, char** argv)
     }
     return guarded([&] {
         if (paramsCmd->parsed())
-            return paramsCommand();
+            return paramsCommand(paramsFilter);
         if (compileCmd->parsed())
             return compileCommand(compile);
         if (sweepCmd->parsed()) {

@@ -21,6 +21,12 @@ public:
             m_read->insert(pointer);
         return m_doc.at(json::json_pointer(pointer)).get<T>();
     }
+    /** Notes a value read whole from the document (a list). */
+    void note(const std::string& pointer) const
+    {
+        if (m_read)
+            m_read->insert(pointer);
+    }
 
 private:
     const json& m_doc;
@@ -65,6 +71,7 @@ Topology topologyOf(const config::LoadedConfig& cfg, const Reader& r, uint32_t n
 {
     const json& t = cfg.doc.at("system").at("topology");
     const json list = t.value("links", json::array());
+    r.note("/system/topology/links");
     for (std::size_t i = 0; i < list.size(); ++i)
         for (int k = 0; k < 2; ++k)
             if (list[i][k].get<uint32_t>() >= numIpus)

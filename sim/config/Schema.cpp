@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 namespace ipusim::config {
 namespace {
@@ -97,8 +98,10 @@ std::string expectation(const json* s)
         parts.push_back("one of " + s->at("enum").dump());
     if (s->contains("const"))
         parts.push_back(s->at("const").dump());
-    if (s->contains("type"))
+    if (s->contains("type") && s->at("type").is_string())
         parts.push_back(s->at("type").get<std::string>());
+    else if (s->contains("type"))
+        parts.push_back(fmt::format("{}", fmt::join(s->at("type").get<std::vector<std::string>>(), " or ")));
     if (s->contains("pattern"))
         parts.push_back("matching " + s->at("pattern").get<std::string>());
     if (s->contains("minimum"))
@@ -254,24 +257,56 @@ void Schema::applyDefaults(json& doc, const std::string& schemaPointer) const
 
 std::vector<Schema::Param> Schema::params() const
 {
+    // Every key the schema accepts: object properties, the keys of list elements ("*") and of a
+    // map's entries ("<name>"), each alternative of a oneOf; the workload's keys once per kind.
     std::vector<Param> out;
-    std::function<void(const json&, const std::string&)> walk = [&](const json& ref, const std::string& ptr) {
-        const json& node = ref.contains("$ref") ? m_root.at(json::json_pointer(ref.at("$ref").get<std::string>().substr(1))) : ref;
-        // Parameters with a default, and those without one that declare a unit (optional ones,
-        // or a packing's two): "-".
-        if (node.contains("default") || node.contains("x-unit")) {
+    std::set<std::string> seen;
+    std::map<std::string, std::string> dispatchAt; // "steps" -> the pointer its kinds are listed below
+    auto deref = [&](const json& n) -> const json& {
+        return n.contains("$ref") ? m_root.at(json::json_pointer(n.at("$ref").get<std::string>().substr(1))) : n;
+    };
+    // A key gets a row unless it only holds named keys (an object with properties); a list or
+    // map of objects also lists the keys of its elements.
+    auto holdsObjects = [&](const json& n) { return deref(n).contains("properties") || deref(n).contains("oneOf"); };
+    // A description beside a $ref, or on a oneOf, describes what it refers to or each alternative.
+    std::function<void(const json&, const std::string&, int, const std::string&)> walk = [&](const json& ref, const std::string& ptr,
+                                                                                            int depth, const std::string& outer) {
+        const json& node = deref(ref);
+        const std::string description = ref.value("description", node.value("description", outer));
+        if (depth > 12)
+            return; // recursive definitions (none today) would not end
+        if (!ptr.empty() && !node.contains("properties") && !node.contains("oneOf") && seen.insert(ptr).second) {
             const json d = node.value("default", json("-"));
-            out.push_back({ptr, node.contains("type") ? (node.at("type").is_string() ? node.at("type").get<std::string>() : node.at("type").dump()) : std::string(), node.value("x-unit", std::string("-")),
-                           d.is_string() ? d.get<std::string>() : d.dump(), node.value("x-source", std::string()),
-                           node.value("description", std::string())});
+            std::string type = node.contains("type") ? (node.at("type").is_string() ? node.at("type").get<std::string>() : node.at("type").dump()) : "";
+            out.push_back({ptr, type, node.value("x-unit", std::string("-")), d.is_string() ? d.get<std::string>() : d.dump(),
+                           node.value("x-source", std::string()), description, expectation(&node)});
         }
         if (node.contains("properties"))
             for (const auto& [k, v] : node.at("properties").items())
-                walk(v, ptr + "/" + k);
+                walk(v, ptr + "/" + k, depth + 1, "");
+        if (node.contains("items") && node.at("items").is_object() && holdsObjects(node.at("items"))) {
+            // Schedule steps and graph ops are checked per "op" against their own definitions.
+            const std::string ref = node.at("items").value("$ref", std::string());
+            const char* kinds = ref == "#/definitions/step" ? "steps" : ref == "#/definitions/graph_op" ? "graph_ops" : nullptr;
+            // Each kind's keys are listed once, below the shortest list of them (a repeat's
+            // body and an IPU's own steps take the workload's steps' keys).
+            if (kinds && (!dispatchAt.count(kinds) || ptr.size() < dispatchAt[kinds].size()))
+                dispatchAt[kinds] = ptr;
+            else if (!kinds)
+                walk(node.at("items"), ptr + "/*", depth + 1, "");
+        }
+        if (node.contains("additionalProperties") && node.at("additionalProperties").is_object() && holdsObjects(node.at("additionalProperties")))
+            walk(node.at("additionalProperties"), ptr + "/<name>", depth + 1, "");
+        if (node.contains("oneOf"))
+            for (const auto& alternative : node.at("oneOf"))
+                walk(alternative, ptr, depth + 1, description);
     };
-    walk(m_root, "");
+    walk(m_root, "", 0, "");
     for (const auto& [kind, node] : m_root.at("definitions").at("workloads").items())
-        walk(node, "/workload(" + kind + ")");
+        walk(node, "/workload(" + kind + ")", 0, "");
+    for (const auto& [kinds, ptr] : dispatchAt)
+        for (const auto& [op, definition] : m_root.at("definitions").at(kinds).items())
+            walk(definition, ptr + "/*(" + op + ")", 1, "");
     return out;
 }
 

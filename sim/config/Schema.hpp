@@ -32,8 +32,11 @@ public:
     struct Param
     {
         std::string pointer, type, unit, defaultValue, source, description;
+        std::string range; // "integer, >= 1, <= 1048576"
     };
-    /** Every parameter that has a default, with its unit, source and description. */
+    /** Every key the schema accepts (list elements as "*", a map's entries as "<name>", the
+     *  workload's per kind as "/workload(kind)/..."), with its default ("-": none), unit,
+     *  range, source and description. */
     [[nodiscard]] std::vector<Param> params() const;
 
 private:

@@ -80,7 +80,8 @@ py::list params()
     py::list out;
     for (const auto& p : config::Schema::instance().params())
         out.append(py::dict(py::arg("pointer") = p.pointer, py::arg("type") = p.type, py::arg("unit") = p.unit,
-                            py::arg("default") = p.defaultValue, py::arg("source") = p.source, py::arg("description") = p.description));
+                            py::arg("default") = p.defaultValue, py::arg("source") = p.source, py::arg("description") = p.description,
+                            py::arg("range") = p.range));
     return out;
 }
 

@@ -198,6 +198,11 @@ expect 0 "then inference" -- "$ipusim" run configs/mnist/pipelined.json --out "$
 expect 0 "mnist_train" -- "$ipusim" run configs/mnist/train.json --out "$out/inf" --force
 [ ! -e "$out/inf/inference" ] && ok || fail "an earlier run's inference folder survived: $(ls "$out/inf")"
 
+# params lists every key (filtered by pointer), with its accepted values.
+expect 0 "/run/trace/cycles" -- "$ipusim" params /run/trace
+expect 0 "(integer, >= 1, <= 4294967295)" -- "$ipusim" params /run/gradient_accumulation
+expect 1 "params: nope: no parameter's pointer contains this" -- "$ipusim" params nope
+
 # --set makes the objects and list elements a value needs, and /system takes a hardware preset.
 expect 0 "mnist_train_step" -- "$ipusim" run configs/default.json --set /system=pod16 --set /workload/strategy/replicas=16 --out "$out/preset"
 grep -q '"num_ipus": 16' "$out/preset/summary.json" && ok || fail "--set /system=pod16 did not give 16 IPUs"

@@ -126,6 +126,9 @@ TEST_CASE("Bad input: float parameters outside their physical range", "[bad-inpu
           "--set: /system/host_link/efficiency: expected number, >= 0.01, <= 1, found number 0.001");
     CHECK(failureOf(kRoot + "/configs/resnet/resnet50_sgd_pod16.json", {"/workload/momentum=1"}) ==
           "--set: /workload/momentum: expected number, >= 0, < 1, found integer 1");
+    // A key of two types (a number or a list per IPU) once made the message itself fail.
+    CHECK(failureOf(kRoot + "/configs/bert/base_phase1_pod16.json", {"/workload/available_memory_proportion=\"x\""}) ==
+          "--set: /workload/available_memory_proportion: expected number or array, > 0, <= 1, found string \"x\"");
 }
 
 TEST_CASE("Bad input: numbers a double cannot hold, nesting, and bases that are not objects", "[bad-input]")

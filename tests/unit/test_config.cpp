@@ -163,7 +163,63 @@ TEST_CASE("Config: every shipped config loads and compiles", "[config]")
     }
 }
 
-TEST_CASE("Params: every parameter has a unit and a description", "[config]")
+TEST_CASE("Params: every key of every shipped config is listed, and the keys a user asks for", "[config]")
+{
+    std::set<std::string> listed;
+    for (const auto& p : config::Schema::instance().params())
+        listed.insert(p.pointer);
+    for (const char* key : {"/run/trace/cycles", "/run/trace/tiles", "/inference/micro_batch", "/inference/device_iterations",
+                            "/inference/dataset_samples", "/system/topology/links", "/workload(bert)/available_memory_proportion",
+                            "/workload(bert)/strategy/stages/*/blocks", "/workload(bert)/strategy/stages/*/ipu",
+                            "/workload(bert)/strategy/block_ipus", "/workload(bert)/strategy/layers_per_ipu",
+                            "/workload(bert)/strategy/heads_ipu", "/workload(schedule)/placement/stages/*/stash_depth",
+                            "/workload(schedule)/steps/*(compute)/tiles/*/cycles", "/workload(graph)/graph/ops/*(conv2d)/kernel_size"}) {
+        INFO(key);
+        CHECK(listed.count(key) == 1);
+    }
+    // Every value a shipped config holds, as params names it: list elements as "*", schedule
+    // steps and graph ops by kind ("*(compute)"), the workload's keys under its kind, a list of
+    // numbers or a free-form object (a vertex's params) as itself. A schedule's steps are listed
+    // once: an IPU's own steps, fragments' and repeat bodies' take the workload's.
+    auto keyOf = [](std::string key) {
+        for (const std::string from : {"/programs/*/steps", "/fragments/*/steps", "/programs/*/fragments", "/programs/*/tensors"})
+            for (auto at = key.find(from); at != std::string::npos; at = key.find(from))
+                key.replace(at, from.size(), from.substr(from.rfind('/')));
+        for (auto at = key.find("(repeat)/body/*("); at != std::string::npos; at = key.find("(repeat)/body/*("))
+            key.erase(at, std::string("(repeat)/body/*").size());
+        return key;
+    };
+    std::function<void(const json&, const std::string&, const std::string&)> leaves = [&](const json& v, const std::string& ptr,
+                                                                                          const std::string& file) {
+        if (v.is_object() && v.empty())
+            return;
+        if (v.is_object() && ptr != "/system/notes" && !listed.count(keyOf(ptr))) {
+            for (const auto& [k, sub] : v.items())
+                leaves(sub, ptr + "/" + (ptr.size() > 11 && ptr.compare(ptr.size() - 11, 11, "/block_ipus") == 0 ? "<name>" : k), file);
+            return;
+        }
+        if (v.is_array() && !v.empty() && (v.front().is_object())) {
+            for (const auto& sub : v)
+                leaves(sub, ptr + "/*" + (sub.contains("op") && sub.at("op").is_string() ? "(" + sub.at("op").get<std::string>() + ")" : ""), file);
+            return;
+        }
+        INFO(file << ": " << ptr << " as " << keyOf(ptr));
+        CHECK(listed.count(keyOf(ptr)) == 1);
+    };
+    for (const auto& entry : fs::recursive_directory_iterator(kRoot + "/configs")) {
+        const std::string path = entry.path().string();
+        if (entry.path().extension() != ".json" || path.find("/schema/") != std::string::npos || path.find("/sweeps/") != std::string::npos ||
+            path.find("/validation/") != std::string::npos || path.find("/hardware/") != std::string::npos)
+            continue;
+        json doc = config::loadConfig(path).doc;
+        json workload = doc.at("workload");
+        doc.erase("workload");
+        leaves(doc, "", path);
+        leaves(workload, "/workload(" + workload.at("kind").get<std::string>() + ")", path);
+    }
+}
+
+TEST_CASE("Params: every key has a description, and parameters a unit", "[config]")
 {
     auto params = config::Schema::instance().params();
     CHECK(params.size() > 30);
@@ -237,8 +293,8 @@ TEST_CASE("Hardware parameters: declared once in the schema, every one decoded, 
     const SystemParams decoded = decodeSystem(cfg, &read);
     std::size_t declared = 0;
     for (const auto& p : config::Schema::instance().params()) {
-        if (p.pointer.rfind("/system/", 0) != 0)
-            continue;
+        if (p.pointer.rfind("/system/", 0) != 0 || p.pointer == "/system/description" || p.pointer == "/system/notes")
+            continue; // (what people read: the hardware's description and its values' sources)
         ++declared;
         INFO(p.pointer << " is declared in the schema but never decoded");
         CHECK(read.count(p.pointer) == 1);

@@ -102,5 +102,5 @@ def sweep(sweep_file, *, out_dir=None, jobs=1, resume=False):
 
 
 def params():
-    """Every config parameter with a default: pointer, type, unit, default, source, description."""
+    """Every key a config takes (as `ipusim params` lists them): pointer, type, unit, default, range, source, description."""
     return _ipusim.params()
