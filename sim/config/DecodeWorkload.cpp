@@ -101,10 +101,20 @@ void rejectLayerCounts(const LoadedConfig& cfg, const char* model)
                      fmt::format("expected only for BERT: {} blocks are placed with \"stages\" or \"block_ipus\"", model));
 }
 
+MemoryProportion memoryProportionOf(const json& w)
+{
+    if (!w.contains("available_memory_proportion"))
+        return {};
+    const json& amp = w.at("available_memory_proportion");
+    if (amp.is_number())
+        return amp.get<double>();
+    return amp.get<std::vector<double>>();
+}
+
 WorkloadSpec decodeMnist(const LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
 {
     rejectLayerCounts(cfg, "MNIST's");
-    return MnistSpec{optionsOf(cfg, system, run)};
+    return MnistSpec{optionsOf(cfg, system, run), memoryProportionOf(cfg.doc.at("workload"))};
 }
 
 BertShape bertShapeOf(const LoadedConfig& cfg)
@@ -143,16 +153,6 @@ BertShape bertShapeOf(const LoadedConfig& cfg)
         cfg.fail("/workload/embedding_serialization",
                  fmt::format("expected a divisor of the padded vocabulary ({} rows), found {}", s.paddedVocab(), s.embeddingSerialization));
     return s;
-}
-
-MemoryProportion memoryProportionOf(const json& w)
-{
-    if (!w.contains("available_memory_proportion"))
-        return {};
-    const json& amp = w.at("available_memory_proportion");
-    if (amp.is_number())
-        return amp.get<double>();
-    return amp.get<std::vector<double>>();
 }
 
 /** The optimizer of a BERT or graph workload. */

@@ -198,6 +198,14 @@ expect 0 "then inference" -- "$ipusim" run configs/mnist/pipelined.json --out "$
 expect 0 "mnist_train" -- "$ipusim" run configs/mnist/train.json --out "$out/inf" --force
 [ ! -e "$out/inf/inference" ] && ok || fail "an earlier run's inference folder survived: $(ls "$out/inf")"
 
+# available_memory_proportion has one place; the old hardware key still works, with a note.
+"$ipusim" run configs/default.json --out "$out/amp_old" --set /system/ipu/memory/available_memory_proportion=0.001 > "$out/amp_old.log" 2>&1
+"$ipusim" run configs/default.json --out "$out/amp_new" --set /workload/available_memory_proportion=0.001 > "$out/amp_new.log" 2>&1
+grep -q "note: --set: /system/ipu/memory/available_memory_proportion is deprecated" "$out/amp_old.log" && ! grep -q note "$out/amp_new.log" \
+  && [ "$(grep '^ "total_cycles"' "$out/amp_old/summary.json")" = "$(grep '^ "total_cycles"' "$out/amp_new/summary.json")" ] \
+  && [ "$(grep '^ "total_cycles"' "$out/amp_new/summary.json")" != "$(grep '^ "total_cycles"' "$out/a/summary.json")" ] \
+  && ok || fail "available_memory_proportion: old and new places differ"
+
 # params lists every key (filtered by pointer), with its accepted values.
 expect 0 "/run/trace/cycles" -- "$ipusim" params /run/trace
 expect 0 "(integer, >= 1, <= 4294967295)" -- "$ipusim" params /run/gradient_accumulation

@@ -63,8 +63,9 @@ ModelSpec mnistModel()
 
 Schedule compileMnist(const MnistSpec& spec, const SystemParams& system, const Diagnostics& diag)
 {
-    GraphSpec graph; // AdamW, no loss scaling, the hardware's memory proportion
+    GraphSpec graph; // AdamW, no loss scaling
     graph.options = spec.options;
+    graph.availableMemoryProportion = spec.availableMemoryProportion;
     graph.model = mnistModel();
     return compileGraphModel(graph, system, diag);
 }

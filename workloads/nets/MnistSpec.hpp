@@ -8,6 +8,7 @@ namespace ipusim {
 struct MnistSpec
 {
     WorkloadOptions options;
+    MemoryProportion availableMemoryProportion;
 };
 
 } // namespace ipusim
