@@ -83,6 +83,8 @@ int runCommand(const RunCommandOptions& o)
 {
     const InterruptGuard guard; // Ctrl-C unwinds: no temporary trace or waveform stays behind
     RunRequest request{config::loadConfig(o.config, o.sets), {}};
+    for (const auto& note : config::deprecationNotes(request.config))
+        fmt::print(std::cerr, "note: {}\n", note);
     RunOptions& options = request.options;
     options.outDir = o.out.empty() ? defaultOutDir(request.config) : fs::path(o.out);
     options.force = o.force;
@@ -124,9 +126,12 @@ std::pair<std::size_t, std::size_t> countStepsAndTensors(const Schedule& schedul
 
 int compileCommand(const CompileCommandOptions& o)
 {
-    const Experiment e = buildExperiment(o.config, o.sets);
+    config::LoadedConfig cfg = config::loadConfig(o.config, o.sets);
+    for (const auto& note : config::deprecationNotes(cfg))
+        fmt::print(std::cerr, "note: {}\n", note);
+    const Experiment e = buildExperiment(std::move(cfg));
     requireScheduleInvariants(e.schedule, e.system); // what is written must read back
-    const fs::path out = o.out.empty() ? fs::path("out") / e.config.name / "compiled.json" : fs::path(o.out);
+    const fs::path out = o.out.empty() ? defaultOutDir(e.config) / "compiled.json" : fs::path(o.out);
     if (out.has_parent_path())
         fs::create_directories(out.parent_path());
     report::writeFileAtomically(out.string(), compiledConfigText(compiledConfig(e)));

@@ -225,6 +225,17 @@ void LoadedConfig::raise(const std::string& pointer, const std::string& message)
     throw ConfigError(fileOf(pointer), pointer, message);
 }
 
+std::vector<std::string> deprecationNotes(const LoadedConfig& cfg)
+{
+    // /system/ipu/memory/available_memory_proportion was the old place of a compiler option:
+    // still read, as the default of /workload/available_memory_proportion.
+    const std::string old = "/system/ipu/memory/available_memory_proportion";
+    if (!cfg.origins.count(old))
+        return {};
+    return {fmt::format("{}: {} is deprecated: set /workload/available_memory_proportion (PopTorch's setAvailableMemoryProportion), "
+                        "its one place; this value is still its default", cfg.fileOf(old), old)};
+}
+
 std::string safeName(const std::string& text)
 {
     std::string out;

@@ -30,6 +30,10 @@ protected:
     void raise(const std::string& pointer, const std::string& message) const override;
 };
 
+/** Notes on keys the user set in their old places (each "file: pointer is deprecated: ..."),
+ *  for the command line and the Python API to print once per config they load. */
+std::vector<std::string> deprecationNotes(const LoadedConfig& cfg);
+
 /** `text` as a name safe for a folder inside out/: letters, digits, '.', '_' and '-' (others
  *  become '_'), starting with a letter or digit, at most 101 characters. */
 std::string safeName(const std::string& text);

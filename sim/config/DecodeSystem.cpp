@@ -67,17 +67,6 @@ IpuParams ipuOf(const Reader& r)
     return p;
 }
 
-/** /system/ipu/memory/available_memory_proportion is the old place of a compiler option: still
- *  read (the default of /workload/available_memory_proportion), with a note when a file sets it. */
-void noteDeprecated(const config::LoadedConfig& cfg)
-{
-    const std::string old = "/system/ipu/memory/available_memory_proportion";
-    if (cfg.origins.count(old))
-        fmt::print(stderr, "note: {}: {} is deprecated: set /workload/available_memory_proportion (PopTorch's "
-                           "setAvailableMemoryProportion), its one place; this value is still its default\n",
-                   cfg.fileOf(old), old);
-}
-
 Topology topologyOf(const config::LoadedConfig& cfg, const Reader& r, uint32_t numIpus)
 {
     const json& t = cfg.doc.at("system").at("topology");
@@ -105,7 +94,6 @@ SystemParams decodeSystem(const config::LoadedConfig& cfg, std::set<std::string>
     SystemParams p;
     p.numIpus = r.at<uint32_t>("/system/num_ipus");
     p.ipu = ipuOf(r);
-    noteDeprecated(cfg);
     p.hostLink = {r.at<double>("/system/host_link/bandwidth_bytes_per_second"), r.at<double>("/system/host_link/efficiency"),
                   r.at<uint64_t>("/system/host_link/latency_cycles")};
     p.ipuLink = {r.at<double>("/system/ipu_link/bandwidth_bytes_per_second"), r.at<double>("/system/ipu_link/efficiency"),

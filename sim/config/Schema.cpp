@@ -261,6 +261,7 @@ std::vector<Schema::Param> Schema::params() const
     // map's entries ("<name>"), each alternative of a oneOf; the workload's keys once per kind.
     std::vector<Param> out;
     std::set<std::string> seen;
+    std::map<std::string, std::size_t> rowOf; // pointer -> its row in `out`
     std::map<std::string, std::string> dispatchAt; // "steps" -> the pointer its kinds are listed below
     auto deref = [&](const json& n) -> const json& {
         return n.contains("$ref") ? m_root.at(json::json_pointer(n.at("$ref").get<std::string>().substr(1))) : n;
@@ -275,7 +276,14 @@ std::vector<Schema::Param> Schema::params() const
         const std::string description = ref.value("description", node.value("description", outer));
         if (depth > 12)
             return; // recursive definitions (none today) would not end
-        if (!ptr.empty() && !node.contains("properties") && !node.contains("oneOf") && seen.insert(ptr).second) {
+        if (!ptr.empty() && !node.contains("properties") && !node.contains("oneOf") && seen.count(ptr)) {
+            // Another alternative of a oneOf: the key accepts its values too.
+            std::string& range = out[rowOf.at(ptr)].range;
+            if (const std::string more = expectation(&node); !more.empty() && range.find(more) == std::string::npos)
+                range += (range.empty() ? "" : "; or ") + more;
+        } else if (!ptr.empty() && !node.contains("properties") && !node.contains("oneOf")) {
+            seen.insert(ptr);
+            rowOf[ptr] = out.size();
             const json d = node.value("default", json("-"));
             std::string type = node.contains("type") ? (node.at("type").is_string() ? node.at("type").get<std::string>() : node.at("type").dump()) : "";
             out.push_back({ptr, type, node.value("x-unit", std::string("-")), d.is_string() ? d.get<std::string>() : d.dump(),

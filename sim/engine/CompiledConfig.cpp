@@ -13,11 +13,14 @@ namespace ipusim {
 nlohmann::json compiledConfig(const Experiment& e)
 {
     const nlohmann::json& doc = e.config.doc;
-    return {{"name", e.config.name},
+    // Its own name, so its default output folder is not the original config's.
+    nlohmann::json system = doc.at("system");
+    system["ipu"]["memory"].erase("available_memory_proportion"); // its old place: the workload's figures are in the schedule
+    return {{"name", e.config.name + "_compiled"},
             {"description", fmt::format("{} compiled from {} ({} workload){}", e.config.name, e.config.file,
                                         doc.at("workload").at("kind").get<std::string>(),
                                         doc.contains("inference") ? "; its inference phase is not included" : "")},
-            {"system", doc.at("system")},
+            {"system", system},
             {"run", doc.at("run")},
             {"workload", scheduleToJson(e.schedule)}};
 }

@@ -39,6 +39,9 @@ py::dict runConfig(const py::object& config, const std::vector<std::string>& set
                    bool trace, bool vcd, bool reference, bool inference, bool force)
 {
     RunRequest request{loadFrom(config, sets, folder), {}};
+    for (const auto& note : config::deprecationNotes(request.config))
+        if (PyErr_WarnEx(PyExc_DeprecationWarning, note.c_str(), 1) < 0)
+            throw py::error_already_set(); // warnings turned into errors
     request.options.outDir = outDir;
     request.options.trace = trace;
     request.options.vcd = vcd;

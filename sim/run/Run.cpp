@@ -58,7 +58,10 @@ void removeStaleOutputs(const fs::path& dir)
 /** Which run a folder's results belong to: the config file and its overrides. */
 json runIdentity(const config::LoadedConfig& cfg)
 {
-    return {{"config", fs::absolute(cfg.file).lexically_normal().string()}, {"set", cfg.sets}};
+    json identity = {{"config", fs::absolute(cfg.file).lexically_normal().string()}, {"set", cfg.sets}};
+    if (!fs::is_regular_file(cfg.file)) // a document given in memory (a Python dict): its content
+        identity["document"] = fmt::format("{:016x}", std::hash<std::string>{}(cfg.doc.dump()));
+    return identity;
 }
 
 /** Takes `dir` for this run: a run never deletes another run's results (other config or other
@@ -70,18 +73,25 @@ void claimFolder(const fs::path& dir, const config::LoadedConfig& cfg, bool forc
     const fs::path record = dir / "run.json";
     const json mine = runIdentity(cfg);
     auto hasResults = [&] {
-        for (const char* f : {"summary.json", "trace.json", "oom_report.json", "waves.vcd"})
-            if (fs::exists(dir / f))
-                return true;
+        for (const fs::path& d : {dir, dir / "inference"})
+            for (const char* f : {"summary.json", "trace.json", "oom_report.json", "waves.vcd"})
+                if (fs::exists(d / f))
+                    return true;
         return false;
     };
+    // Results without a record (an older build's) are taken as this run's; a record that
+    // cannot be read protects them like another run's.
     if (!force && fs::exists(record) && hasResults()) {
         const json theirs = json::parse(std::ifstream(record), nullptr, false);
-        if (!theirs.is_discarded() && theirs != mine)
-            throw config::ConfigError(cfg.file, "",
-                                      fmt::format("{} holds the results of another run ({}{}): --force replaces them, --out names another "
-                                                  "folder", dir.string(), theirs.value("config", std::string("?")),
-                                                  theirs.value("set", json::array()).empty() ? " as it is" : " with " + theirs.at("set").dump()));
+        if (theirs != mine) {
+            const bool known = theirs.is_object() && theirs.value("config", json()).is_string();
+            throw config::ConfigError(
+                cfg.file, "",
+                fmt::format("{} holds the results of another run ({}): --force replaces them, --out names another folder", dir.string(),
+                            !known ? "its run.json is not readable"
+                                   : theirs.at("config").get<std::string>() +
+                                         (theirs.value("set", json::array()).empty() ? " as it is" : " with " + theirs.at("set").dump())));
+        }
     }
     removeStaleOutputs(dir);
     fs::remove(record);

@@ -266,6 +266,8 @@ Sweep Sweep::load(const std::string& path)
     }
     // Every axis must name a value the experiment has (typos would silently sweep nothing).
     const config::LoadedConfig base = config::loadConfig(s.config, s.sets, path + " /set");
+    for (const auto& note : config::deprecationNotes(base)) // once, not once per point
+        fmt::print(stderr, "note: {}\n", note);
     for (std::size_t i = 0; i < s.axisPointers.size(); ++i) {
         json::json_pointer jp;
         try {

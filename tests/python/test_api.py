@@ -151,3 +151,8 @@ def test_a_run_never_replaces_another_runs_results(tmp_path):
     assert json.loads((out / "run.json").read_text())["set"] == []
     ipusim.run(ROOT / "configs/default.json", {"/system/ipu/tiles": 64}, out_dir=out, force=True)
     assert json.loads((out / "run.json").read_text())["set"] == ["/system/ipu/tiles=64"]
+    # Two different dicts are two runs, though neither has a file.
+    doc = {"system": {"base": "hardware/mk2.json"}, "workload": {"kind": "mnist"}}
+    ipusim.run(doc, out_dir=tmp_path / "dict")
+    with pytest.raises(ipusim.ConfigError, match="holds the results of another run"):
+        ipusim.run(dict(doc, run={"device_iterations": 2}), out_dir=tmp_path / "dict")

@@ -194,6 +194,8 @@ mkdir -p "$out/cwd"
 expect 1 "holds the results of another run" -- "$ipusim" run configs/default.json --set /system/ipu/tiles=64 --out "$out/cwd/out/mnist_train_step"
 [ -s "$out/cwd/out/mnist_train_step/summary.json" ] && ok || fail "a refused run removed another run's summary"
 expect 0 "mnist_train_step" -- "$ipusim" run configs/default.json --set /system/ipu/tiles=64 --out "$out/cwd/out/mnist_train_step" --force
+echo '[1]' > "$out/cwd/out/mnist_train_step/run.json"
+expect 1 "holds the results of another run (its run.json is not readable)" -- "$ipusim" run configs/default.json --out "$out/cwd/out/mnist_train_step"
 expect 0 "then inference" -- "$ipusim" run configs/mnist/pipelined.json --out "$out/inf"
 expect 0 "mnist_train" -- "$ipusim" run configs/mnist/train.json --out "$out/inf" --force
 [ ! -e "$out/inf/inference" ] && ok || fail "an earlier run's inference folder survived: $(ls "$out/inf")"
@@ -219,7 +221,7 @@ grep -q '"num_ipus": 16' "$out/preset/summary.json" && ok || fail "--set /system
 # does not fit still does not fit; an edited schedule is checked like a hand-written one.
 one_epoch=(--set /run/dataset_samples=0 --set /run/epochs=1)
 expect 0 "compiled for 2 IPUs" -- "$ipusim" compile configs/mnist/pipelined_2stage.json "${one_epoch[@]}" -o "$out/k/two.json"
-expect 0 "mnist_pipelined_2stage (schedule)" -- "$ipusim" run "$out/k/two.json" --out "$out/k/compiled"
+expect 0 "mnist_pipelined_2stage_compiled (schedule)" -- "$ipusim" run "$out/k/two.json" --out "$out/k/compiled"
 "$ipusim" run configs/mnist/pipelined_2stage.json "${one_epoch[@]}" --out "$out/k/direct" > /dev/null
 figures() { grep -E '^ "(total_cycles|samples_per_second)"' "$1/summary.json"; } # the run's own, not its inference phase's
 [ -n "$(figures "$out/k/direct")" ] && [ "$(figures "$out/k/compiled")" = "$(figures "$out/k/direct")" ] \

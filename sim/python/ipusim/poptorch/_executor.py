@@ -292,7 +292,8 @@ class Executor:
         profile = profile_folder()
         out_dir = os.path.join(profile, f"{config['name']}_{index}") if profile else None
         try:
-            summary = simulate(config, self.options.system_overrides, out_dir=out_dir, trace=out_dir is not None)
+            # A profile folder holds the latest run's profile, as PopVision's auto-report does.
+            summary = simulate(config, self.options.system_overrides, out_dir=out_dir, trace=out_dir is not None, force=True)
         except ConfigError as error:
             _name_the_option(error, config)
             raise
