@@ -64,6 +64,10 @@ RunOutcome run(RunRequest request);
 /** The same for an experiment already built (tests that make schedules in code). */
 RunOutcome run(const Experiment& experiment, const RunOptions& options);
 
+/** The events a trace of `experiment` holds, about: one per program step each IPU runs
+ *  (tracing simulates every loop iteration). A run prints it before a large unwindowed trace. */
+uint64_t traceEventsEstimate(const Experiment& experiment);
+
 /** A one-line description of an out-of-memory outcome (sweep rows, validation). */
 std::string oomSummaryLine(const nlohmann::json& oomReport);
 

@@ -136,7 +136,8 @@ JSON
 printf '{"config": "%s/slow.json", "axes": [{"pointer": "/workload/steps/0/count", "range": {"from": 3000000, "to": 3000005, "step": 1}}]}\n' \
   "$out" > "$out/slow_sweep.json"
 started() { for _ in $(seq 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-setsid "$ipusim" sweep "$out/slow_sweep.json" -j 2 --out "$out/int" > "$out/int.log" 2>&1 &
+set -m # job control: each background job is a process group of its own, whose id is $!
+"$ipusim" sweep "$out/slow_sweep.json" -j 2 --out "$out/int" > "$out/int.log" 2>&1 &
 pid=$!
 started "$out/int/results.jsonl"; kill -TERM -- "-$pid"; wait "$pid"; rc=$?
 [ "$rc" = 130 ] && grep -q "interrupted: the finished points are in" "$out/int.log" && ok || fail "interrupted sweep exited $rc: $(cat "$out/int.log")"
@@ -144,18 +145,19 @@ started "$out/int/results.jsonl"; kill -TERM -- "-$pid"; wait "$pid"; rc=$?
   && ok || fail "an interrupted sweep recorded its points in flight: $(cat "$out/int/results.jsonl")"
 expect 0 "6 points, 0 failed" -- "$ipusim" sweep "$out/slow_sweep.json" -j 2 --resume --out "$out/int"
 [ "$(tail -n +2 "$out/int/results.csv" | cut -d, -f1 | sort -n | uniq | wc -l)" = 6 ] && ok || fail "resume after Ctrl-C: $(cat "$out/int/results.csv")"
-setsid "$ipusim" sweep "$out/slow_sweep.json" -j 2 --out "$out/orphans" > /dev/null 2>&1 &
+"$ipusim" sweep "$out/slow_sweep.json" -j 2 --out "$out/orphans" > /dev/null 2>&1 &
 pid=$!
 started "$out/orphans/results.jsonl"; kill -KILL "$pid"; wait "$pid" 2> /dev/null; sleep 0.5
 ! pgrep -f -- "$out/orphans" > /dev/null && ok || fail "points outlived their killed sweep: $(pgrep -af -- "$out/orphans")"
 pkill -KILL -f -- "$out/orphans" 2> /dev/null
 
 # Interrupting a run: exit 130, and neither a summary nor a temporary trace stays behind.
-setsid "$ipusim" run "$out/slow.json" --set /workload/steps/0/count=300000000 --set '/run/trace/cycles=[0,100]' --trace \
+"$ipusim" run "$out/slow.json" --set /workload/steps/0/count=300000000 --set '/run/trace/cycles=[0,100]' --trace \
   --out "$out/rint" > "$out/rint.log" 2>&1 &
 pid=$!
 started "$out/rint/trace.json.tmp"; sleep 0.3; kill -TERM -- "-$pid"; wait "$pid"; rc=$?
 [ "$rc" = 130 ] && [ -z "$(ls -A "$out/rint")" ] && ok || fail "an interrupted run exited $rc and left: $(ls -A "$out/rint") $(cat "$out/rint.log")"
+set +m
 
 # The same sweep under MPI (2 ranks on one machine): the same rows, whatever the ranks.
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 \
