@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-
 namespace ipusim {
 
 Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
