@@ -2,6 +2,7 @@
 #include "models/ipu/Ipu.hpp"
 
 #include "models/common/SaturatingCycles.hpp"
+#include "models/system/ClockPeriod.hpp"
 
 #include <fmt/format.h>
 
@@ -21,7 +22,7 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
       m_program(program),
       m_hostCalls(hostCalls),
       m_period(period),
-      m_cycleLimit(sc_core::sc_max_time().value() / std::max<uint64_t>(period.value(), 1)),
+      m_cycleLimit(lastCycle(period)),
       m_observer(observer),
       m_ports(ports)
 {

@@ -12,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 
 namespace ipusim::config {
 namespace {
@@ -260,7 +259,6 @@ std::vector<Schema::Param> Schema::params() const
     // Every key the schema accepts: object properties, the keys of list elements ("*") and of a
     // map's entries ("<name>"), each alternative of a oneOf; the workload's keys once per kind.
     std::vector<Param> out;
-    std::set<std::string> seen;
     std::map<std::string, std::size_t> rowOf; // pointer -> its row in `out`
     std::map<std::string, std::string> dispatchAt; // "steps" -> the pointer its kinds are listed below
     auto deref = [&](const json& n) -> const json& {
@@ -276,13 +274,12 @@ std::vector<Schema::Param> Schema::params() const
         const std::string description = ref.value("description", node.value("description", outer));
         if (depth > 12)
             return; // recursive definitions (none today) would not end
-        if (!ptr.empty() && !node.contains("properties") && !node.contains("oneOf") && seen.count(ptr)) {
+        if (!ptr.empty() && !node.contains("properties") && !node.contains("oneOf") && rowOf.count(ptr)) {
             // Another alternative of a oneOf: the key accepts its values too.
             std::string& range = out[rowOf.at(ptr)].range;
             if (const std::string more = expectation(&node); !more.empty() && range.find(more) == std::string::npos)
                 range += (range.empty() ? "" : "; or ") + more;
         } else if (!ptr.empty() && !node.contains("properties") && !node.contains("oneOf")) {
-            seen.insert(ptr);
             rowOf[ptr] = out.size();
             const json d = node.value("default", json("-"));
             std::string type = node.contains("type") ? (node.at("type").is_string() ? node.at("type").get<std::string>() : node.at("type").dump()) : "";

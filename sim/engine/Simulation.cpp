@@ -2,6 +2,7 @@
 #include "sim/engine/Simulation.hpp"
 
 #include "models/common/SaturatingCycles.hpp"
+#include "models/system/ClockPeriod.hpp"
 #include "models/system/Kernel.hpp"
 
 #include "sim/config/ConfigError.hpp"
@@ -23,8 +24,7 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
     freshKernelIfUsed();
     // Integer cycles inside; SystemC time only orders events, at femtosecond resolution.
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-    const double periodFs = std::round(1e15 / experiment.system.ipu.clockHz);
-    const sc_core::sc_time period(periodFs, sc_core::SC_FS);
+    m_period = clockPeriod(experiment.system.ipu.clockHz);
     const auto& programs = experiment.schedule.programs;
     const SystemParams& sys = experiment.system;
     m_links = std::make_unique<IpuLinks>("ipu_links", sys.topology, sys.ipuLink, sys.ipu.clockHz);
@@ -35,7 +35,7 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
         std::string name = "ipu" + std::to_string(programs[i].ipu);
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
-                                               period, observer, SystemPorts{m_sync.get(), m_links.get()},
+                                               m_period, observer, SystemPorts{m_sync.get(), m_links.get()},
                                                sys.streamingMemory));
     }
 }
@@ -58,18 +58,17 @@ bool Simulation::fits() const
 
 void Simulation::checkTimeLimit() const
 {
-    const double periodFs = std::round(1e15 / m_experiment.system.ipu.clockHz);
-    const uint64_t lastCycle = sc_core::sc_max_time().value() / std::max<uint64_t>(uint64_t(periodFs), 1);
+    const uint64_t last = lastCycle(m_period);
     for (const auto& program : m_experiment.schedule.programs) {
         const CycleBound b = lowerBoundCycles(program);
         const uint64_t cycles = saturatingMul(m_experiment.run.hostCalls, b.cycles);
-        if (cycles > lastCycle)
+        if (cycles > last)
             throw config::ConfigError(
                 m_experiment.config.file, "",
                 fmt::format("IPU {} runs at least {}{} cycles (\"{}\" in each of {} host calls), past cycle {}, where SystemC's "
                             "64-bit femtosecond clock ends at {:.6g} GHz: simulate fewer iterations, samples or steps",
                             program.ipu, cycles == kCycleCeiling ? "2^62 = " : "", cycles, b.step, m_experiment.run.hostCalls,
-                            lastCycle, m_experiment.system.ipu.clockHz / 1e9));
+                            last, m_experiment.system.ipu.clockHz / 1e9));
     }
 }
 
@@ -91,7 +90,7 @@ SimResult Simulation::run()
     const auto t0 = std::chrono::steady_clock::now();
     // Run in slices of simulated time so long runs can report progress between them.
     Progress progress("simulating " + m_experiment.config.name, "program steps");
-    const sc_core::sc_time slice = sc_core::sc_time(std::round(1e15 / m_experiment.system.ipu.clockHz), sc_core::SC_FS) * double(1u << 22);
+    const sc_core::sc_time slice = m_period * double(1u << 22);
     auto finished = [&] {
         for (const auto& ipu : m_ipus)
             if (!ipu->finished())

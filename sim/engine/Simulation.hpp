@@ -44,6 +44,7 @@ private:
     void checkTimeLimit() const;
 
     const Experiment& m_experiment;
+    sc_core::sc_time m_period; // one tile cycle
     std::unique_ptr<IpuLinks> m_links;
     std::unique_ptr<ExternalSync> m_sync;
     std::vector<std::unique_ptr<Ipu>> m_ipus;

@@ -44,12 +44,15 @@ struct Phase
 /** The folder describes this run only: outputs of an earlier run (and of its inference phase)
  *  go before anything can fail, so a run stopped by bad input leaves none to be mistaken for
  *  its own. */
+// What a run writes, in its folder and its inference phase's.
+constexpr const char* kResultFiles[] = {"summary.json", "trace.json", "oom_report.json", "waves.vcd"};
+
 void removeStaleOutputs(const fs::path& dir)
 {
     if (dir.empty())
         return;
     for (const fs::path& d : {dir, dir / "inference"})
-        for (const char* f : {"summary.json", "trace.json", "oom_report.json", "waves.vcd"})
+        for (const char* f : kResultFiles)
             fs::remove(d / f);
     if (fs::is_directory(dir / "inference") && fs::is_empty(dir / "inference"))
         fs::remove(dir / "inference");
@@ -74,7 +77,7 @@ void claimFolder(const fs::path& dir, const config::LoadedConfig& cfg, bool forc
     const json mine = runIdentity(cfg);
     auto hasResults = [&] {
         for (const fs::path& d : {dir, dir / "inference"})
-            for (const char* f : {"summary.json", "trace.json", "oom_report.json", "waves.vcd"})
+            for (const char* f : kResultFiles)
                 if (fs::exists(d / f))
                     return true;
         return false;

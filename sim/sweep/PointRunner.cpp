@@ -90,7 +90,7 @@ void PointRunner::reapOne(const std::function<void(std::size_t, nlohmann::json)>
             m_interrupted = true;
             return;
         }
-        usleep(20000);
+        usleep(2000); // 2 ms: a point takes tens of milliseconds at least
     }
     auto it = m_running.find(pid);
     if (pid < 0 || it == m_running.end())

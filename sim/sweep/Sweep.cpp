@@ -6,6 +6,7 @@
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/engine/Progress.hpp"
+#include "sim/report/Summary.hpp"
 #include "sim/sweep/PointRunner.hpp"
 
 #include <fmt/format.h>
@@ -149,13 +150,13 @@ void appendLine(const fs::path& path, const std::string& line)
     const off_t before = ::lseek(fd, 0, SEEK_END);
     const std::string text = line + "\n";
     const ssize_t written = ::write(fd, text.data(), text.size());
-    const int error = errno;
-    if (written != ssize_t(text.size()) && before >= 0 && ::ftruncate(fd, before) != 0) {
-        // The truncation failed too: the damaged row stays, and --resume drops it.
-    }
+    const int error = written < 0 ? errno : ENOSPC;
+    const bool whole = written == ssize_t(text.size());
+    const bool takenBack = !whole && before >= 0 && ::ftruncate(fd, before) == 0;
     ::close(fd);
-    if (written != ssize_t(text.size()))
-        throw std::runtime_error(fmt::format("{}: write failed ({})", path.string(), std::strerror(written < 0 ? error : ENOSPC)));
+    if (!whole)
+        throw std::runtime_error(fmt::format("{}: write failed ({}); {}", path.string(), std::strerror(error),
+                                             takenBack ? "the partial row was taken back" : "--resume drops the partial row"));
 }
 
 /** The CSV line of one results.jsonl row. */
@@ -194,19 +195,6 @@ bool wholeRow(const json& row, const Sweep& sweep)
     return row.is_object() && row.contains("point") && row.at("point").is_number_unsigned() &&
            row.at("point").get<std::size_t>() < sweep.points.size() && row.contains("status") && row.at("status").is_string() &&
            row.contains("wall_seconds") && row.at("wall_seconds").is_number() && (!row.contains("summary") || row.at("summary").is_object());
-}
-
-/** Writes `text` to `path` through a temporary file and a rename: whole or not at all. */
-void replaceFile(const fs::path& path, const std::string& text)
-{
-    const fs::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out.flush())
-            throw std::runtime_error(fmt::format("{}: write failed", tmp.string()));
-    }
-    fs::rename(tmp, path);
 }
 
 } // namespace
@@ -370,13 +358,13 @@ SweepRowWriter::SweepRowWriter(const Sweep& sweep, const SweepOptions& o) : m_st
         if (dropped > 0)
             fmt::print(stderr, "--resume: dropped {} damaged or repeated row{} of {} (a damaged row's point runs again)\n", dropped,
                        dropped == 1 ? "" : "s", st.jsonl.string());
-        replaceFile(st.jsonl, jsonl);
-        replaceFile(st.csv, csv);
+        report::writeFileAtomically(st.jsonl.string(), jsonl);
+        report::writeFileAtomically(st.csv.string(), csv);
     } else {
         fs::remove(st.jsonl);
         fs::remove(st.csv);
     }
-    std::ofstream(meta) << json{{"name", sweep.name}, {"fingerprint", sweep.fingerprint}, {"points", sweep.points.size()}}.dump(1) << "\n";
+    report::writeFileAtomically(meta.string(), json{{"name", sweep.name}, {"fingerprint", sweep.fingerprint}, {"points", sweep.points.size()}}.dump(1) + "\n");
     if (!fs::exists(st.csv))
         appendLine(st.csv, csvHeader(sweep));
     st.finished = st.done.size();
