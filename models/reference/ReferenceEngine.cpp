@@ -539,7 +539,7 @@ private:
 
 ReferenceResult runReference(const Schedule& schedule, const SystemParams& system, uint64_t hostCalls)
 {
-    freshKernelIfUsed();
+    KernelContext kernel; // before the system: its modules unregister from it when they go
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING); // "stopped by user"
     const auto t0 = std::chrono::steady_clock::now();
     RefSystem sys("reference", schedule, system, hostCalls);

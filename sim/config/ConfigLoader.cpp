@@ -253,6 +253,13 @@ std::string resolveRelative(const std::string& fromFile, const std::string& path
 
 json readJsonFile(const std::string& path)
 {
+    // A file or a pipe ends; a directory is not JSON and a device such as /dev/zero never ends.
+    std::error_code ec;
+    const fs::file_type type = fs::status(path, ec).type();
+    if (type == fs::file_type::directory || type == fs::file_type::character || type == fs::file_type::block ||
+        type == fs::file_type::socket)
+        throw ConfigError(path, "", fmt::format("expected a JSON file, found a {}", type == fs::file_type::directory ? "directory"
+                                                                                                                    : "device or socket"));
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw ConfigError(path, "", fmt::format("cannot read file ({})", std::strerror(errno)));

@@ -3,7 +3,6 @@
 
 #include "models/common/SaturatingCycles.hpp"
 #include "models/system/ClockPeriod.hpp"
-#include "models/system/Kernel.hpp"
 
 #include "sim/config/ConfigError.hpp"
 #include "sim/engine/Interrupt.hpp"
@@ -21,7 +20,6 @@ namespace ipusim {
 Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, std::string vcdPath)
     : m_experiment(experiment), m_vcdPath(std::move(vcdPath))
 {
-    freshKernelIfUsed();
     // Integer cycles inside; SystemC time only orders events, at femtosecond resolution.
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     m_period = clockPeriod(experiment.system.ipu.clockHz);

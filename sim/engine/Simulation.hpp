@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/ipu/Ipu.hpp"
+#include "models/system/Kernel.hpp"
 #include "sim/engine/Experiment.hpp"
 
 #include <memory>
@@ -15,9 +16,9 @@ struct SimResult
     uint64_t tileSupersteps = 0; // compute sets executed x tiles
 };
 
-/** Elaborates the SystemC model of an experiment and runs it to completion. One per process
- *  (SystemC cannot re-elaborate); a later instance installs a fresh kernel context, which is
- *  only meant for tests. */
+/** Elaborates the SystemC model of an experiment and runs it to completion, in a kernel
+ *  context of its own (SystemC cannot re-elaborate one): one alive at a time, any number in
+ *  turn. */
 class Simulation
 {
 public:
@@ -43,6 +44,7 @@ private:
     /** Throws when a program's lower bound (lowerBoundCycles) already passes SystemC's clock. */
     void checkTimeLimit() const;
 
+    KernelContext m_kernel; // first: destroyed after the modules that live in it
     const Experiment& m_experiment;
     sc_core::sc_time m_period; // one tile cycle
     std::unique_ptr<IpuLinks> m_links;

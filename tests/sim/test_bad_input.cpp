@@ -131,7 +131,7 @@ TEST_CASE("Bad input: float parameters outside their physical range", "[bad-inpu
           "--set: /workload/available_memory_proportion: expected number or array, > 0, <= 1, found string \"x\"");
 }
 
-TEST_CASE("Bad input: numbers a double cannot hold, nesting, and bases that are not objects", "[bad-input]")
+TEST_CASE("Bad input: numbers a double cannot hold, nesting, and bases that are not objects or not files", "[bad-input]")
 {
     Scratch dir;
     CHECK(failureOf(kMnist, {"/system/ipu/clock_hz=1e400"}) ==
@@ -155,6 +155,11 @@ TEST_CASE("Bad input: numbers a double cannot hold, nesting, and bases that are 
     const std::string array = dir.write("array.json", "[1, 2]");
     const std::string includer = dir.write("includer.json", R"({"base": "array.json"})");
     CHECK(failureOf(includer) == array + ": expected a JSON object (a base is merged into the object that names it), found array");
+    // A device never ends (reading /dev/zero used to run until memory ran out); a folder is not JSON.
+    const std::string device = dir.write("device.json", R"({"base": "/dev/zero"})");
+    CHECK(failureOf(device) == device + ": /base: /dev/zero: expected a JSON file, found a device or socket");
+    const std::string folder = dir.write("folder.json", R"({"base": "."})");
+    CHECK(failureOf(folder) == folder + ": /base: " + dir.path.string() + "/: expected a JSON file, found a directory");
 }
 
 TEST_CASE("Bad input: schedules whose time passes the simulator's clock fail before or while simulating", "[bad-input]")
