@@ -24,6 +24,7 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
       m_period(period),
       m_cycleLimit(lastCycle(period)),
       m_observer(observer),
+      m_observed(observer ? observer->observedCycles() : IPhaseObserver::CycleRange{1, 0}),
       m_ports(ports)
 {
     m_stepsTotal = saturatingMul(hostCalls, stepsExecuted(program));
@@ -124,9 +125,12 @@ std::optional<ExternalSync::SkipOffer> Ipu::skipOffer()
     for (std::size_t i = 0; i < partial.size() && i < loop.start.size(); ++i)
         partial[i] -= loop.start[i];
     const uint64_t arrival = tiles.lastReady() - loop.startCycle;
-    const bool offering = loop.haveLast && loop.havePartial && f.remaining > 2 && partial == loop.lastPartial &&
+    // Every participant limits its offer by the same trace window, so offers stay equal.
+    const uint64_t iterations =
+        f.remaining > 2 ? skippable(loop.startCycle + loop.lastDuration, f.remaining - 2, loop.lastDuration) : 0;
+    const bool offering = loop.haveLast && loop.havePartial && iterations > 0 && partial == loop.lastPartial &&
                           arrival == loop.lastArrival && partial.size() == loop.start.size();
-    const ExternalSync::SkipOffer offer{f.remaining - 2, loop.lastDuration, loop.startCycle, bodyInfo(*f.steps).externalSyncs};
+    const ExternalSync::SkipOffer offer{iterations, loop.lastDuration, loop.startCycle, bodyInfo(*f.steps).externalSyncs};
     loop.lastPartial = std::move(partial);
     loop.lastArrival = arrival;
     loop.havePartial = true;
@@ -225,7 +229,7 @@ uint64_t Ipu::exec(const RepeatStep& r)
     if (r.count == 0 || r.body.empty())
         return m_cycle;
     m_stack.push_back({&r.body, 0, r.count, 0, -1, 0, -1, nullptr});
-    if (m_fastForward && !m_observer && !m_traced && r.count > 2 && !bodyInfo(r.body).periodic) {
+    if (m_fastForward && !m_observed.everything() && !m_traced && r.count > 2 && !bodyInfo(r.body).periodic) {
         m_stack.back().loop = std::make_unique<LoopState>();
         m_stack.back().loop->start = snapshot();
         m_stack.back().loop->startCycle = m_cycle;
@@ -327,6 +331,17 @@ bool Ipu::skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uin
     return true;
 }
 
+uint64_t Ipu::skippable(uint64_t from, uint64_t count, uint64_t duration) const
+{
+    // Skipped iterations cover [from, from + k * duration): they must end by the first cycle the
+    // observer records, or start after its last.
+    if (m_observed.empty() || from > m_observed.last || duration == 0)
+        return count;
+    if (from >= m_observed.first)
+        return 0;
+    return std::min(count, (m_observed.first - from) / duration);
+}
+
 bool Ipu::withinTimeLimit(uint64_t cycle, const char* doing)
 {
     if (cycle <= m_cycleLimit)
@@ -369,7 +384,7 @@ bool Ipu::fastForward(Frame& f)
         skip = m_grant;
     else if (!bodyInfo(*f.steps).externalSync && loop.haveLast && sameSize && delta == loop.lastDelta &&
              duration == loop.lastDuration && state == loop.lastShape)
-        skip = f.remaining - 2;
+        skip = skippable(m_cycle, f.remaining - 2, duration);
     m_grant = 0;
     loop.lastDelta = delta;
     loop.lastDuration = duration;

@@ -99,7 +99,8 @@ private:
     /** Fast-forward of a loop: once an iteration repeats the previous one exactly (every
      *  counter's growth, its length, and the state it leaves behind), the rest but the last are
      *  added at once instead of simulated. Loops ending at an external sync skip only when every
-     *  IPU offers the same at that barrier (ExternalSync grants it). Off while tracing. */
+     *  IPU offers the same at that barrier (ExternalSync grants it). While tracing, only where
+     *  the iterations lie outside the trace window; never under a VCD. */
     struct LoopState
     {
         std::vector<uint64_t> start;      // counters when the iteration began
@@ -148,6 +149,9 @@ private:
     /** At the end of a loop iteration: skips identical iterations; true when it did (the
      *  sequencer then sleeps until they have passed). */
     bool fastForward(Frame& f);
+    /** How many of `count` iterations of `duration` cycles from cycle `from` on may be skipped
+     *  without hiding anything the observer records. */
+    [[nodiscard]] uint64_t skippable(uint64_t from, uint64_t count, uint64_t duration) const;
     /** At an external sync: the skip this IPU offers, when it ends an iteration like the last. */
     std::optional<ExternalSync::SkipOffer> skipOffer();
 
@@ -160,6 +164,7 @@ private:
     uint64_t m_cycleLimit; // the last cycle SystemC's clock holds
     std::string m_failure;
     IPhaseObserver* m_observer;
+    IPhaseObserver::CycleRange m_observed; // what the observer records: loops skip only outside it
     SystemPorts m_ports;
     bool m_waiting = false;
     std::vector<Frame> m_stack;

@@ -12,7 +12,20 @@ namespace ipusim {
 class IPhaseObserver
 {
 public:
+    /** Cycles [first, last]; empty when first > last. */
+    struct CycleRange
+    {
+        uint64_t first = 0, last = UINT64_MAX;
+        [[nodiscard]] bool empty() const { return first > last; }
+        [[nodiscard]] bool everything() const { return first == 0 && last == UINT64_MAX; }
+    };
+
     virtual ~IPhaseObserver() = default;
+    /** The cycles whose phases and spans this observer records. Loops skip iterations (the same
+     *  figures as simulating them, Ipu::fastForward) only where the iterations lie wholly
+     *  outside, so the observer sees exactly what it would if every iteration were simulated.
+     *  By default it records every cycle, and nothing is skipped. */
+    [[nodiscard]] virtual CycleRange observedCycles() const { return {}; }
     virtual void phase(uint32_t ipu, PhaseKind kind, const std::string& name, uint64_t start, uint64_t end,
                        uint64_t iteration) = 0;
     /** Tiles [first, last] of `ipu` whose compute spans starting in the window are wanted. */

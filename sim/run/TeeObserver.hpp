@@ -11,6 +11,12 @@ class TeeObserver : public IPhaseObserver
 {
 public:
     TeeObserver(IPhaseObserver* a, IPhaseObserver* b) : m_a(a), m_b(b) {}
+    [[nodiscard]] CycleRange observedCycles() const override
+    {
+        if (m_b) // the reference engine's check compares every phase
+            return {};
+        return m_a ? m_a->observedCycles() : CycleRange{1, 0};
+    }
     void phase(uint32_t ipu, PhaseKind kind, const std::string& name, uint64_t start, uint64_t end, uint64_t it) override
     {
         for (auto* o : {m_a, m_b})

@@ -21,6 +21,7 @@ public:
     ChromeTrace(const ChromeTrace&) = delete;
     ChromeTrace& operator=(const ChromeTrace&) = delete;
 
+    [[nodiscard]] CycleRange observedCycles() const override { return {m_window.fromCycle, m_window.toCycle}; }
     void phase(uint32_t ipu, PhaseKind kind, const std::string& name, uint64_t start, uint64_t end,
                uint64_t iteration) override;
     [[nodiscard]] bool tileWindow(uint32_t ipu, uint32_t& first, uint32_t& last, uint64_t& fromCycle,

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
-// The trace-size estimate a run prints before a large trace: about one event per program step
-// each IPU runs.
+// Traces: the size estimate a run prints before a large one (about one event per program step
+// each IPU runs), and windowed traces that skip loop iterations outside their window.
 #include "sim/run/Run.hpp"
 #include "Simulate.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <tuple>
 #include <unistd.h>
 
 using namespace ipusim;
@@ -31,6 +34,56 @@ TEST_CASE("Trace size: the estimate printed before a large trace is within 5 % o
         for (const auto& event : trace.at("traceEvents"))
             events += event.value("ph", std::string()) == "X"; // the phases, not track names
         CHECK(double(traceEventsEstimate(e)) == Approx(double(events)).epsilon(0.05));
+    }
+    fs::remove_all(dir);
+}
+
+namespace {
+
+std::string fileText(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+} // namespace
+
+TEST_CASE("Trace window: loops skip iterations outside it, and trace and summary stay byte-identical", "[trace][fast-forward]")
+{
+    const fs::path dir = fs::temp_directory_path() / ("ipusim_trace_window_" + std::to_string(::getpid()));
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+        {"configs/mnist/train.json", {}},                                  // loops without external syncs
+        {"configs/mnist/pipelined_2stage.json", {"/run/host_calls=2"}},     // skips ExternalSync grants
+        {"configs/mnist/pipelined_pod16.json", {"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=2"}},
+        {"configs/bert/base_phase1_pod16.json", {"/run/gradient_accumulation=40", "/run/device_iterations=3"}},
+    };
+    for (const auto& [config, sets] : cases) {
+        const uint64_t total = run(buildExperiment(test::kRoot + "/" + config, sets), RunOptions{}).summary.at("total_cycles");
+        // A window in the middle, one at the start and one past the end.
+        for (const auto& [first, last] : {std::pair{total / 3, total / 3 + total / 50}, std::pair{uint64_t(0), total / 50},
+                                          std::pair{total + 1, total + 2}}) {
+            INFO(config << ", window [" << first << ", " << last << "] of " << total << " cycles");
+            std::vector<std::string> windowed = sets;
+            windowed.push_back(fmt::format("/run/trace/cycles=[{},{}]", first, last));
+            const Experiment e = buildExperiment(test::kRoot + "/" + config, windowed);
+            auto traced = [&](bool everyIteration) {
+                RunOptions options;
+                options.outDir = dir;
+                options.trace = true;
+                options.inferencePhase = false;
+                options.everyIteration = everyIteration;
+                json summary = run(e, options).summary;
+                const uint64_t skipped = summary.at("simulator").at("loop_iterations_skipped");
+                summary.erase("simulator");
+                return std::tuple{fileText(dir / "trace.json"), summary, skipped};
+            };
+            const auto [skipTrace, skipSummary, skipped] = traced(false);
+            const auto [everyTrace, everySummary, none] = traced(true);
+            CHECK(skipped > 0);
+            CHECK(none == 0);
+            CHECK(skipTrace == everyTrace);
+            CHECK(skipSummary == everySummary);
+        }
     }
     fs::remove_all(dir);
 }
