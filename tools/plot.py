@@ -4,9 +4,13 @@
 
   tools/plot.py out/RUN/trace.json      -> trace_gantt.png: each IPU's phases and pipeline stages
   tools/plot.py out/RUN/summary.json    -> summary_balance.png (busiest vs mean tile per compute
-                                           set) and summary_memory.png (memory per tile per IPU)
+                                           set), summary_memory.png (memory per tile per IPU) and,
+                                           when the summary has it, summary_liveness.png
+  tools/plot.py out/RUN/oom_report.json -> oom_memory.png: memory per tile of each IPU that does
+                                           not fit, against its capacity
   tools/plot.py out/sweeps/S/results.csv [--x POINTER] [--y METRIC] [--heat POINTER]
-                                        -> results_curves.png, or results_heatmap.png with --heat
+                                        -> results_<METRIC>_vs_<X>.png, or
+                                           results_<METRIC>_heat_<X>_<HEAT>.png with --heat
 
 Files go next to the input unless --out DIR is given. Uses only Python 3 and matplotlib.
 """
@@ -14,6 +18,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import sys
 
 import matplotlib
@@ -40,37 +45,112 @@ def load_json(path):
         fail(f"{path}: {e}")
 
 
-def gantt(trace, out):
+# Columns a Gantt row is drawn at when it has more spans than this: at a figure's width, finer
+# bars would only be a barcode.
+GANTT_COLUMNS = 1400
+
+
+# The fields of a phase or pipeline slice as ipusim writes it (ChromeTrace.cpp), four times
+# faster to match than to parse as JSON.
+SPAN_LINE = re.compile(r'\{"ph":"X","pid":(?P<pid>\d+),"tid":(?P<tid>[01]),"cat":"(?P<cat>[a-z_]+)",'
+                       r'"name":"(?P<word>[^" \\]*)[^"\\]*",.*?"start_cycle":(?P<start>\d+),"cycles":(?P<cycles>\d+)')
+
+
+def trace_spans(path):
+    """{(ipu, track): [(start, cycles, key)]} of each IPU's phases (track 0, keyed by kind) and
+    pipeline slices (track 1, keyed by pass). ipusim writes one event per line, so the trace is
+    read a line at a time and never held whole; other writers' traces are read whole."""
+    rows = {}
+
+    def add(e):
+        if e.get("ph") != "X" or e.get("tid") not in (0, 1) or e.get("cat") in ("tile", "link"):
+            return
+        args = e.get("args", {})
+        if "start_cycle" not in args:
+            return
+        key = e["cat"] if e["tid"] == 0 else e["name"].split(" ")[0]
+        rows.setdefault((e["pid"], e["tid"]), []).append((args["start_cycle"], args["cycles"], key))
+
+    try:
+        with open(path) as f:
+            first = f.readline()
+            if not first.startswith('{"displayTimeUnit"') or '"traceEvents"' in first:
+                f.seek(0)
+                for e in json.load(f).get("traceEvents", []):
+                    add(e)
+                return rows
+            for line in f:
+                if not line.startswith('{"ph":"X"'):
+                    continue
+                fields = SPAN_LINE.match(line)
+                if not fields:  # a name with quotes in it, a tile or link span: parse it all
+                    add(json.loads(line.rstrip().rstrip(",")))
+                elif fields["cat"] not in ("tile", "link"):
+                    track = int(fields["tid"])
+                    key = fields["cat"] if track == 0 else fields["word"]
+                    rows.setdefault((int(fields["pid"]), track), []).append(
+                        (int(fields["start"]), int(fields["cycles"]), key))
+    except (OSError, ValueError) as e:
+        fail(f"{path}: {e}")
+    return rows
+
+
+def binned(spans, end):
+    """Spans merged to GANTT_COLUMNS columns, each showing the key that covers most of it."""
+    width = max(1, -(-end // GANTT_COLUMNS))
+    cover = {}
+    for start, cycles, key in spans:
+        t, stop = start, start + cycles
+        while t < stop:
+            column = t // width
+            until = min(stop, (column + 1) * width)
+            column_cover = cover.setdefault(column, {})
+            column_cover[key] = column_cover.get(key, 0) + until - t
+            t = until
+    bars = []
+    for column in sorted(cover):
+        key = max(cover[column].items(), key=lambda kv: (kv[1], kv[0]))[0]
+        if bars and bars[-1][2] == key and bars[-1][0] + bars[-1][1] == column * width:
+            bars[-1] = (bars[-1][0], bars[-1][1] + width, key)
+        else:
+            bars.append((column * width, width, key))
+    return bars
+
+
+def gantt(path, out):
     """One row of phases and one row of pipeline stages per IPU (time in tile cycles)."""
-    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X" and e.get("tid") in (0, 1)
-              and e.get("cat") not in ("tile", "link")]
-    ipus = sorted({e["pid"] for e in events})
+    rows = trace_spans(path)
+    ipus = sorted({ipu for ipu, _ in rows})
     if not ipus:
-        fail("the trace has no IPU phases (was it written with --trace?)")
+        fail(f"{path}: the trace has no IPU phases (was it written with --trace?)")
+    end = max(start + cycles for spans in rows.values() for start, cycles, _ in spans)
     fig, ax = plt.subplots(figsize=(14, 1.0 + 0.9 * len(ipus)))
-    labels = []
+    labels, shown, coarse = [], {}, False
     for row, ipu in enumerate(ipus):
         for track in (0, 1):
             y = 2 * row + track
-            spans = {}
-            for e in events:
-                if e["pid"] != ipu or e["tid"] != track:
-                    continue
-                start, cycles = e["args"]["start_cycle"], e["args"]["cycles"]
-                key = e["cat"] if track == 0 else e["name"].split(" ")[0]
-                spans.setdefault(key, []).append((start, cycles))
-            for key, bars in spans.items():
-                colour = (PHASE_COLOURS if track == 0 else STAGE_COLOURS).get(key, "#333333")
-                ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colour, label=key)
+            spans = rows.get((ipu, track), [])
+            if len(spans) > GANTT_COLUMNS:
+                spans, coarse = binned(spans, end), True
+            colours = PHASE_COLOURS if track == 0 else STAGE_COLOURS
+            by_key = {}
+            for start, cycles, key in spans:
+                by_key.setdefault(key, []).append((start, cycles))
+            for key, bars in by_key.items():
+                shown[key] = colours.get(key, "#333333")
+                ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=shown[key])
             labels.append(f"IPU {ipu} {'phases' if track == 0 else 'stages'}")
-    handles, names = ax.get_legend_handles_labels()
-    unique = dict(zip(names, handles))
-    ax.legend(unique.values(), unique.keys(), loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    order = list(PHASE_COLOURS) + list(STAGE_COLOURS)
+    keys = sorted(shown, key=lambda k: (order.index(k) if k in order else len(order), k))
+    ax.legend([plt.Rectangle((0, 0), 1, 1, color=shown[k]) for k in keys], keys, loc="upper left",
+              bbox_to_anchor=(1.0, 1.0), fontsize="small")
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels(labels)
     ax.invert_yaxis()
-    ax.set_xlabel("tile cycles")
-    ax.set_title("Pipeline Gantt chart")
+    ax.set_xlim(0, end)
+    ax.set_xlabel("tile cycles" + (f" (busy rows in {GANTT_COLUMNS} columns, each showing what covers most of it)"
+                                   if coarse else ""))
+    ax.set_title("Phases and pipeline stages per IPU")
     fig.tight_layout()
     path = os.path.join(out, "trace_gantt.png")
     fig.savefig(path, dpi=100)
@@ -95,27 +175,58 @@ def summary_plots(summary, out):
         fig.savefig(paths[-1], dpi=100)
     memory = summary.get("memory", [])
     if memory:
-        fig, axes = plt.subplots(len(memory), 1, figsize=(12, 2.5 * len(memory)), squeeze=False)
-        for ax, m in zip(axes[:, 0], memory):
-            tiles, always, peak = [], [], []
-            for first, count, a, n in m["per_tile"]:
-                for t in range(first, first + count):
-                    tiles.append(t)
-                    always.append(a)
-                    peak.append(a + n)
-            ax.fill_between(tiles, peak, step="mid", color="#dd8452", label="not always live (peak)")
-            ax.fill_between(tiles, always, step="mid", color="#4c72b0", label="always live")
-            ax.axhline(m["tile_capacity_bytes"], color="black", linewidth=0.8, label="capacity")
-            ax.set_ylabel("bytes")
-            ax.set_title(f"IPU {m['ipu']}: memory per tile")
-            ax.legend(fontsize="small", loc="upper right")
-        axes[-1, 0].set_xlabel("tile")
-        fig.tight_layout()
-        paths.append(os.path.join(out, "summary_memory.png"))
-        fig.savefig(paths[-1], dpi=100)
+        paths.append(memory_map(memory, os.path.join(out, "summary_memory.png")))
+    if any("liveness" in m for m in memory):
+        paths.append(liveness_plot(memory, os.path.join(out, "summary_liveness.png")))
     if not paths:
         fail("the summary has neither tile_balance nor memory")
     return paths
+
+
+def memory_map(ipus, path):
+    """Always-live and peak memory of every tile, one panel per IPU, against its capacity."""
+    fig, axes = plt.subplots(len(ipus), 1, figsize=(12, 2.5 * len(ipus)), squeeze=False)
+    for ax, m in zip(axes[:, 0], ipus):
+        tiles, always, peak = [], [], []
+        for first, count, a, n in m["per_tile"]:
+            # Two points per run of equal tiles draw it as a flat step.
+            tiles += [first, first + count]
+            always += [a, a]
+            peak += [a + n, a + n]
+        capacity = m["tile_capacity_bytes"]
+        ax.fill_between(tiles, peak, color="#dd8452", label="not always live (peak)")
+        ax.fill_between(tiles, always, color="#4c72b0", label="always live")
+        ax.axhline(capacity, color="black", linewidth=0.8, label="capacity")
+        over = f", {m['tiles_over']} tiles over capacity" if not m.get("fits", True) else ""
+        ax.set_ylabel("bytes")
+        ax.set_title(f"IPU {m['ipu']}: memory per tile{over}")
+        ax.legend(fontsize="small", loc="upper right")
+    axes[-1, 0].set_xlabel("tile")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def liveness_plot(ipus, path):
+    """Bytes live at each program step: the whole IPU's and its peak tile's."""
+    ipus = [m for m in ipus if "liveness" in m]
+    fig, axes = plt.subplots(len(ipus), 2, figsize=(14, 2.5 * len(ipus)), squeeze=False)
+    for (whole, tile), m in zip(axes, ipus):
+        live = m["liveness"]
+        steps = range(len(live["ipu_bytes"]))
+        whole.step(steps, live["ipu_bytes"], where="post", color="#4c72b0")
+        whole.set_title(f"IPU {m['ipu']}: bytes live on the IPU")
+        tile.step(steps, live["peak_tile_bytes"], where="post", color="#dd8452")
+        tile.axhline(m["tile_capacity_bytes"], color="black", linewidth=0.8, label="capacity")
+        tile.set_title(f"IPU {m['ipu']}: bytes live on tile {live['peak_tile']} (its peak tile)")
+        tile.legend(fontsize="small", loc="upper right")
+        for ax in (whole, tile):
+            ax.set_ylabel("bytes")
+    for ax in axes[-1]:
+        ax.set_xlabel("program step (liveness order)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return path
 
 
 def number(text):
@@ -123,6 +234,27 @@ def number(text):
         return float(text)
     except ValueError:
         return None
+
+
+def sort_key(text):
+    """Numbers in numeric order (2 before 16), then text."""
+    value = number(text)
+    return (0, value, "") if value is not None else (1, 0.0, text)
+
+
+def geometric(values):
+    """A sweep axis spaced by ratios (a log sweep, or powers of two): drawn on a log axis."""
+    xs = sorted({v for v in values if v is not None})
+    if len(xs) < 3 or xs[0] <= 0:
+        return False
+    ratios = [b / a for a, b in zip(xs, xs[1:])]
+    steps = [b - a for a, b in zip(xs, xs[1:])]
+    return xs[-1] / xs[0] >= 8 and max(ratios) / min(ratios) < max(steps) / min(steps)
+
+
+def file_part(text):
+    """A column or pointer as part of a file name: /system/ipu/tiles -> system.ipu.tiles."""
+    return "".join(c if c.isalnum() or c in "_-" else "." for c in text.strip("/")).strip(".") or "value"
 
 
 def sweep_plots(rows, axes, out, x, y, heat):
@@ -152,32 +284,44 @@ def sweep_plots(rows, axes, out, x, y, heat):
         ax.set_ylabel(heat)
         fig.colorbar(image, label=y)
         ax.set_title(f"{y}")
-        path = os.path.join(out, "results_heatmap.png")
+        path = os.path.join(out, f"results_{file_part(y)}_heat_{file_part(x)}_{file_part(heat)}.png")
     else:
-        # One curve per combination of the other axes.
+        # One curve per combination of the other axes, in their numeric order.
         others = [a for a in axes if a != x]
         curves = {}
         for r in ok:
-            key = ", ".join(f"{a.rsplit('/', 1)[-1]}={r[a]}" for a in others)
-            curves.setdefault(key, []).append((number(r[x]), number(r[y])))
+            values = tuple(r[a] for a in others)
+            curves.setdefault(values, []).append((number(r[x]), number(r[y])))
         fig, ax = plt.subplots(figsize=(9, 6))
-        for key, points in sorted(curves.items()):
-            points.sort()
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=key or y)
+        for values in sorted(curves, key=lambda v: [sort_key(t) for t in v]):
+            points = sorted(curves[values])
+            label = ", ".join(f"{a.rsplit('/', 1)[-1]}={v}" for a, v in zip(others, values))
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label or y)
+        if geometric([number(r[x]) for r in ok]):
+            ax.set_xscale("log")
         ax.set_xlabel(x)
         ax.set_ylabel(y)
         if len(curves) > 1:
             ax.legend(fontsize="small")
         ax.set_title(f"{y} against {x}")
-        path = os.path.join(out, "results_curves.png")
+        path = os.path.join(out, f"results_{file_part(y)}_vs_{file_part(x)}.png")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return [path]
 
 
+def is_trace(path):
+    """ipusim's traces start with their header line; reading it is enough to tell."""
+    try:
+        with open(path) as f:
+            return f.read(20).startswith('{"displayTimeUnit"')
+    except OSError as e:
+        fail(f"{path}: {e}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("input", help="trace.json, summary.json or a sweep's results.csv")
+    parser.add_argument("input", help="trace.json, summary.json, oom_report.json or a sweep's results.csv")
     parser.add_argument("--out", help="folder for the PNG files (default: next to the input)")
     parser.add_argument("--x", help="sweep axis (JSON pointer) for the x axis (default: the first)")
     parser.add_argument("--y", default="total_cycles", help="sweep column to plot (default: total_cycles)")
@@ -198,13 +342,18 @@ def main():
         axes = columns[1:columns.index("status")]
         paths = sweep_plots(rows, axes, out, args.x, args.y, args.heat)
     else:
-        doc = load_json(args.input)
-        if "traceEvents" in doc:
-            paths = gantt(doc, out)
-        elif "total_cycles" in doc:
-            paths = summary_plots(doc, out)
+        if is_trace(args.input):
+            paths = gantt(args.input, out)
         else:
-            fail(f"{args.input}: neither a trace (traceEvents) nor a summary (total_cycles)")
+            doc = load_json(args.input)
+            if "total_cycles" in doc:
+                paths = summary_plots(doc, out)
+            elif doc.get("error") == "out of memory":
+                paths = [memory_map(doc["ipus"], os.path.join(out, "oom_memory.png"))]
+            elif "traceEvents" in doc:
+                paths = gantt(args.input, out)
+            else:
+                fail(f"{args.input}: neither a trace (traceEvents), a summary (total_cycles) nor an out-of-memory report")
     for p in paths:
         print(p)
 

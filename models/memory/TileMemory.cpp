@@ -159,6 +159,34 @@ std::optional<uint32_t> TileMemory::firstOver() const
     return first;
 }
 
+std::vector<uint64_t> TileMemory::liveBytesByPoint(std::optional<uint32_t> tile, uint32_t points) const
+{
+    // A difference array over points: each tensor adds its bytes where it starts living and
+    // takes them back after its last point.
+    std::vector<int64_t> change(std::size_t(points) + 1, 0);
+    uint64_t always = 0;
+    for (const auto& t : m_tensors) {
+        uint64_t bytes = 0;
+        if (tile)
+            bytes = t.bytes.at(*tile);
+        else
+            for (const auto& r : t.bytes.runs())
+                if (r.first < m_tiles.size())
+                    bytes += r.value * (std::min<uint64_t>(r.end(), m_tiles.size()) - r.first);
+        if (t.alwaysLive)
+            always += bytes;
+        else if (bytes && t.from < points) {
+            change[t.from] += int64_t(bytes);
+            change[std::min(t.to, points - 1) + 1] -= int64_t(bytes);
+        }
+    }
+    std::vector<uint64_t> live(points);
+    int64_t running = 0;
+    for (uint32_t p = 0; p < points; ++p)
+        live[p] = always + uint64_t(running += change[p]);
+    return live;
+}
+
 std::vector<LiveTensor> TileMemory::liveAt(uint32_t tile, uint32_t point) const
 {
     std::vector<LiveTensor> out;

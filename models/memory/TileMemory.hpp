@@ -47,6 +47,9 @@ public:
     [[nodiscard]] std::vector<LiveTensor> liveAtPeak(uint32_t tile) const { return liveAt(tile, m_tiles.at(tile).peakPoint); }
     /** Tensors on `tile` live at program point `point`, largest first. */
     [[nodiscard]] std::vector<LiveTensor> liveAt(uint32_t tile, uint32_t point) const;
+    /** Bytes live (always-live ones included) at each program point in [0, points): on `tile`,
+     *  or on the whole IPU without one. The liveness view over program steps. */
+    [[nodiscard]] std::vector<uint64_t> liveBytesByPoint(std::optional<uint32_t> tile, uint32_t points) const;
     /** The tile that runs out of memory first (at the earliest program point; of those, the
      *  one with the most bytes), or none when every tile fits. */
     [[nodiscard]] std::optional<uint32_t> firstOver() const;

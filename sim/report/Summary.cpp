@@ -32,6 +32,32 @@ std::string pointName(const Program& program, uint32_t point)
     return name;
 }
 
+/** Every program point's step name, by point number (one walk of the program). */
+std::vector<std::string> pointNames(const Program& program)
+{
+    std::vector<std::string> names(program.numPoints);
+    forEachProgramStep(program, [&](const Step& s) {
+        std::visit([&](const auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (kIsPointStep<T>)
+                if (op.point < names.size())
+                    names[op.point] = op.name;
+        }, s.op);
+    });
+    return names;
+}
+
+/** Bytes live at each program step, on the whole IPU and on its peak tile: PopVision's
+ *  liveness view, and where a model that does not fit runs out. */
+json livenessOf(const TileMemory& mem, const Program& program)
+{
+    const uint32_t peakTile = mem.worstTiles(1).front();
+    return {{"peak_tile", peakTile},
+            {"steps", pointNames(program)},
+            {"ipu_bytes", mem.liveBytesByPoint(std::nullopt, program.numPoints)},
+            {"peak_tile_bytes", mem.liveBytesByPoint(peakTile, program.numPoints)}};
+}
+
 json stats(const std::vector<uint64_t>& v)
 {
     uint64_t mx = 0, mn = v.empty() ? 0 : UINT64_MAX, total = 0;
@@ -176,7 +202,8 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
             {"bytes_by_kind", byKind},
             {"largest_tensors", largest},
             {"worst_tiles", worstTiles},
-            {"per_tile", perTile}};
+            {"per_tile", perTile},
+            {"liveness", livenessOf(mem, program)}};
     if (!fits)
         m["over_capacity"] = overCapacity(mem, program);
     return m;
@@ -541,8 +568,8 @@ json oomReport(const Experiment& e, const Simulation& sim)
             continue;
         json m = memoryOfIpu(ipu, e.schedule.programs[i], 5);
         m["ipu"] = e.schedule.programs[i].ipu;
-        m.erase("per_tile");
-        ipus.push_back(m);
+        ipus.push_back(m); // with per_tile: the memory map tools/plot.py draws
+
     }
     return {{"error", "out of memory"}, {"name", e.config.name}, {"config", e.config.file}, {"ipus", ipus}};
 }

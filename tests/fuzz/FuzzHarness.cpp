@@ -51,9 +51,9 @@ void buildAccepting(nlohmann::json doc, const std::string& file)
 
 } // namespace ipusim::fuzz
 
-// libsystemc's own main() calls sc_main; the fuzz drivers bring their own main and never
-// elaborate, but the symbol must resolve.
-int sc_main(int, char*[])
+// libsystemc's own main() calls sc_main (declared extern "C" by SystemC); the fuzz drivers
+// bring their own main and never elaborate, but the symbol must resolve.
+extern "C" int sc_main(int, char*[])
 {
     return 0;
 }

@@ -98,9 +98,10 @@ head -n 6 "$out/s/results.csv" > "$out/s/partial" && mv "$out/s/partial" "$out/s
 expect 0 "9 points" -- "$ipusim" sweep configs/sweeps/exchange_tiles.json --resume --out "$out/s"
 [ "$(wc -l < "$out/s/results.jsonl")" = 9 ] && [ "$(wc -l < "$out/s/results.csv")" = 10 ] && ok || fail "resume did not complete the sweep"
 [ "$(tail -n +2 "$out/s/results.csv" | cut -d, -f1 | sort -n | uniq | wc -l)" = 9 ] && ok || fail "resume repeated a point"
-tools/plot.py "$out/s/results.csv" --x /system/ipu/tiles > /dev/null && png "$out/s/results_curves.png" && ok || fail "no sweep curves"
+tools/plot.py "$out/s/results.csv" --x /system/ipu/tiles > /dev/null && png "$out/s/results_total_cycles_vs_system.ipu.tiles.png" \
+  && ok || fail "no sweep curves"
 tools/plot.py "$out/s/results.csv" --x /system/ipu/tiles --heat /system/ipu/exchange/send_bytes_per_cycle > /dev/null \
-  && png "$out/s/results_heatmap.png" && ok || fail "no sweep heat map"
+  && png "$out/s/results_total_cycles_heat_system.ipu.tiles_system.ipu.exchange.send_bytes_per_cycle.png" && ok || fail "no sweep heat map"
 cat > "$out/bad_sweep.json" <<JSON
 {"config": "$PWD/configs/default.json", "axes": [{"pointer": "/workload/micro_batch", "values": [40, 20000]}]}
 JSON
@@ -239,6 +240,7 @@ expect 1 "cannot read file" -- "$ipusim" compile configs/nope.json -o "$out/k/no
 expect 3 "out of memory on IPU 0" -- "$ipusim" run configs/mnist/oom.json --out "$out/e" --trace
 [ -s "$out/e/oom_report.json" ] && [ ! -e "$out/e/summary.json" ] && [ ! -e "$out/e/trace.json" ] && [ ! -e "$out/e/trace.json.tmp" ] \
   && ok || fail "out of memory left the wrong files: $(ls "$out/e")"
+tools/plot.py "$out/e/oom_report.json" > /dev/null && png "$out/e/oom_memory.png" && ok || fail "no memory map of an out-of-memory run"
 
 # Engines: the per-cycle reference gives the same summary and trace bytes as the fast engine.
 for eng in fast reference; do

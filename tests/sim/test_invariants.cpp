@@ -4,6 +4,7 @@
 // compiler emits must hold whatever the model.
 #include "Simulate.hpp"
 
+#include "models/memory/TileMemory.hpp"
 #include "sim/engine/Experiment.hpp"
 
 #include <catch2/catch.hpp>
@@ -66,9 +67,26 @@ void checkComputeSetsHaveWork(const Experiment& e, const std::string& what)
     }
 }
 
+/** The liveness view agrees with the memory accounting: the peak tile's curve reaches exactly
+ *  its peak, and no step has more live on one tile than on the whole IPU. */
+void checkLiveness(const Experiment& e, const std::string& what)
+{
+    for (const Program& program : e.schedule.programs) {
+        const TileMemory memory(program, e.system.ipu);
+        const uint32_t tile = memory.worstTiles(1).front();
+        const auto onTile = memory.liveBytesByPoint(tile, program.numPoints);
+        const auto onIpu = memory.liveBytesByPoint(std::nullopt, program.numPoints);
+        INFO(what << ", IPU " << program.ipu);
+        REQUIRE(onTile.size() == program.numPoints);
+        CHECK(*std::max_element(onTile.begin(), onTile.end()) == memory.tiles()[tile].peak());
+        for (std::size_t p = 0; p < onTile.size(); ++p)
+            CHECK(onTile[p] <= onIpu[p]);
+    }
+}
+
 } // namespace
 
-TEST_CASE("Every compute set of every shipped config runs on a tile and costs cycles", "[sim][invariants]")
+TEST_CASE("Every compute set of every shipped config runs on a tile and costs cycles; liveness meets the peaks", "[sim][invariants]")
 {
     const auto configs = shippedExperiments();
     REQUIRE(configs.size() >= 28);
@@ -79,8 +97,13 @@ TEST_CASE("Every compute set of every shipped config runs on a tile and costs cy
             continue;
         }
         const config::LoadedConfig loaded = config::loadConfig(kRoot + "/" + config, *sets);
-        checkComputeSetsHaveWork(buildExperiment(loaded), config);
-        if (auto inference = inferencePhase(loaded))
-            checkComputeSetsHaveWork(buildExperiment(std::move(*inference)), config + " (inference)");
+        const Experiment e = buildExperiment(loaded);
+        checkComputeSetsHaveWork(e, config);
+        checkLiveness(e, config);
+        if (auto inference = inferencePhase(loaded)) {
+            const Experiment i = buildExperiment(std::move(*inference));
+            checkComputeSetsHaveWork(i, config + " (inference)");
+            checkLiveness(i, config + " (inference)");
+        }
     }
 }

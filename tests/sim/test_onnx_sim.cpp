@@ -16,12 +16,15 @@ using json = nlohmann::json;
 
 namespace {
 
-/** A summary without what names tensors, steps and files: the figures alone. */
+/** A summary without what names tensors, steps and files: the figures alone (liveness lists
+ *  the steps' names). */
 json figures(json s)
 {
     if (s.is_object()) {
         for (const char* key : {"name", "config", "workload", "simulator", "tensor", "peak_at", "compute_set", "live", "largest_tensors"})
             s.erase(key);
+        if (s.contains("steps") && s.at("steps").is_array())
+            s.erase("steps");
         for (auto& [key, value] : s.items())
             value = figures(value);
     } else if (s.is_array()) {

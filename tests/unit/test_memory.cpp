@@ -64,6 +64,27 @@ TEST_CASE("Memory: liveness decides what overlaps", "[memory]")
     CHECK_FALSE(TileMemory(p, hw).firstOver());
 }
 
+TEST_CASE("Memory: bytes live at each program point, on a tile and on the whole IPU", "[memory][liveness]")
+{
+    IpuParams hw;
+    hw.tiles = 10;
+    hw.codeBytesPerVertexType = hw.vertexStateBytes = hw.controlCodeBytesPerStep = hw.exchangeCodeBytesPerPhase = 0;
+    Program p;
+    p.tensors.push_back(tensor("A", 0, 10, 100, true));
+    p.tensors.push_back(tensor("B", 0, 5, 50, false, 0, 0));
+    p.tensors.push_back(tensor("C", 3, 5, 70, false, 1, 2));
+    p.tensors.push_back(tensor("D", 4, 1, 10, false, 0, 1));
+    const TileMemory m(p, hw);
+    // Tile 4 holds A always, B at point 0, C at 1-2, D at 0-1: 100+50+10, 100+70+10, 100+70, 100.
+    CHECK(m.liveBytesByPoint(4u, 4) == std::vector<uint64_t>{160, 180, 170, 100});
+    // Tile 9 holds only A.
+    CHECK(m.liveBytesByPoint(9u, 4) == std::vector<uint64_t>{100, 100, 100, 100});
+    // The IPU: A on 10 tiles (1,000), B on 5 (250), C on 5 (350), D on 1 (10).
+    CHECK(m.liveBytesByPoint(std::nullopt, 4) == std::vector<uint64_t>{1260, 1360, 1350, 1000});
+    // The peak tile's curve peaks at its peak.
+    CHECK(m.tiles()[4].peak() == 180);
+}
+
 TEST_CASE("Memory: code and vertex state follow the compute sets", "[memory]")
 {
     IpuParams hw;
