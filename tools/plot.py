@@ -4,8 +4,9 @@
 
   tools/plot.py out/RUN/trace.json      -> trace_gantt.png: each IPU's phases and pipeline stages
   tools/plot.py out/RUN/summary.json    -> summary_balance.png (busiest vs mean tile per compute
-                                           set), summary_memory.png (memory per tile per IPU) and,
-                                           when the summary has it, summary_liveness.png
+                                           set), summary_op_types.png (compute time and FLOP rate
+                                           by op type), summary_memory.png (memory per tile per
+                                           IPU) and summary_liveness.png (bytes live per step)
   tools/plot.py out/RUN/oom_report.json -> oom_memory.png: memory per tile of each IPU that does
                                            not fit, against its capacity
   tools/plot.py out/sweeps/S/results.csv [--x POINTER] [--y METRIC] [--heat POINTER]
@@ -158,7 +159,7 @@ def gantt(path, out):
 
 
 def summary_plots(summary, out):
-    """Tile balance of the longest compute sets, and memory per tile of every IPU."""
+    """Tile balance of the longest compute sets, op types, memory per tile and liveness."""
     paths = []
     balance = summary.get("tile_balance", [])[:20]
     if balance:
@@ -172,6 +173,21 @@ def summary_plots(summary, out):
         ax.legend()
         fig.tight_layout()
         paths.append(os.path.join(out, "summary_balance.png"))
+        fig.savefig(paths[-1], dpi=100)
+    op_types = summary.get("op_types", [])[:20]
+    if op_types:
+        fig, ax = plt.subplots(figsize=(12, 0.5 + 0.35 * len(op_types)))
+        names = [t["op_type"] for t in op_types]
+        ax.barh(names, [100 * t["share_of_compute"] for t in op_types], color="#4c72b0")
+        for y, t in enumerate(op_types):
+            if t["flops"] > 0:
+                ax.annotate(f" {t['tflops_while_running']:.1f} TFLOPS", (100 * t["share_of_compute"], y), va="center",
+                            fontsize="small")
+        ax.invert_yaxis()
+        ax.set_xlabel("% of compute-set time (all IPUs, all executions)")
+        ax.set_title("Op types by compute time, with the FLOP rate of matmuls and convolutions")
+        fig.tight_layout()
+        paths.append(os.path.join(out, "summary_op_types.png"))
         fig.savefig(paths[-1], dpi=100)
     memory = summary.get("memory", [])
     if memory:

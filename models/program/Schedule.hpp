@@ -32,6 +32,7 @@ struct ComputeStep
     uint32_t id = 0;                      // index among the program's compute sets
     uint32_t point = 0;                   // program point, for liveness
     std::string outline;                  // steps with one outline key share code (PopART outlining)
+    double flops = 0;                     // of one execution: 2 per MAC of a matmul or convolution
 };
 
 /** A statically scheduled exchange phase. */

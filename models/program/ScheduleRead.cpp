@@ -104,6 +104,7 @@ private:
         ComputeStep c;
         c.name = j.at("name");
         c.outline = j.value("outline", std::string());
+        c.flops = j.value("flops", 0.0);
         std::set<std::string> listed;
         forEachRun(j.at("tiles"), ptr + "/tiles", [&](uint32_t first, uint32_t count, const json& run, const std::string& p) {
             if (run.contains("cycles") == run.contains("vertices"))

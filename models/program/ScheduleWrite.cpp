@@ -87,6 +87,8 @@ json step(const ComputeStep& c)
     json j = {{"op", "compute"}, {"name", c.name}, {"tiles", computeRuns(c)}};
     if (!c.vertexTypes.empty())
         j["vertex_types"] = c.vertexTypes;
+    if (c.flops > 0)
+        j["flops"] = c.flops;
     withOutline(j, c.outline);
     return j;
 }

@@ -49,6 +49,7 @@ TileArray::TileArray(sc_core::sc_module_name name, const IpuParams& hw, const Pr
         if (auto* c = std::get_if<ComputeStep>(&s.op)) {
             ComputeSetStats& st = m_stats.at(c->id);
             st.name = c->name;
+            st.flops = c->flops;
             uint64_t total = 0;
             for (const auto& r : c->cycles.runs()) {
                 if (r.first >= hw.tiles)

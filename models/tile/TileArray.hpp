@@ -18,6 +18,7 @@ struct ComputeSetStats
     double meanTileCycles = 0;      // per execution, over every tile of the IPU
     uint32_t tilesUsed = 0;
     uint64_t phaseCycles = 0;       // IPU time spent in this compute set, all executions
+    double flops = 0;               // per execution (ComputeStep::flops)
 };
 
 /** The 1,472 tiles of one IPU, held as data: per-tile ready times (as runs), per-tile memory,

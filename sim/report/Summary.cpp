@@ -252,6 +252,61 @@ json tileBalance(const Experiment& e, const Simulation& sim)
     return balance;
 }
 
+/** A compute set's name with every run of digits as '*': the 24 layers of BERT-Large, or the
+ *  stages of a pipeline, share one op type ("layer*.ffn.intermediate"). */
+std::string opTypeOf(const std::string& computeSet)
+{
+    std::string type;
+    for (std::size_t i = 0; i < computeSet.size(); ++i) {
+        if (std::isdigit(static_cast<unsigned char>(computeSet[i]))) {
+            if (type.empty() || type.back() != '*')
+                type += '*';
+        } else {
+            type += computeSet[i];
+        }
+    }
+    return type;
+}
+
+/** Compute sets summed by op type, the longest first (PopVision's operation summary): how
+ *  many compute sets and executions, the IPU time they took, their FLOPs (matmuls and
+ *  convolutions, recomputation included) and the rate they ran at. Replicas are counted once:
+ *  each is an identical copy of the IPUs simulated. */
+json opTypes(const Simulation& sim, double clockHz)
+{
+    struct Totals
+    {
+        uint64_t computeSets = 0, executions = 0, phaseCycles = 0;
+        double flops = 0;
+    };
+    std::map<std::string, Totals> byType;
+    uint64_t allCycles = 0;
+    for (const auto& ipu : sim.ipus())
+        for (const auto& cs : ipu->tiles.computeSets()) {
+            if (!cs.executions)
+                continue;
+            Totals& t = byType[opTypeOf(cs.name)];
+            ++t.computeSets;
+            t.executions += cs.executions;
+            t.phaseCycles += cs.phaseCycles;
+            t.flops += cs.flops * double(cs.executions);
+            allCycles += cs.phaseCycles;
+        }
+    json rows = json::array();
+    for (const auto& [type, t] : byType)
+        rows.push_back({{"op_type", type},
+                        {"compute_sets", t.computeSets},
+                        {"executions", t.executions},
+                        {"phase_cycles", t.phaseCycles},
+                        {"share_of_compute", allCycles ? double(t.phaseCycles) / double(allCycles) : 0.0},
+                        {"flops", t.flops},
+                        {"tflops_while_running", t.phaseCycles ? t.flops / (double(t.phaseCycles) / clockHz) / 1e12 : 0.0}});
+    std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
+        return a.at("phase_cycles").get<uint64_t>() > b.at("phase_cycles").get<uint64_t>();
+    });
+    return rows;
+}
+
 /** Bytes over each (from, to) pair of IPUs, with the route they took. */
 json linkFigures(const Experiment& e, const Simulation& sim)
 {
@@ -454,6 +509,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"external_syncs", sim.externalSync().barriers()},
             {"links", linkFigures(e, sim)},
             {"tile_balance", tileBalance(e, sim)},
+            {"op_types", opTypes(sim, e.system.ipu.clockHz)},
             {"memory", memory},
             {"simulator", simulatorFigures(sim, r)}};
 }

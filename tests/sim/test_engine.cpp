@@ -441,3 +441,36 @@ TEST_CASE("Statistics: registered once with name, unit and meaning; the summary 
         CHECK(names.count(counted) == 1);
     CHECK(s.at("ipus").at(0).at("compute_sets_run").get<uint64_t>() > 0);
 }
+
+TEST_CASE("Op types: layers of one kind share a row, and their FLOPs add up to the model's", "[sim][op-types]")
+{
+    // MNIST without recomputation: every matmul and convolution runs once per sample and pass,
+    // so the op types' FLOPs are the model FLOPs exactly.
+    for (const char* config : {"configs/mnist/train.json", "configs/graph/mlp.json"}) {
+        INFO(config);
+        const json s = test::simulateFile(config);
+        double flops = 0, share = 0;
+        uint64_t cycles = 0;
+        for (const auto& row : s.at("op_types")) {
+            flops += row.at("flops").get<double>();
+            share += row.at("share_of_compute").get<double>();
+            cycles += row.at("phase_cycles").get<uint64_t>();
+        }
+        CHECK(flops == Approx(s.at("flops").at("model_flops").get<double>()).epsilon(1e-12));
+        CHECK(share == Approx(1.0));
+        uint64_t balanceCycles = 0; // the same compute sets, one row each
+        for (const auto& row : s.at("tile_balance"))
+            balanceCycles += row.at("phase_cycles").get<uint64_t>();
+        CHECK(cycles == balanceCycles);
+    }
+    // BERT-Base (micro-batch 32, sequence 128, hidden 768, FFN 3,072): its 12 layers'
+    // feed-forward matmuls are one row; checkpoint recomputation compiles each layer's forward
+    // twice, so the row holds 2 x 12 compute sets, each execution 2 x 32 x 128 x 768 x 3,072 FLOPs.
+    const json bert = test::simulateFile("configs/bert/base_phase1_pod16.json", {"/run/host_calls=1"});
+    const auto& rows = bert.at("op_types");
+    const auto ffn = std::find_if(rows.begin(), rows.end(), [](const json& r) { return r.at("op_type") == "layer*.ffn.intermediate"; });
+    REQUIRE(ffn != rows.end());
+    const uint64_t executions = ffn->at("executions");
+    CHECK(ffn->at("compute_sets") == 24);
+    CHECK(ffn->at("flops").get<double>() == Approx(double(executions) * 2 * 32 * 128 * 768 * 3072));
+}

@@ -16,12 +16,13 @@ using json = nlohmann::json;
 
 namespace {
 
-/** A summary without what names tensors, steps and files: the figures alone (liveness lists
- *  the steps' names). */
+/** A summary without what names tensors, steps and files: the figures alone. Op types are
+ *  made of the names (ONNX names its nodes its own way), and liveness lists the steps' names. */
 json figures(json s)
 {
     if (s.is_object()) {
-        for (const char* key : {"name", "config", "workload", "simulator", "tensor", "peak_at", "compute_set", "live", "largest_tensors"})
+        for (const char* key : {"name", "config", "workload", "simulator", "tensor", "peak_at", "compute_set", "live", "largest_tensors",
+                                "op_types"})
             s.erase(key);
         if (s.contains("steps") && s.at("steps").is_array())
             s.erase("steps");

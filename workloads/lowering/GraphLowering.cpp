@@ -342,7 +342,8 @@ void GraphLowering::lowerConv(const Op& op)
         types.push_back(Vertex::Fill); // the positions no tap reaches
     if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
         types.push_back(Vertex::Cast1D);
-    m_b.compute(op.name, cycles, types);
+    // Model FLOPs as CompileGraph counts them: 2 per multiply-accumulate of the micro-batch.
+    m_b.compute(op.name, cycles, types, 1, 2.0 * double(op.conv.macs()));
     m_b.touch(tempHandle);
     if (plan.tilesPerInGroups > 1) {
         std::vector<ExchangeBytes> r(T);

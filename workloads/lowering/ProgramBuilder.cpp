@@ -72,10 +72,11 @@ void ProgramBuilder::exchange(const std::string& name, const std::vector<Exchang
 }
 
 void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, const std::vector<Codelet>& codelets,
-                             uint32_t verticesPerActiveTile)
+                             uint32_t verticesPerActiveTile, double flops)
 {
     ComputeStep c;
     c.name = name;
+    c.flops = flops;
     c.cycles = toRuns(cycles);
     for (const auto& r : c.cycles.runs())
         c.vertices.add(r.first, r.count, verticesPerActiveTile);

@@ -37,9 +37,10 @@ public:
     void sync();
     /** Skipped when no tile moves a byte. */
     void exchange(const std::string& name, const std::vector<ExchangeBytes>& perTile);
-    /** A compute set running `codelets` (their code counts once a tile): `cycles` a tile. */
+    /** A compute set running `codelets` (their code counts once a tile): `cycles` a tile;
+     *  `flops` of one execution, for the per-op-type view (matmuls and convolutions). */
     void compute(const std::string& name, const TileVector& cycles, const std::vector<Codelet>& codelets,
-                 uint32_t verticesPerActiveTile = 1);
+                 uint32_t verticesPerActiveTile = 1, double flops = 0);
     void host(const std::string& name, Direction direction, uint64_t bytes, bool prefetch = false);
     void beginRepeat(const std::string& name, uint64_t count);
     void endRepeat();
