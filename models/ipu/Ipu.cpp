@@ -29,6 +29,11 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
 {
     m_stepsTotal = saturatingMul(hostCalls, stepsExecuted(program));
     m_fragmentStats.resize(program.fragments.size());
+    forEachProgramStep(program, [&](const Step& s) {
+        if (auto* r = std::get_if<RepeatStep>(&s.op))
+            m_loopIndex.emplace(r, m_loopIndex.size());
+    });
+    m_loopStats.resize(m_loopIndex.size());
     m_stats.add("compute_sets_run", m_computeSetsRun, "compute sets", "compute sets executed");
     SC_HAS_PROCESS(Ipu);
     SC_METHOD(sequence);
@@ -228,7 +233,11 @@ uint64_t Ipu::exec(const RepeatStep& r)
 {
     if (r.count == 0 || r.body.empty())
         return m_cycle;
-    m_stack.push_back({&r.body, 0, r.count, 0, -1, 0, -1, nullptr});
+    m_stack.push_back({&r.body, 0, r.count, 0, -1, m_cycle, -1, nullptr});
+    m_stack.back().repeat = int(m_loopIndex.at(&r));
+    LoopStats& stats = m_loopStats[std::size_t(m_stack.back().repeat)];
+    ++stats.runs;
+    stats.iterations += r.count;
     if (m_fastForward && !m_observed.everything() && !m_traced && r.count > 2 && !bodyInfo(r.body).periodic) {
         m_stack.back().loop = std::make_unique<LoopState>();
         m_stack.back().loop->start = snapshot();
@@ -268,7 +277,7 @@ const Ipu::BodyInfo& Ipu::bodyInfo(const std::vector<Step>& body)
 std::vector<uint64_t*> Ipu::counterRefs()
 {
     // Every registered statistic, then the state a loop iteration grows that no summary field
-    // counts directly: the breakdown, fragment and compute-set figures, steps, link bytes.
+    // counts directly: the breakdown, fragment, loop and compute-set figures, steps, link bytes.
     std::vector<uint64_t*> c;
     for (const StatGroup* g : statGroups())
         g->counters(c);
@@ -278,6 +287,11 @@ std::vector<uint64_t*> Ipu::counterRefs()
     for (auto& f : m_fragmentStats) {
         c.push_back(&f.calls);
         c.push_back(&f.cycles);
+    }
+    for (auto& l : m_loopStats) {
+        c.push_back(&l.runs);
+        c.push_back(&l.iterations);
+        c.push_back(&l.cycles);
     }
     tiles.counters(c);
     for (auto& [edge, bytes] : m_linkSent)
@@ -444,6 +458,8 @@ void Ipu::sequence()
                         m_observer->fragmentSpan(m_index, m_program.fragmentNames.at(std::size_t(f.fragment)), f.entered,
                                                  m_cycle, f.microBatch);
                 }
+                if (f.repeat >= 0)
+                    m_loopStats[std::size_t(f.repeat)].cycles += m_cycle - f.entered;
                 m_stack.pop_back();
                 if (m_stack.empty()) {
                     m_callEnds.push_back(m_cycle);

@@ -15,6 +15,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <unordered_map>
+#include <vector>
 
 namespace ipusim {
 
@@ -63,6 +65,12 @@ public:
         uint64_t calls = 0, cycles = 0;
     };
     [[nodiscard]] const std::vector<FragmentStats>& fragments() const { return m_fragmentStats; }
+    /** What each Repeat of the program took: times entered, iterations run, cycles inside. */
+    struct LoopStats
+    {
+        uint64_t runs = 0, iterations = 0, cycles = 0;
+    };
+    [[nodiscard]] const LoopStats& loopStats(const RepeatStep& r) const { return m_loopStats.at(m_loopIndex.at(&r)); }
     /** Cycle at which each host call's program finished, and the compute cycles by then. */
     [[nodiscard]] const std::vector<uint64_t>& hostCallEnds() const { return m_callEnds; }
     [[nodiscard]] const std::vector<uint64_t>& computeAtCallEnds() const { return m_computeAtCallEnds; }
@@ -145,6 +153,7 @@ private:
         uint64_t entered = 0;  // cycle the fragment was entered
         int64_t microBatch = -1;
         std::unique_ptr<LoopState> loop; // repeat loops, when fast-forward is on
+        int repeat = -1;                 // set when the frame is a Repeat: its LoopStats index
     };
     /** At the end of a loop iteration: skips identical iterations; true when it did (the
      *  sequencer then sleeps until they have passed). */
@@ -175,6 +184,8 @@ private:
     uint64_t m_stepsRun = 0;
     uint64_t m_stepsTotal = 0;
     std::vector<FragmentStats> m_fragmentStats;
+    std::unordered_map<const RepeatStep*, std::size_t> m_loopIndex;
+    std::vector<LoopStats> m_loopStats;
     std::vector<uint64_t> m_callEnds;
     std::vector<uint64_t> m_computeAtCallEnds;
     std::map<const HostTransferStep*, uint64_t> m_prefetched; // per prefetching step: when its next data is in

@@ -307,6 +307,56 @@ json opTypes(const Simulation& sim, double clockHz)
     return rows;
 }
 
+/** One body of the program tree: its steps counted by kind, the fragments it calls (each
+ *  fragment's calls and cycles over the run, wherever called from) and its loops, each with
+ *  what it took and its own body. */
+json bodyTree(const std::vector<Step>& body, const Ipu& ipu, const Program& program)
+{
+    std::map<std::string, uint64_t> kinds;
+    std::map<uint32_t, uint64_t> callSites;
+    json loops = json::array();
+    for (const Step& step : body) {
+        if (const auto* r = std::get_if<RepeatStep>(&step.op)) {
+            const Ipu::LoopStats& st = ipu.loopStats(*r);
+            loops.push_back({{"loop", r->name}, {"count", r->count}, {"runs", st.runs}, {"iterations", st.iterations},
+                             {"cycles", st.cycles}, {"body", bodyTree(r->body, ipu, program)}});
+        } else if (const auto* c = std::get_if<CallStep>(&step.op)) {
+            ++callSites[c->fragment];
+        } else if (const auto kind = phaseKindOf(step)) {
+            ++kinds[nameOf(*kind)];
+        }
+    }
+    json node = {{"steps", kinds}};
+    if (!callSites.empty()) {
+        json calls = json::array();
+        for (const auto& [fragment, sites] : callSites)
+            calls.push_back({{"fragment", program.fragmentNames.at(fragment)}, {"call_sites", sites},
+                             {"calls", ipu.fragments().at(fragment).calls}, {"cycles", ipu.fragments().at(fragment).cycles}});
+        node["calls"] = calls;
+    }
+    if (!loops.empty())
+        node["loops"] = loops;
+    return node;
+}
+
+/** Per simulated IPU, the program as PopVision's program tree shows it: the main program and
+ *  each fragment (a called subgraph), with loops, calls and steps, and the cycles they took. */
+json programTree(const Experiment& e, const Simulation& sim)
+{
+    json tree = json::array();
+    for (std::size_t i = 0; i < sim.ipus().size(); ++i) {
+        const Ipu& ipu = *sim.ipus()[i];
+        const Program& program = e.schedule.programs[i];
+        json fragments = json::array();
+        for (std::size_t f = 0; f < program.fragments.size(); ++f)
+            fragments.push_back({{"fragment", program.fragmentNames.at(f)}, {"calls", ipu.fragments()[f].calls},
+                                 {"cycles", ipu.fragments()[f].cycles}, {"body", bodyTree(program.fragments[f], ipu, program)}});
+        tree.push_back({{"ipu", program.ipu}, {"host_calls", e.run.hostCalls}, {"cycles", ipu.cycle()},
+                        {"main", bodyTree(program.steps, ipu, program)}, {"fragments", fragments}});
+    }
+    return tree;
+}
+
 /** Bytes over each (from, to) pair of IPUs, with the route they took. */
 json linkFigures(const Experiment& e, const Simulation& sim)
 {
@@ -510,6 +560,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"links", linkFigures(e, sim)},
             {"tile_balance", tileBalance(e, sim)},
             {"op_types", opTypes(sim, e.system.ipu.clockHz)},
+            {"program_tree", programTree(e, sim)},
             {"memory", memory},
             {"simulator", simulatorFigures(sim, r)}};
 }

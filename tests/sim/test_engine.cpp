@@ -42,6 +42,17 @@ TEST_CASE("10,000 supersteps: compute, sync, exchange, by hand", "[sim]")
     const json& b = s["tile_balance"][0];
     CHECK(b["busiest_tile_cycles"] == 1000);
     CHECK(b["mean_tile_cycles"].get<double>() == Approx((1468.0 * 1000 + 4 * 800) / 1472));
+    // The program tree: one loop of 10,000 iterations holding the three steps, which took the
+    // whole run (its iterations are skipped as identical, and still counted).
+    const json& tree = s["program_tree"][0];
+    CHECK(tree["main"]["steps"].empty());
+    const json& loop = tree["main"]["loops"][0];
+    CHECK(loop["loop"] == "loop");
+    CHECK(loop["runs"] == 1);
+    CHECK(loop["iterations"] == 10000);
+    CHECK(loop["cycles"] == s["total_cycles"]);
+    CHECK(loop["body"]["steps"] == json{{"compute", 1}, {"sync", 1}, {"exchange", 1}});
+    CHECK(s["simulator"]["loop_iterations_skipped"].get<uint64_t>() > 9000);
 }
 
 TEST_CASE("Tiles run consecutive compute sets from their own ready time until a sync", "[sim]")
