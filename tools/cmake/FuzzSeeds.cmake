@@ -1,8 +1,10 @@
 # The fuzz targets' seeds, from the shipped experiment configs, one file each:
 #   MODE=config    the whole config, its "base" paths made absolute (the fuzzer's input has no
-#                  folder of its own to resolve them against)
+#                  folder of its own to resolve them against) and an ONNX workload's bundled
+#                  model (build/models/...) taken from ONNX_DIR, this build's export; without
+#                  ONNX_DIR (no torch to export them), ONNX configs are left out
 #   MODE=workload  its /workload and /run
-# cmake -DMODE=config -DCONFIGS="a.json;b.json" -DOUT=dir -P FuzzSeeds.cmake
+# cmake -DMODE=config -DCONFIGS="a.json;b.json" -DOUT=dir [-DONNX_DIR=dir] -P FuzzSeeds.cmake
 cmake_minimum_required(VERSION 3.25) # policies: a quoted "workload" is a string, not a variable
 
 # The object `json` with its "base" member, if any, resolved against `folder`.
@@ -29,6 +31,15 @@ foreach(config IN LISTS CONFIGS)
     endif()
     set(seed "{\"workload\": ${workload}, \"run\": ${run}}")
   else()
+    string(JSON kind ERROR_VARIABLE no_kind GET "${text}" workload kind)
+    if(kind STREQUAL "onnx")
+      if(NOT ONNX_DIR)
+        continue()
+      endif()
+      string(JSON model GET "${text}" workload file)
+      get_filename_component(model ${model} NAME)
+      string(JSON text SET "${text}" workload file "\"${ONNX_DIR}/${model}\"")
+    endif()
     absolute_base("${text}" ${folder} seed)
     string(JSON members LENGTH "${seed}")
     math(EXPR last "${members} - 1")
