@@ -81,8 +81,8 @@ def trace_spans(path):
                     add(e)
                 return rows
             for line in f:
-                if not line.startswith('{"ph":"X"'):
-                    continue
+                if not line.startswith('{"ph":"X"') or '"cat":"tile"' in line:
+                    continue  # tile spans are not drawn
                 fields = SPAN_LINE.match(line)
                 if not fields:  # a name with quotes in it, a tile or link span: parse it all
                     add(json.loads(line.rstrip().rstrip(",")))
@@ -96,25 +96,30 @@ def trace_spans(path):
     return rows
 
 
-def binned(spans, end):
-    """Spans merged to GANTT_COLUMNS columns, each showing the key that covers most of it."""
-    width = max(1, -(-end // GANTT_COLUMNS))
+def binned(spans, begin, end):
+    """Spans merged to GANTT_COLUMNS columns of [begin, end), each drawn as the key that covers
+    most of it, or left empty when idle time does."""
+    width = max(1, -(-(end - begin) // GANTT_COLUMNS))
     cover = {}
     for start, cycles, key in spans:
         t, stop = start, start + cycles
         while t < stop:
-            column = t // width
-            until = min(stop, (column + 1) * width)
+            column = (t - begin) // width
+            until = min(stop, begin + (column + 1) * width)
             column_cover = cover.setdefault(column, {})
             column_cover[key] = column_cover.get(key, 0) + until - t
             t = until
     bars = []
     for column in sorted(cover):
-        key = max(cover[column].items(), key=lambda kv: (kv[1], kv[0]))[0]
-        if bars and bars[-1][2] == key and bars[-1][0] + bars[-1][1] == column * width:
+        key, covered = max(cover[column].items(), key=lambda kv: (kv[1], kv[0]))
+        idle = width - sum(cover[column].values())
+        if idle > covered:
+            continue  # the row is mostly idle here: a bubble stays a gap
+        x = begin + column * width
+        if bars and bars[-1][2] == key and bars[-1][0] + bars[-1][1] == x:
             bars[-1] = (bars[-1][0], bars[-1][1] + width, key)
         else:
-            bars.append((column * width, width, key))
+            bars.append((x, width, key))
     return bars
 
 
@@ -124,6 +129,8 @@ def gantt(path, out):
     ipus = sorted({ipu for ipu, _ in rows})
     if not ipus:
         fail(f"{path}: the trace has no IPU phases (was it written with --trace?)")
+    # A windowed trace is drawn over its window, not from cycle 0.
+    begin = min(start for spans in rows.values() for start, _, _ in spans)
     end = max(start + cycles for spans in rows.values() for start, cycles, _ in spans)
     fig, ax = plt.subplots(figsize=(14, 1.0 + 0.9 * len(ipus)))
     labels, shown, coarse = [], {}, False
@@ -132,7 +139,7 @@ def gantt(path, out):
             y = 2 * row + track
             spans = rows.get((ipu, track), [])
             if len(spans) > GANTT_COLUMNS:
-                spans, coarse = binned(spans, end), True
+                spans, coarse = binned(spans, begin, end), True
             colours = PHASE_COLOURS if track == 0 else STAGE_COLOURS
             by_key = {}
             for start, cycles, key in spans:
@@ -148,9 +155,9 @@ def gantt(path, out):
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels(labels)
     ax.invert_yaxis()
-    ax.set_xlim(0, end)
-    ax.set_xlabel("tile cycles" + (f" (busy rows in {GANTT_COLUMNS} columns, each showing what covers most of it)"
-                                   if coarse else ""))
+    ax.set_xlim(begin, end)
+    ax.set_xlabel("tile cycles" + (f" (busy rows in {GANTT_COLUMNS} columns, each showing what covers most of it, idle"
+                                   " time included)" if coarse else ""))
     ax.set_title("Phases and pipeline stages per IPU")
     fig.tight_layout()
     path = os.path.join(out, "trace_gantt.png")

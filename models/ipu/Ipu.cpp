@@ -348,8 +348,10 @@ bool Ipu::skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uin
 uint64_t Ipu::skippable(uint64_t from, uint64_t count, uint64_t duration) const
 {
     // Skipped iterations cover [from, from + k * duration): they must end by the first cycle the
-    // observer records, or start after its last.
-    if (m_observed.empty() || from > m_observed.last || duration == 0)
+    // observer records, or start after its last. Tiles need not be aligned at an iteration's
+    // end: a tile may start its next compute as early as the earliest ready time.
+    const uint64_t earliest = std::min(from, tiles.firstReady());
+    if (m_observed.empty() || earliest > m_observed.last || duration == 0)
         return count;
     if (from >= m_observed.first)
         return 0;

@@ -74,7 +74,7 @@ public:
     /** Cycle at which each host call's program finished, and the compute cycles by then. */
     [[nodiscard]] const std::vector<uint64_t>& hostCallEnds() const { return m_callEnds; }
     [[nodiscard]] const std::vector<uint64_t>& computeAtCallEnds() const { return m_computeAtCallEnds; }
-    /** Simulate every loop iteration (the default skips identical ones when not tracing). */
+    /** Simulate every loop iteration (the default skips identical ones, outside any trace window). */
     void disableFastForward() { m_fastForward = false; }
     /** Loop iterations skipped as identical to the one before. */
     [[nodiscard]] uint64_t iterationsSkipped() const { return m_skipped; }

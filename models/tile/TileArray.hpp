@@ -33,6 +33,8 @@ public:
     uint64_t compute(const ComputeStep& step, uint32_t ipu, IPhaseObserver* observer);
     /** Cycle at which the last tile is ready (a barrier's last arrival). */
     [[nodiscard]] uint64_t lastReady() const { return m_base + m_extraMax; }
+    /** The earliest any tile is ready (readiness never falls below the base). */
+    [[nodiscard]] uint64_t firstReady() const { return m_base; }
     /** Every tile ready at `cycle` (after a barrier, an exchange or a host transfer). */
     void align(uint64_t cycle);
 

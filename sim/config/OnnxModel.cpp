@@ -208,7 +208,8 @@ private:
 
     void declareInputs()
     {
-        for (const auto& [name, shape] : m_src.inputs) {
+        for (const auto& input : m_src.inputs) {
+            const std::string& name = input.first; // a structured binding cannot be captured in C++17
             const bool found = std::any_of(m_dataInputs.begin(), m_dataInputs.end(), [&](const auto& vi) { return vi.name() == name; });
             if (!found)
                 m_diag.fail("/workload/inputs/" + name, fmt::format("expected the name of a graph input of \"{}\"", m_src.path));

@@ -18,20 +18,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string pointName(const Program& program, uint32_t point)
-{
-    std::string name;
-    forEachProgramStep(program, [&](const Step& s) {
-        std::visit([&](const auto& op) {
-            using T = std::decay_t<decltype(op)>;
-            if constexpr (kIsPointStep<T>)
-                if (op.point == point)
-                    name = op.name;
-        }, s.op);
-    });
-    return name;
-}
-
 /** Every program point's step name, by point number (one walk of the program). */
 std::vector<std::string> pointNames(const Program& program)
 {
@@ -47,13 +33,19 @@ std::vector<std::string> pointNames(const Program& program)
     return names;
 }
 
+/** The step at a program point ("" for none: a tile with nothing but always-live memory). */
+std::string stepAt(const std::vector<std::string>& names, uint32_t point)
+{
+    return point < names.size() ? names[point] : std::string();
+}
+
 /** Bytes live at each program step, on the whole IPU and on its peak tile: PopVision's
  *  liveness view, and where a model that does not fit runs out. */
-json livenessOf(const TileMemory& mem, const Program& program)
+json livenessOf(const TileMemory& mem, const Program& program, const std::vector<std::string>& names)
 {
     const uint32_t peakTile = mem.worstTiles(1).front();
     return {{"peak_tile", peakTile},
-            {"steps", pointNames(program)},
+            {"steps", names},
             {"ipu_bytes", mem.liveBytesByPoint(std::nullopt, program.numPoints)},
             {"peak_tile_bytes", mem.liveBytesByPoint(peakTile, program.numPoints)}};
 }
@@ -129,7 +121,7 @@ json liveJson(const std::vector<LiveTensor>& tensors)
 /** Where an IPU that does not fit runs out: the step at which a tile first needs more than it
  *  has (and what is live there), and the steps at which the tiles over capacity peak, with
  *  how many tiles peak at each: the ops to shrink, split or recompute. */
-json overCapacity(const TileMemory& mem, const Program& program)
+json overCapacity(const TileMemory& mem, const std::vector<std::string>& names)
 {
     const auto& tiles = mem.tiles();
     std::map<uint32_t, uint32_t> peaks; // peak point -> tiles over capacity peaking there
@@ -140,10 +132,10 @@ json overCapacity(const TileMemory& mem, const Program& program)
     std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     json peakSteps = json::array();
     for (std::size_t i = 0; i < std::min<std::size_t>(order.size(), 10); ++i)
-        peakSteps.push_back({{"step", pointName(program, order[i].first)}, {"tiles", order[i].second}});
+        peakSteps.push_back({{"step", stepAt(names, order[i].first)}, {"tiles", order[i].second}});
     const uint32_t t = *mem.firstOver();
     const TileMemoryUse& u = tiles[t];
-    return {{"first", {{"step", pointName(program, u.firstOverPoint)}, {"tile", t}, {"bytes", u.firstOverBytes},
+    return {{"first", {{"step", stepAt(names, u.firstOverPoint)}, {"tile", t}, {"bytes", u.firstOverBytes},
                        {"over", u.firstOverBytes - mem.capacity()}, {"live", liveJson(mem.liveAt(t, u.firstOverPoint))}}},
             {"peak_steps", peakSteps}};
 }
@@ -154,6 +146,7 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
 {
     const TileMemory& mem = ipu.tiles.memory();
     const auto& tiles = mem.tiles();
+    const std::vector<std::string> names = pointNames(program);
     std::vector<uint64_t> always, notAlways, peak;
     for (const auto& t : tiles) {
         always.push_back(t.alwaysLive);
@@ -165,7 +158,7 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
         const auto& u = tiles[t];
         worstTiles.push_back({{"tile", t}, {"always_live", u.alwaysLive}, {"not_always_live", u.notAlwaysLivePeak},
                               {"peak", u.peak()}, {"free", int64_t(mem.capacity()) - int64_t(u.peak())},
-                              {"peak_at", pointName(program, u.peakPoint)}, {"live", liveJson(mem.liveAtPeak(t))}});
+                              {"peak_at", stepAt(names, u.peakPoint)}, {"live", liveJson(mem.liveAtPeak(t))}});
     }
     // Per-tile profile as runs of equal tiles: [first, count, always_live, not_always_live].
     json perTile = json::array();
@@ -203,9 +196,9 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
             {"largest_tensors", largest},
             {"worst_tiles", worstTiles},
             {"per_tile", perTile},
-            {"liveness", livenessOf(mem, program)}};
+            {"liveness", livenessOf(mem, program, names)}};
     if (!fits)
-        m["over_capacity"] = overCapacity(mem, program);
+        m["over_capacity"] = overCapacity(mem, names);
     return m;
 }
 

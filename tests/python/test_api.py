@@ -67,6 +67,30 @@ def test_dict_config_overrides_and_printed_summary():
         base.nope
 
 
+def test_runs_from_several_threads_wait_for_each_other():
+    """The run releases the GIL, and SystemC has one current kernel: runs started from several
+    threads take turns and give the figures of runs one after another."""
+    import threading
+    config, sets = ROOT / "configs/mnist/train.json", ["/run/dataset_samples=0", "/run/epochs=1"]
+    expected = figures(ipusim.run(config, sets, inference=False))
+    results, errors = [], []
+
+    def runs():
+        try:
+            for _ in range(3):
+                results.append(figures(ipusim.run(config, sets, inference=False)))
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=runs) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert results == [expected] * 6
+
+
 def test_writes_outputs_only_when_asked(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     ipusim.run(ROOT / "configs/default.json")

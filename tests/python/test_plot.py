@@ -40,7 +40,10 @@ def test_busy_rows_merge_to_columns_by_what_covers_most(monkeypatch):
     monkeypatch.setattr(plot, "GANTT_COLUMNS", 4)
     # 400 cycles in 4 columns of 100: column 0 is 60 % compute, column 1 all sync, columns 2-3 exchange.
     spans = [(0, 60, "compute"), (60, 40, "sync"), (100, 100, "sync"), (200, 200, "exchange")]
-    assert plot.binned(spans, 400) == [(0, 100, "compute"), (100, 100, "sync"), (200, 200, "exchange")]
+    assert plot.binned(spans, 0, 400) == [(0, 100, "compute"), (100, 100, "sync"), (200, 200, "exchange")]
+    # Mostly idle columns stay gaps (pipeline bubbles), and a window is binned from its start.
+    sparse = [(1000, 5, "forward"), (1100, 60, "forward"), (1200, 5, "forward"), (1300, 70, "backward")]
+    assert plot.binned(sparse, 1000, 1400) == [(1100, 100, "forward"), (1300, 100, "backward")]
 
 
 def test_sweep_legends_in_numeric_order_and_ratio_spaced_axes_on_log_scale():
