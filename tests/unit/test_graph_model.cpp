@@ -700,6 +700,14 @@ TEST_CASE("Graph workload: IPUs named on ops place blocks like block_ipus", "[gr
     graph["ops"][2]["ipu"] = 1;
     CHECK_THAT(errorOf(onM2000(graphConfig(graph))),
                Catch::Contains("/workload/graph/ops/2/ipu: expected /workload/strategy/kind \"pipelined\", \"sharded\" or \"phased\""));
+    // A block is entered once: going back to one would compile an op before its inputs (the
+    // fuzzer found this as an internal error on one IPU).
+    json back = mlp();
+    back["ops"][0]["block"] = "a";
+    back["ops"][1]["block"] = "b";
+    back["ops"][2]["block"] = "a";
+    CHECK(errorOf(graphConfig(back)) == kRoot + "/configs/g.json: /workload/graph/ops/2/block: expected the ops of block \"a\" to be "
+                                         "consecutive: it was left for block \"b\" before this op");
 }
 
 TEST_CASE("Graph workload: every bad graph names the op and what was expected", "[graph][errors]")

@@ -187,8 +187,15 @@ private:
         return true;
     }
 
+    /** The ops of a block are consecutive, as PopTorch's BeginBlock makes them: blocks are
+     *  compiled (and pipelined) in the order they begin, so a block entered again after another
+     *  would read what a later block computes. */
     void enterBlock(const std::string& block, std::size_t i)
     {
+        if (block != m_g.currentBlock && m_firstLayer.count(block))
+            fail(i, "block", fmt::format("expected the ops of block \"{}\" to be consecutive: it was left for block \"{}\" "
+                                         "before this op",
+                                         block, m_g.currentBlock));
         m_g.currentBlock = block;
         if (m_firstLayer.emplace(block, i).second)
             m_g.blocks.push_back(block);
