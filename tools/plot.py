@@ -57,20 +57,27 @@ SPAN_LINE = re.compile(r'\{"ph":"X","pid":(?P<pid>\d+),"tid":(?P<tid>[01]),"cat"
                        r'"name":"(?P<word>[^" \\]*)[^"\\]*",.*?"start_cycle":(?P<start>\d+),"cycles":(?P<cycles>\d+)')
 
 
+def save(fig, path):
+    """Writes the figure as a PNG file and returns its path."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return path
+
+
 def trace_spans(path):
     """{(ipu, track): [(start, cycles, key)]} of each IPU's phases (track 0, keyed by kind) and
     pipeline slices (track 1, keyed by pass). ipusim writes one event per line, so the trace is
     read a line at a time and never held whole; other writers' traces are read whole."""
     rows = {}
 
+    def span(pid, tid, cat, first_word, start, cycles):
+        if tid in (0, 1) and cat not in ("tile", "link"):
+            rows.setdefault((pid, tid), []).append((start, cycles, cat if tid == 0 else first_word))
+
     def add(e):
-        if e.get("ph") != "X" or e.get("tid") not in (0, 1) or e.get("cat") in ("tile", "link"):
-            return
         args = e.get("args", {})
-        if "start_cycle" not in args:
-            return
-        key = e["cat"] if e["tid"] == 0 else e["name"].split(" ")[0]
-        rows.setdefault((e["pid"], e["tid"]), []).append((args["start_cycle"], args["cycles"], key))
+        if e.get("ph") == "X" and "start_cycle" in args:
+            span(e["pid"], e.get("tid"), e.get("cat"), e["name"].split(" ")[0], args["start_cycle"], args["cycles"])
 
     try:
         with open(path) as f:
@@ -86,11 +93,9 @@ def trace_spans(path):
                 fields = SPAN_LINE.match(line)
                 if not fields:  # a name with quotes in it, a tile or link span: parse it all
                     add(json.loads(line.rstrip().rstrip(",")))
-                elif fields["cat"] not in ("tile", "link"):
-                    track = int(fields["tid"])
-                    key = fields["cat"] if track == 0 else fields["word"]
-                    rows.setdefault((int(fields["pid"]), track), []).append(
-                        (int(fields["start"]), int(fields["cycles"]), key))
+                else:
+                    span(int(fields["pid"]), int(fields["tid"]), fields["cat"], fields["word"], int(fields["start"]),
+                         int(fields["cycles"]))
     except (OSError, ValueError) as e:
         fail(f"{path}: {e}")
     return rows
@@ -159,10 +164,7 @@ def gantt(path, out):
     ax.set_xlabel("tile cycles" + (f" (busy rows in {GANTT_COLUMNS} columns, each showing what covers most of it, idle"
                                    " time included)" if coarse else ""))
     ax.set_title("Phases and pipeline stages per IPU")
-    fig.tight_layout()
-    path = os.path.join(out, "trace_gantt.png")
-    fig.savefig(path, dpi=100)
-    return [path]
+    return [save(fig, os.path.join(out, "trace_gantt.png"))]
 
 
 def summary_plots(summary, out):
@@ -178,9 +180,7 @@ def summary_plots(summary, out):
         ax.set_xlabel("tile cycles per execution")
         ax.set_title("Tile balance of the longest compute sets")
         ax.legend()
-        fig.tight_layout()
-        paths.append(os.path.join(out, "summary_balance.png"))
-        fig.savefig(paths[-1], dpi=100)
+        paths.append(save(fig, os.path.join(out, "summary_balance.png")))
     op_types = summary.get("op_types", [])[:20]
     if op_types:
         fig, ax = plt.subplots(figsize=(12, 0.5 + 0.35 * len(op_types)))
@@ -193,9 +193,7 @@ def summary_plots(summary, out):
         ax.invert_yaxis()
         ax.set_xlabel("% of compute-set time (all IPUs, all executions)")
         ax.set_title("Op types by compute time, with the FLOP rate of matmuls and convolutions")
-        fig.tight_layout()
-        paths.append(os.path.join(out, "summary_op_types.png"))
-        fig.savefig(paths[-1], dpi=100)
+        paths.append(save(fig, os.path.join(out, "summary_op_types.png")))
     memory = summary.get("memory", [])
     if memory:
         paths.append(memory_map(memory, os.path.join(out, "summary_memory.png")))
@@ -225,9 +223,7 @@ def memory_map(ipus, path):
         ax.set_title(f"IPU {m['ipu']}: memory per tile{over}")
         ax.legend(fontsize="small", loc="upper right")
     axes[-1, 0].set_xlabel("tile")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return path
+    return save(fig, path)
 
 
 def liveness_plot(ipus, path):
@@ -247,9 +243,7 @@ def liveness_plot(ipus, path):
             ax.set_ylabel("bytes")
     for ax in axes[-1]:
         ax.set_xlabel("program step (liveness order)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return path
+    return save(fig, path)
 
 
 def number(text):
@@ -328,9 +322,7 @@ def sweep_plots(rows, axes, out, x, y, heat):
             ax.legend(fontsize="small")
         ax.set_title(f"{y} against {x}")
         path = os.path.join(out, f"results_{file_part(y)}_vs_{file_part(x)}.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return [path]
+    return [save(fig, path)]
 
 
 def is_trace(path):

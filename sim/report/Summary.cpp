@@ -41,9 +41,8 @@ std::string stepAt(const std::vector<std::string>& names, uint32_t point)
 
 /** Bytes live at each program step, on the whole IPU and on its peak tile: PopVision's
  *  liveness view, and where a model that does not fit runs out. */
-json livenessOf(const TileMemory& mem, const Program& program, const std::vector<std::string>& names)
+json livenessOf(const TileMemory& mem, const Program& program, const std::vector<std::string>& names, uint32_t peakTile)
 {
-    const uint32_t peakTile = mem.worstTiles(1).front();
     return {{"peak_tile", peakTile},
             {"steps", names},
             {"ipu_bytes", mem.liveBytesByPoint(std::nullopt, program.numPoints)},
@@ -154,7 +153,9 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
         peak.push_back(t.peak());
     }
     json worstTiles = json::array();
-    for (uint32_t t : mem.worstTiles(worst)) {
+    const std::vector<uint32_t> worstOrder = mem.worstTiles(std::max<std::size_t>(worst, 1)); // the first is the peak tile
+    for (std::size_t i = 0; i < std::min(worst, worstOrder.size()); ++i) {
+        const uint32_t t = worstOrder[i];
         const auto& u = tiles[t];
         worstTiles.push_back({{"tile", t}, {"always_live", u.alwaysLive}, {"not_always_live", u.notAlwaysLivePeak},
                               {"peak", u.peak()}, {"free", int64_t(mem.capacity()) - int64_t(u.peak())},
@@ -196,7 +197,7 @@ json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
             {"largest_tensors", largest},
             {"worst_tiles", worstTiles},
             {"per_tile", perTile},
-            {"liveness", livenessOf(mem, program, names)}};
+            {"liveness", livenessOf(mem, program, names, worstOrder.front())}};
     if (!fits)
         m["over_capacity"] = overCapacity(mem, names);
     return m;
