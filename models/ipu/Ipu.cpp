@@ -109,7 +109,6 @@ uint64_t Ipu::exec(const ComputeStep& c)
 uint64_t Ipu::exec(const SyncStep& s)
 {
     if (s.kind == SyncKind::External && m_ports.sync) {
-        m_waiting = true;
         const auto offer = skipOffer();
         m_ports.sync->arrive(m_index, tiles.lastReady(), [this](uint64_t at, uint64_t now, uint64_t grant) { release(at, now, grant); },
                              offer ? &*offer : nullptr);
@@ -176,21 +175,47 @@ uint64_t Ipu::exec(const HostTransferStep& h)
 
 uint64_t Ipu::exec(const IpuCopyStep& c)
 {
-    const uint64_t start = tiles.lastReady();
-    uint64_t longest = 0;
+    const uint64_t ready = tiles.lastReady();
+    std::vector<CopyRendezvous::End> ends;
+    for (const auto& t : c.send)
+        ends.push_back({m_index, t.peer, true});
+    for (const auto& t : c.recv)
+        ends.push_back({t.peer, m_index, false});
+    if (ends.empty())
+        return endPhaseOnAllTiles(PhaseKind::IpuCopy, c.name, ready);
+    m_ports.copies->arrive(m_index, c.name, std::move(ends), ready,
+                           [this, &c, ready](const std::vector<uint64_t>& partnerReady) { finishCopy(c, ready, partnerReady); });
+    return kWait;
+}
+
+void Ipu::finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uint64_t>& partnerReady)
+{
+    // Each transfer starts when both its ends are ready.
+    std::vector<std::pair<uint64_t, uint64_t>> spans;
+    auto transfer = [&](uint32_t from, uint32_t to, uint64_t bytes) {
+        const uint64_t start = std::max(ready, partnerReady.at(spans.size()));
+        spans.push_back({start, start + m_ports.links->transferCycles(from, to, bytes)});
+        return spans.back();
+    };
     for (const auto& t : c.send) {
-        const uint64_t cycles = m_ports.links->transferCycles(m_index, t.peer, t.bytes);
-        longest = std::max(longest, cycles);
+        const auto [start, end] = transfer(m_index, t.peer, t.bytes);
         m_ports.links->account(m_index, t.peer, t.bytes);
         m_linkSent[{m_index, t.peer}] += t.bytes;
-        if (m_observer && cycles)
-            m_observer->linkSpan("IPU " + std::to_string(m_index) + " -> IPU " + std::to_string(t.peer), c.name, start,
-                                 start + cycles, t.bytes);
+        if (m_observer && end > start)
+            m_observer->linkSpan("IPU " + std::to_string(m_index) + " -> IPU " + std::to_string(t.peer), c.name, start, end, t.bytes);
     }
     for (const auto& t : c.recv)
-        longest = std::max(longest, m_ports.links->transferCycles(t.peer, m_index, t.bytes));
-    return endPhaseOnAllTiles(PhaseKind::IpuCopy, c.name, start + longest);
+        transfer(t.peer, m_index, t.bytes);
+    const uint64_t now = nowCycle();
+    for (const auto& p : CopyRendezvous::phases(m_cycle, std::move(spans))) {
+        phase(p.copying ? PhaseKind::IpuCopy : PhaseKind::Sync, p.copying ? c.name : c.name + " wait", p.end);
+        m_cycle = p.end;
+    }
+    tiles.align(m_cycle);
+    wakeAt(std::max(m_cycle, now), now);
 }
+
+uint64_t Ipu::nowCycle() const { return sc_core::sc_time_stamp().value() / std::max<uint64_t>(m_period.value(), 1); }
 
 uint64_t Ipu::exec(const StreamingMemoryStep& r)
 {
@@ -253,17 +278,21 @@ const Ipu::BodyInfo& Ipu::bodyInfo(const std::vector<Step>& body)
         return it->second;
     BodyInfo info;
     for (const auto& s : body) {
-        if (auto* sy = std::get_if<SyncStep>(&s.op); sy && sy->kind == SyncKind::External) {
+        if (auto* copy = std::get_if<IpuCopyStep>(&s.op)) {
+            info.copies |= !copy->send.empty() || !copy->recv.empty();
+        } else if (auto* sy = std::get_if<SyncStep>(&s.op); sy && sy->kind == SyncKind::External) {
             info.externalSync = true;
             ++info.externalSyncs;
         } else if (auto* r = std::get_if<RepeatStep>(&s.op)) {
             const BodyInfo& in = bodyInfo(r->body);
             info.externalSync |= in.externalSync;
+            info.copies |= in.copies;
             info.periodic |= in.periodic;
             info.externalSyncs += r->count * in.externalSyncs;
         } else if (auto* c = std::get_if<CallStep>(&s.op)) {
             const BodyInfo& in = bodyInfo(m_program.fragments.at(c->fragment));
             info.externalSync |= in.externalSync;
+            info.copies |= in.copies;
             info.periodic |= in.periodic || c->period > 1;
             info.externalSyncs += in.externalSyncs;
         }
@@ -398,7 +427,7 @@ bool Ipu::fastForward(Frame& f)
     uint64_t skip = 0;
     if (m_grant > 0)
         skip = m_grant;
-    else if (!bodyInfo(*f.steps).externalSync && loop.haveLast && sameSize && delta == loop.lastDelta &&
+    else if (!bodyInfo(*f.steps).externalSync && !bodyInfo(*f.steps).copies && loop.haveLast && sameSize && delta == loop.lastDelta &&
              duration == loop.lastDuration && state == loop.lastShape)
         skip = skippable(m_cycle, f.remaining - 2, duration);
     m_grant = 0;
@@ -430,7 +459,6 @@ void Ipu::release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant)
     phase(PhaseKind::Sync, "external sync", releaseCycle);
     tiles.align(releaseCycle);
     m_cycle = releaseCycle;
-    m_waiting = false;
     wakeAt(releaseCycle, nowCycle);
 }
 

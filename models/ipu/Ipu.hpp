@@ -3,6 +3,7 @@
 #include "models/exchange/Exchange.hpp"
 #include "models/host/HostLink.hpp"
 #include "models/host/StreamingMemory.hpp"
+#include "models/link/CopyRendezvous.hpp"
 #include "models/link/IpuLinks.hpp"
 #include "models/sync/ExternalSync.hpp"
 #include "models/hw/IpuParams.hpp"
@@ -25,6 +26,7 @@ struct SystemPorts
 {
     ExternalSync* sync = nullptr;
     IpuLinks* links = nullptr;
+    CopyRendezvous* copies = nullptr;
 };
 
 /** One Mk2 IPU executing its program as BSP supersteps. A single SC_METHOD is the program
@@ -47,7 +49,6 @@ public:
      *  moves over IPU-Links to a SystemC trace file (VCD). */
     void traceTo(sc_core::sc_trace_file* file);
     [[nodiscard]] bool finished() const { return m_finished; }
-    [[nodiscard]] bool waitingAtSync() const { return m_waiting; }
     [[nodiscard]] uint64_t cycle() const { return m_cycle; }
     [[nodiscard]] const PhaseBreakdown& breakdown() const { return m_breakdown; }
     [[nodiscard]] uint64_t computeSetsRun() const { return m_computeSetsRun; }
@@ -100,6 +101,11 @@ private:
     uint64_t exec(const CallStep& step);
     uint64_t exec(const RepeatStep& step);
     void release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant);
+    /** Once every partner of copy `c` is there: its transfers, each from when both ends were
+     *  ready (`ready` this IPU's), and the sequencer woken at the copy's end. */
+    void finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uint64_t>& partnerReady);
+    /** SystemC's present time in cycles (at or after m_cycle). */
+    [[nodiscard]] uint64_t nowCycle() const;
     /** A phase every tile waits out (sync, exchange, transfers): all are ready at `end`. */
     uint64_t endPhaseOnAllTiles(PhaseKind kind, const std::string& name, uint64_t end);
     void phase(PhaseKind kind, const std::string& name, uint64_t end);
@@ -107,7 +113,8 @@ private:
     /** Fast-forward of a loop: once an iteration repeats the previous one exactly (every
      *  counter's growth, its length, and the state it leaves behind), the rest but the last are
      *  added at once instead of simulated. Loops ending at an external sync skip only when every
-     *  IPU offers the same at that barrier (ExternalSync grants it). While tracing, only where
+     *  IPU offers the same at that barrier (ExternalSync grants it); loops with other external
+     *  syncs or with IPU copies (which wait for partners) never skip on their own. While tracing, only where
      *  the iterations lie outside the trace window; never under a VCD. */
     struct LoopState
     {
@@ -126,6 +133,7 @@ private:
     struct BodyInfo
     {
         bool externalSync = false;   // any external sync inside (called fragments included)
+        bool copies = false;         // any IPU copy with transfers: its IPU waits for partners
         bool endsExternal = false;   // the last step is an external sync
         bool periodic = false;       // a call every N-th time: iterations differ
         uint64_t externalSyncs = 0;  // per iteration
@@ -175,7 +183,6 @@ private:
     IPhaseObserver* m_observer;
     IPhaseObserver::CycleRange m_observed; // what the observer records: loops skip only outside it
     SystemPorts m_ports;
-    bool m_waiting = false;
     std::vector<Frame> m_stack;
     uint64_t m_cycle = 0;
     bool m_finished = false;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -122,6 +123,33 @@ private:
     uint32_t m_nextPoint = 0;
 };
 
+/** A transfer between IPUs is listed on both: a send on one, a receive on the other (the
+ *  engines pair them up at run time; an edge with only one side would wait forever). */
+void checkCopyPairs(const Schedule& schedule, std::vector<std::string>& problems)
+{
+    using Edge = std::pair<uint32_t, uint32_t>;
+    std::map<Edge, std::string> sends, recvs; // per edge, a copy step listing it
+    for (const auto& p : schedule.programs)
+        forEachProgramStep(p, [&](const Step& s) {
+            if (const auto* c = std::get_if<IpuCopyStep>(&s.op)) {
+                for (const auto& t : c->send)
+                    sends.emplace(Edge{p.ipu, t.peer}, c->name);
+                for (const auto& t : c->recv)
+                    recvs.emplace(Edge{t.peer, p.ipu}, c->name);
+            }
+        });
+    for (const auto& [edge, step] : sends)
+        if (!recvs.count(edge))
+            problems.push_back(fmt::format("IPU {}: IPU copy \"{}\" sends to IPU {}, whose program receives nothing from IPU {} "
+                                           "(list the transfer on both: a send here, a receive there)",
+                                           edge.first, step, edge.second, edge.first));
+    for (const auto& [edge, step] : recvs)
+        if (!sends.count(edge))
+            problems.push_back(fmt::format("IPU {}: IPU copy \"{}\" receives from IPU {}, whose program sends nothing to IPU {} "
+                                           "(list the transfer on both: a send there, a receive here)",
+                                           edge.second, step, edge.first, edge.second));
+}
+
 } // namespace
 
 std::vector<std::string> checkSchedule(const Schedule& schedule, const SystemParams& system)
@@ -134,6 +162,7 @@ std::vector<std::string> checkSchedule(const Schedule& schedule, const SystemPar
             problems.push_back(fmt::format("IPU {}: has more than one program", p.ipu));
         checker.program(p);
     }
+    checkCopyPairs(schedule, problems);
     return problems;
 }
 

@@ -13,12 +13,20 @@ namespace {
 
 using json = nlohmann::json;
 
+/** Where each IPU-copy edge (from, to) is first listed as a send and as a receive: a transfer
+ *  is listed on both IPUs, and the engines pair the two up. */
+struct CopyListing
+{
+    std::map<std::pair<uint32_t, uint32_t>, std::string> sends, recvs;
+};
+
 /** Reads one program's steps, naming the JSON pointer of every error. */
 class StepReader
 {
 public:
-    StepReader(const Diagnostics& diag, const SystemParams& system, const StepCheck& check, uint32_t ipu, std::size_t fragments)
-        : m_diag(diag), m_system(system), m_hw(system.ipu), m_check(check), m_ipu(ipu), m_fragments(fragments)
+    StepReader(const Diagnostics& diag, const SystemParams& system, const StepCheck& check, uint32_t ipu, std::size_t fragments,
+               CopyListing* copies)
+        : m_diag(diag), m_system(system), m_hw(system.ipu), m_check(check), m_ipu(ipu), m_fragments(fragments), m_copies(copies)
     {
     }
 
@@ -167,8 +175,14 @@ private:
         auto transfers = [&](const char* key, std::vector<IpuTransfer>& out) {
             static const json none = json::array();
             const json& list = j.contains(key) ? j.at(key) : none;
-            for (std::size_t i = 0; i < list.size(); ++i)
-                out.push_back({otherIpu(list[i].at("ipu"), fmt::format("{}/{}/{}/ipu", ptr, key, i)), list[i].at("bytes").get<uint64_t>()});
+            const bool sending = std::string(key) == "send";
+            for (std::size_t i = 0; i < list.size(); ++i) {
+                const std::string p = fmt::format("{}/{}/{}/ipu", ptr, key, i);
+                out.push_back({otherIpu(list[i].at("ipu"), p), list[i].at("bytes").get<uint64_t>()});
+                if (m_copies)
+                    (sending ? m_copies->sends : m_copies->recvs)
+                        .emplace(sending ? std::pair{m_ipu, out.back().peer} : std::pair{out.back().peer, m_ipu}, p);
+            }
         };
         transfers("send", c.send);
         transfers("recv", c.recv);
@@ -218,6 +232,7 @@ private:
     const StepCheck& m_check;
     uint32_t m_ipu;
     std::size_t m_fragments;
+    CopyListing* m_copies;
 };
 
 /** Program points by step name; a name several steps share cannot say which one it means. */
@@ -287,13 +302,13 @@ std::vector<TensorAlloc> tensorsFromJson(const Diagnostics& diag, StepReader& re
 
 /** One IPU's program: `doc` holds its steps and, optionally, fragments and tensors. */
 Program programFromJson(const Diagnostics& diag, const SystemParams& system, const StepCheck& check, uint32_t ipu,
-                        const json& doc, const std::string& ptr)
+                        const json& doc, const std::string& ptr, CopyListing* copies = nullptr)
 {
     Program program;
     program.ipu = ipu;
     static const json none = json::array();
     const json& fragments = doc.contains("fragments") ? doc.at("fragments") : none;
-    StepReader reader(diag, system, check, ipu, fragments.size());
+    StepReader reader(diag, system, check, ipu, fragments.size(), copies);
     for (std::size_t i = 0; i < fragments.size(); ++i) {
         program.fragmentNames.push_back(fragments[i].at("name"));
         program.fragments.push_back(reader.steps(fragments[i].at("steps"), fmt::format("{}/fragments/{}/steps", ptr, i)));
@@ -303,6 +318,21 @@ Program programFromJson(const Diagnostics& diag, const SystemParams& system, con
     if (doc.contains("tensors"))
         program.tensors = tensorsFromJson(diag, reader, program, doc.at("tensors"), ptr + "/tensors");
     return program;
+}
+
+/** Every transfer listed as a send has its receive on the peer, and the other way round. */
+void checkCopyPairs(const Diagnostics& diag, const CopyListing& copies)
+{
+    for (const auto& [edge, ptr] : copies.sends)
+        if (!copies.recvs.count(edge))
+            diag.fail(ptr, fmt::format("expected IPU {}'s program to receive from IPU {} in an IPU copy (\"recv\"), as this send "
+                                       "to it pairs with a receive there; it receives nothing from IPU {}",
+                                       edge.second, edge.first, edge.first));
+    for (const auto& [edge, ptr] : copies.recvs)
+        if (!copies.sends.count(edge))
+            diag.fail(ptr, fmt::format("expected IPU {}'s program to send to IPU {} in an IPU copy (\"send\"), as this receive "
+                                       "from it pairs with a send there; it sends nothing to IPU {}",
+                                       edge.first, edge.second, edge.second));
 }
 
 std::optional<StrategyInfo> placementFromJson(const json& w)
@@ -336,8 +366,10 @@ Schedule scheduleFromJson(const json& w, const std::string& pointer, const Syste
     schedule.strategy = placementFromJson(w);
     if (w.contains("steps") == w.contains("programs"))
         diag.fail(pointer, "expected exactly one of \"steps\" (one IPU) or \"programs\" (one per IPU)");
+    CopyListing copies;
     if (w.contains("steps")) {
-        schedule.programs.push_back(programFromJson(diag, system, check, 0, w, pointer));
+        schedule.programs.push_back(programFromJson(diag, system, check, 0, w, pointer, &copies));
+        checkCopyPairs(diag, copies);
         return schedule;
     }
     for (const char* key : {"fragments", "tensors"})
@@ -352,8 +384,9 @@ Schedule scheduleFromJson(const json& w, const std::string& pointer, const Syste
             diag.fail(p + "/ipu", fmt::format("expected an IPU of the system (0 to {}), found {}", system.numIpus - 1, ipu));
         if (!seen.insert(ipu).second)
             diag.fail(p + "/ipu", fmt::format("IPU {} already has a program", ipu));
-        schedule.programs.push_back(programFromJson(diag, system, check, ipu, programs[i], p));
+        schedule.programs.push_back(programFromJson(diag, system, check, ipu, programs[i], p, &copies));
     }
+    checkCopyPairs(diag, copies);
     return schedule;
 }
 

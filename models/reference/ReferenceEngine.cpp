@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "models/reference/ReferenceEngine.hpp"
 
+#include "models/link/CopyRendezvous.hpp"
 #include "models/system/Kernel.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <tuple>
 
 namespace ipusim {
 
@@ -95,13 +97,19 @@ void flatten(const Program& program, const std::vector<Step>& steps, std::vector
     }
 }
 
+/** The IPU-copy transfers listed so far, per edge (from, to) and side (listed as a send, or as a
+ *  receive): the cycle each listing's IPU reached it. The n-th send of an edge pairs with its
+ *  n-th receive; the transfer moves once both are there. */
+using CopySide = std::tuple<uint32_t, uint32_t, bool>;
+using CopyArrivals = std::map<CopySide, std::vector<uint64_t>>;
+
 /** One IPU ticked cycle by cycle: tiles as workers, and the activity of the collective step
  *  (exchange, sync, transfer) all its tiles have reached. */
 class RefIpu
 {
 public:
-    RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls)
-        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles)
+    RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls, CopyArrivals& copies)
+        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_copies(copies)
     {
         std::map<uint32_t, uint64_t> periodic;
         for (uint64_t c = 0; c < hostCalls; ++c)
@@ -115,6 +123,12 @@ public:
 
     [[nodiscard]] bool finished() const { return m_released == m_flat.size() && allTilesAtEnd(); }
     [[nodiscard]] bool atExternalBarrier() const { return m_active && m_activeKind == Activity::Barrier; }
+    /** At an IPU copy, a transfer's partner not yet there: only another IPU's move frees it. */
+    [[nodiscard]] bool waitingForCopyPartner() const
+    {
+        return m_active && m_activeKind == Activity::Copy &&
+               std::any_of(m_copy.begin(), m_copy.end(), [&](const CopyTransfer& x) { return !partnerArrived(x); });
+    }
     [[nodiscard]] uint32_t ipu() const { return m_program.ipu; }
 
     /** One cycle of work: busy tiles work, the activity counts down. */
@@ -128,7 +142,7 @@ public:
                 m_tileMoved = true;
             }
         if (m_active)
-            tickActivity();
+            tickActivity(cycle);
     }
 
     /** Everything that takes no time at `cycle`: tiles move through compute sets they have
@@ -166,7 +180,7 @@ public:
                 std::all_of(m_busy.begin(), m_busy.end(), [](uint64_t b) { return b == 0; })) {
                 m_released = k;
                 m_startOf[k] = cycle;
-                start(*m_flat[k].step);
+                start(*m_flat[k].step, cycle);
                 changed = true;
             } else if (k == m_flat.size() && allTilesAtEnd()) {
                 m_released = k;
@@ -179,6 +193,8 @@ public:
                 m_prefetchStep = nullptr;
             }
             m_endOf[m_released] = cycle;
+            if (m_activeKind == Activity::Copy)
+                m_copyPhases[m_released] = copyPhases(m_startOf[m_released]);
             for (auto& pc : m_pc)
                 ++pc;
             ++m_released;
@@ -207,6 +223,12 @@ public:
                 r.kind = PhaseKind::Compute;
                 r.name = c->name;
                 r.end = std::max(now, m_done[k]);
+            } else if (auto* c = std::get_if<IpuCopyStep>(&s.op); c && m_copyPhases.count(k)) {
+                for (const auto& p : m_copyPhases.at(k))
+                    out.push_back({m_program.ipu, p.copying ? PhaseKind::IpuCopy : PhaseKind::Sync,
+                                   p.copying ? c->name : c->name + " wait", p.start, p.end});
+                now = std::max(now, m_endOf[k]);
+                continue;
             } else {
                 r.start = m_startOf[k];
                 r.end = m_endOf[k];
@@ -235,7 +257,32 @@ public:
     }
 
 private:
-    enum class Activity { Countdown, Exchange, Transfers, Ring, Barrier, Prefetched };
+    enum class Activity { Countdown, Exchange, Transfers, Copy, Ring, Barrier, Prefetched };
+
+    /** One transfer of an IPU copy as this IPU lists it, and where its partner's listing is. */
+    struct CopyTransfer
+    {
+        Transfer transfer;
+        CopySide partner;
+        std::size_t index;        // the partner's listing that pairs with this one
+        uint64_t doneAt = UINT64_MAX; // the cycle its last byte arrived (bytes: the tick that did it)
+    };
+    [[nodiscard]] bool partnerArrived(const CopyTransfer& x) const
+    {
+        auto it = m_copies.find(x.partner);
+        return it != m_copies.end() && it->second.size() > x.index;
+    }
+    /** The current copy's phases: each transfer ran from when both its ends were there (this
+     *  IPU `arrived`) until its last byte was in. */
+    [[nodiscard]] std::vector<CopyRendezvous::Phase> copyPhases(uint64_t arrived) const
+    {
+        std::vector<std::pair<uint64_t, uint64_t>> spans;
+        for (const auto& x : m_copy) {
+            const uint64_t start = std::max(arrived, m_copies.at(x.partner).at(x.index));
+            spans.push_back({start, x.transfer.stream.bytes == 0 ? start : x.doneAt});
+        }
+        return CopyRendezvous::phases(arrived, std::move(spans));
+    }
 
     /** Prefetching host transfers (IO tiles): the first time a step runs its data comes now;
      *  once it is consumed, the next micro-batch's data is fetched in the background, one
@@ -307,11 +354,12 @@ private:
         return x;
     }
 
-    void start(const Step& s)
+    void start(const Step& s, uint64_t cycle)
     {
         m_active = true;
         m_countdown = 0;
         m_transfers.clear();
+        m_copy.clear();
         m_barrierDone = false;
         if (auto* sy = std::get_if<SyncStep>(&s.op)) {
             if (sy->kind == SyncKind::External) {
@@ -352,12 +400,17 @@ private:
             const auto& p = m_sys.streamingMemory;
             m_transfers.push_back(linkOf(p.bandwidthBytesPerSecond, p.efficiency, p.latencyCycles, m->bytes));
         } else if (auto* c = std::get_if<IpuCopyStep>(&s.op)) {
-            // Each side times its own transfers (what it sends and what it receives).
-            m_activeKind = Activity::Transfers;
+            // Each side times its own listing of a transfer, from when its partner is there too.
+            m_activeKind = Activity::Copy;
+            auto list = [&](uint32_t from, uint32_t to, bool sending, uint64_t bytes) {
+                auto& mine = m_copies[{from, to, sending}];
+                m_copy.push_back({linkTransfer(from, to, bytes), {from, to, !sending}, mine.size()});
+                mine.push_back(cycle);
+            };
             for (const auto& t : c->send)
-                m_transfers.push_back(linkTransfer(m_program.ipu, t.peer, t.bytes));
+                list(m_program.ipu, t.peer, true, t.bytes);
             for (const auto& t : c->recv)
-                m_transfers.push_back(linkTransfer(t.peer, m_program.ipu, t.bytes));
+                list(t.peer, m_program.ipu, false, t.bytes);
         } else if (auto* c = std::get_if<CollectiveStep>(&s.op)) {
             m_activeKind = Activity::Ring;
             m_ring = c;
@@ -379,7 +432,7 @@ private:
             m_transfers.push_back(linkTransfer(m_ring->ring[i], m_ring->ring[(i + 1) % R], share));
     }
 
-    void tickActivity()
+    void tickActivity(uint64_t cycle)
     {
         switch (m_activeKind) {
         case Activity::Countdown:
@@ -406,6 +459,14 @@ private:
             for (auto& x : m_transfers)
                 x.tick();
             break;
+        case Activity::Copy:
+            for (auto& x : m_copy)
+                if (partnerArrived(x) && !x.transfer.done()) { // the partner came in an earlier cycle
+                    x.transfer.tick();
+                    if (x.transfer.done())
+                        x.doneAt = cycle;
+                }
+            break;
         case Activity::Ring:
             for (auto& x : m_transfers)
                 x.tick();
@@ -425,6 +486,8 @@ private:
         case Activity::Exchange: return !m_bytesLeft && m_countdown == 0;
         case Activity::Transfers:
             return std::all_of(m_transfers.begin(), m_transfers.end(), [](const Transfer& x) { return x.done(); });
+        case Activity::Copy:
+            return std::all_of(m_copy.begin(), m_copy.end(), [&](const CopyTransfer& x) { return partnerArrived(x) && x.transfer.done(); });
         case Activity::Ring: return m_ringSteps == 0;
         case Activity::Prefetched: return m_fetched.at(m_prefetchStep);
         }
@@ -447,6 +510,9 @@ private:
     bool m_bytesLeft = false, m_barrierDone = false;
     std::vector<uint64_t> m_send, m_recv;
     std::vector<Transfer> m_transfers;
+    CopyArrivals& m_copies;
+    std::vector<CopyTransfer> m_copy;          // the current IPU copy's transfers
+    std::map<std::size_t, std::vector<CopyRendezvous::Phase>> m_copyPhases; // per copy step
     const CollectiveStep* m_ring = nullptr;
     uint64_t m_ringSteps = 0;
     bool m_tileMoved = true; // something may move at the next settle
@@ -466,7 +532,7 @@ public:
         const uint32_t replicas = schedule.strategy ? schedule.strategy->replicas : 1;
         const uint32_t extent = uint32_t(schedule.programs.size()) * replicas;
         for (const auto& p : schedule.programs)
-            m_ipus.push_back(std::make_unique<RefIpu>(p, sys, hostCalls));
+            m_ipus.push_back(std::make_unique<RefIpu>(p, sys, hostCalls, m_copies));
         // The barrier's signal crosses the sync network and back: 1 + (IPUs / 2) / 2 hops.
         m_barrierSeconds = 2.0L * sys.syncHopSeconds * (1 + (extent / 2) / 2);
         SC_METHOD(edge);
@@ -508,9 +574,10 @@ private:
             }
         }
         const bool allDone = std::all_of(m_ipus.begin(), m_ipus.end(), [](const auto& i) { return i->finished(); });
-        // Nothing can move when every IPU is done or waits at a barrier some IPU never reaches.
+        // Nothing can move when every IPU is done or waits for another: at a barrier some IPU
+        // never reaches, or at a copy whose partner never comes.
         const bool blocked = !m_barrierCounting && std::all_of(m_ipus.begin(), m_ipus.end(), [](const auto& i) {
-            return i->finished() || i->atExternalBarrier();
+            return i->finished() || i->atExternalBarrier() || i->waitingForCopyPartner();
         });
         if (allDone || blocked) {
             m_stuck = !allDone;
@@ -526,6 +593,7 @@ private:
     }
 
     const SystemParams& m_sys;
+    CopyArrivals m_copies; // before the IPUs, which hold it
     std::vector<std::unique_ptr<RefIpu>> m_ipus;
     uint64_t m_cycle = 0;
     bool m_started = false;

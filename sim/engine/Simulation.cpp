@@ -33,7 +33,7 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
         std::string name = "ipu" + std::to_string(programs[i].ipu);
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
-                                               m_period, observer, SystemPorts{m_sync.get(), m_links.get()},
+                                               m_period, observer, SystemPorts{m_sync.get(), m_links.get(), &m_copies},
                                                sys.streamingMemory));
     }
 }
@@ -123,6 +123,16 @@ SimResult Simulation::run()
     }
     SimResult r;
     r.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
+    if (auto waiting = m_copies.waiting(); !waiting.empty()) {
+        const auto& w = waiting.front();
+        throw config::ConfigError(
+            m_experiment.config.file, "/workload",
+            fmt::format("IPU {} waits at IPU copy \"{}\" for the {} of IPU {} that pairs with its {} {} IPU {}, and it never "
+                        "comes: each transfer is a send on one IPU and a receive on the other, the n-th of one pairing with "
+                        "the n-th of the other between the same external syncs",
+                        w.ipu, w.step, w.missing.sending ? "receive" : "send", w.missing.partner(),
+                        w.missing.sending ? "send" : "receive", w.missing.sending ? "to" : "from", w.missing.partner()));
+    }
     if (auto waiting = m_sync->waiting(); !waiting.empty()) {
         std::vector<uint32_t> ipus;
         for (uint32_t i : waiting)

@@ -49,6 +49,7 @@ private:
     sc_core::sc_time m_period; // one tile cycle
     std::unique_ptr<IpuLinks> m_links;
     std::unique_ptr<ExternalSync> m_sync;
+    CopyRendezvous m_copies;
     std::vector<std::unique_ptr<Ipu>> m_ipus;
     std::string m_vcdPath;
     sc_core::sc_trace_file* m_vcd = nullptr;

@@ -2,6 +2,7 @@
 // Whole simulations through the SystemC model. ctest runs each case in its own process; a
 // case that simulates twice relies on Simulation installing a fresh kernel context.
 #include "Simulate.hpp"
+#include "models/reference/ReferenceEngine.hpp"
 #include "sim/engine/Simulation.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/trace/ChromeTrace.hpp"
@@ -205,6 +206,77 @@ TEST_CASE("Two IPUs: copy over IPU-Links then an external sync, by hand", "[sim]
     CHECK(s["links"][0]["bytes"] == 1000000);
     CHECK(s["links"][0]["links"] == 4);
     CHECK(s["external_syncs"] == 1);
+}
+
+namespace {
+/** Records phases and IPU-Link spans. */
+struct CopyRecorder : PhaseRecorder
+{
+    void linkSpan(const std::string& lane, const std::string&, uint64_t start, uint64_t end, uint64_t) override
+    {
+        links.push_back({lane, start, end});
+    }
+    struct Span
+    {
+        std::string lane;
+        uint64_t start, end;
+        bool operator==(const Span& o) const { return lane == o.lane && start == o.start && end == o.end; }
+    };
+    std::vector<Span> links;
+};
+} // namespace
+
+TEST_CASE("An IPU copy moves once both ends are there: the receiver waits for its sender", "[sim][multi]")
+{
+    // IPU 1 reaches its receive at 500, IPU 0 its send at 1,000: IPU 1 waits (sync) until
+    // 1,000, then both copy for 400 + 24,449 cycles; the barrier releases 40 cycles later.
+    {
+        const Experiment e = buildExperiment(kRoot + "/configs/schedules/two_ipu_copy.json");
+        CopyRecorder rec;
+        Simulation sim(e, &rec);
+        sim.run();
+        const std::vector<PhaseRecord> ipu1{{1, PhaseKind::Compute, "other work", 0, 500},
+                                            {1, PhaseKind::Sync, "from_ipu0 wait", 500, 1000},
+                                            {1, PhaseKind::IpuCopy, "from_ipu0", 1000, 25849},
+                                            {1, PhaseKind::Sync, "external sync", 25849, 25889}};
+        const auto phases = rec.byIpu();
+        CHECK(std::vector<PhaseRecord>(phases.end() - 4, phases.end()) == ipu1);
+        CHECK(phases.at(1) == PhaseRecord{0, PhaseKind::IpuCopy, "to_ipu1", 1000, 25849});
+        CHECK(rec.links == std::vector<CopyRecorder::Span>{{"IPU 0 -> IPU 1", 1000, 25849}});
+    }
+    // The sender waits for a late receiver the same way.
+    const Experiment late = buildExperiment(
+        config::loadConfig(kRoot + "/configs/schedules/two_ipu_copy.json", {"/workload/programs/1/steps/0/tiles/0/cycles=3000"}));
+    CopyRecorder rec2;
+    Simulation sim2(late, &rec2);
+    const SimResult r = sim2.run();
+    CHECK(rec2.byIpu().at(1) == PhaseRecord{0, PhaseKind::Sync, "to_ipu1 wait", 1000, 3000});
+    CHECK(rec2.links == std::vector<CopyRecorder::Span>{{"IPU 0 -> IPU 1", 3000, 27849}});
+    CHECK(r.totalCycles == 27849 + 40);
+}
+
+TEST_CASE("An IPU copy whose partner never comes is reported, not hung", "[sim][multi][errors]")
+{
+    // Two sends from IPU 0 to IPU 1, one receive on IPU 1: the second send has no partner.
+    json copy = {{"op", "ipu_copy"}, {"name", "c"}, {"send", {{{"ipu", 1}, {"bytes", 64}}}}};
+    json d = {{"system", {{"base", "hardware/m2000.json"}}},
+              {"workload",
+               {{"kind", "schedule"},
+                {"programs", {{{"ipu", 0}, {"steps", {copy, copy}}},
+                              {{"ipu", 1}, {"steps", {{{"op", "ipu_copy"}, {"name", "r"}, {"recv", {{{"ipu", 0}, {"bytes", 64}}}}}}}}}}}}};
+    Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/unpaired.json"));
+    Simulation sim(e);
+    CHECK_THROWS_WITH(sim.run(), Catch::Contains("unpaired.json: /workload: IPU 0 waits at IPU copy \"c\" for the receive of IPU 1 "
+                                                 "that pairs with its send to IPU 1, and it never comes"));
+    // A send with no receive on its peer at all is caught when the schedule is read.
+    d["workload"]["programs"][1]["steps"] = json::array();
+    CHECK_THROWS_WITH(buildExperiment(config::loadConfig(d, kRoot + "/configs/unpaired.json")),
+                      Catch::Contains("unpaired.json: /workload/programs/0/steps/0/send/0/ipu: expected IPU 1's program to receive "
+                                      "from IPU 0 in an IPU copy (\"recv\")"));
+    d["workload"]["programs"][0]["steps"] = json::array();
+    d["workload"]["programs"][1]["steps"] = {{{"op", "ipu_copy"}, {"name", "r"}, {"recv", {{{"ipu", 0}, {"bytes", 64}}}}}};
+    CHECK_THROWS_WITH(buildExperiment(config::loadConfig(d, kRoot + "/configs/unpaired.json")),
+                      Catch::Contains("/workload/programs/1/steps/0/recv/0/ipu: expected IPU 0's program to send to IPU 1"));
 }
 
 TEST_CASE("An external sync one IPU never reaches is reported, not hung", "[sim][multi][errors]")

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <functional>
 #include <random>
 
 using namespace ipusim;
@@ -19,7 +20,6 @@ namespace {
 
 const std::string kRoot = IPUSIM_SOURCE_DIR;
 
-/** Runs both engines; returns "" when every phase agrees, else the first difference. */
 /** Runs `e` as `ipusim run --engine reference` does: "" when the fast engine saw exactly the
  *  reference engine's phases, else what differed. */
 std::string compareEngines(const Experiment& e)
@@ -66,8 +66,8 @@ Experiment randomSchedule(uint64_t seed)
         }
         return v;
     };
-    auto localStep = [&](ProgramBuilder& pb, uint32_t ipu) {
-        switch (pick(0, 7)) {
+    auto localStep = [&](ProgramBuilder& pb) {
+        switch (pick(0, 6)) {
         case 0:
         case 1:
         case 2: pb.compute("compute", tileValues(400), {Vertex::Copy}); break;
@@ -82,20 +82,40 @@ Experiment randomSchedule(uint64_t seed)
         case 4: pb.sync(); break;
         case 5: pb.host("host", pick(0, 1) ? Direction::ToIpu : Direction::FromIpu, pick(0, 40000), pick(0, 1) == 0); break;
         case 6: pb.streamingMemory("streaming", Direction::ToIpu, pick(0, 40000)); break;
-        case 7:
-            if (ipus > 1) {
-                const uint32_t peer = uint32_t((ipu + pick(1, ipus - 1)) % ipus);
-                pb.ipuCopy("copy", {{peer, pick(0, 100000)}}, {{peer, pick(0, 100000)}});
-            }
-            break;
         }
     };
-    auto segment = [&](bool withCollective) {
-        for (uint32_t i = 0; i < ipus; ++i) {
-            const uint64_t n = pick(1, 6);
-            for (uint64_t s = 0; s < n; ++s)
-                localStep(*b[i], i);
+    // Up to `most` local steps on every IPU, with IPU copies between pairs of IPUs among them:
+    // a copy is listed on both its IPUs, and every IPU lists its copies in one order, so each
+    // send meets its receive.
+    auto steps = [&](uint64_t most) {
+        std::vector<std::vector<std::function<void()>>> todo(ipus);
+        for (uint32_t i = 0; i < ipus; ++i)
+            for (uint64_t s = 0, n = pick(1, most); s < n; ++s)
+                todo[i].push_back([&, i] { localStep(*b[i]); });
+        std::vector<std::size_t> next(ipus, 0);
+        for (uint64_t c = 0, copies = ipus > 1 ? pick(0, 3) : 0; c < copies; ++c) {
+            const uint32_t x = uint32_t(pick(0, ipus - 1)), y = uint32_t((x + pick(1, ipus - 1)) % ipus);
+            const uint64_t ways = pick(0, 2); // both ways, x to y, y to x
+            const uint64_t xy = ways == 2 ? 0 : pick(0, 100000), yx = ways == 1 ? 0 : pick(0, 100000);
+            auto list = [&](uint32_t self, uint32_t peer, bool out, bool in, uint64_t sent, uint64_t got) {
+                std::vector<IpuTransfer> send, recv;
+                if (out)
+                    send.push_back({peer, sent});
+                if (in)
+                    recv.push_back({peer, got});
+                next[self] = std::size_t(pick(next[self], todo[self].size()));
+                todo[self].insert(todo[self].begin() + std::ptrdiff_t(next[self]++),
+                                  [&, self, send, recv] { b[self]->ipuCopy("copy", send, recv); });
+            };
+            list(x, y, ways != 2, ways != 1, xy, yx);
+            list(y, x, ways != 1, ways != 2, yx, xy);
         }
+        for (auto& ipuSteps : todo)
+            for (auto& step : ipuSteps)
+                step();
+    };
+    auto segment = [&](bool withCollective) {
+        steps(6);
         if (withCollective && ipus > 1) {
             std::vector<uint32_t> ring;
             for (uint32_t i = 0; i < ipus; ++i)
@@ -111,12 +131,11 @@ Experiment randomSchedule(uint64_t seed)
 
     // A fragment per IPU, called from loops below.
     std::vector<uint32_t> frag;
-    for (uint32_t i = 0; i < ipus; ++i) {
+    for (uint32_t i = 0; i < ipus; ++i)
         frag.push_back(b[i]->beginFragment("fragment"));
-        for (uint64_t s = 0, n = pick(1, 4); s < n; ++s)
-            localStep(*b[i], i);
-        b[i]->endFragment();
-    }
+    steps(4);
+    for (auto& pb : b)
+        pb->endFragment();
     const bool pipeline = ipus > 1 && pick(0, 2) == 0;
     std::vector<StageFragments> stages(ipus);
     if (pipeline)
