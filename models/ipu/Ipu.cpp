@@ -263,7 +263,8 @@ uint64_t Ipu::exec(const RepeatStep& r)
     LoopStats& stats = m_loopStats[std::size_t(m_stack.back().repeat)];
     ++stats.runs;
     stats.iterations += r.count;
-    if (m_fastForward && !m_observed.everything() && !m_traced && r.count > 2 && !bodyInfo(r.body).periodic) {
+    const bool recording = m_recordMicroBatches && m_callsStarted == 1;
+    if (m_fastForward && !m_observed.everything() && !m_traced && !recording && r.count > 2 && !bodyInfo(r.body).periodic) {
         m_stack.back().loop = std::make_unique<LoopState>();
         m_stack.back().loop->start = snapshot();
         m_stack.back().loop->startCycle = m_cycle;
@@ -484,6 +485,11 @@ void Ipu::sequence()
             } else {
                 if (f.fragment >= 0) {
                     m_fragmentStats[std::size_t(f.fragment)].cycles += m_cycle - f.entered;
+                    if (m_recordMicroBatches && m_callsStarted == 1 && f.microBatch >= 0) {
+                        auto [it, fresh] = m_microBatches.try_emplace(f.microBatch, f.entered, m_cycle);
+                        it->second.first = std::min(it->second.first, f.entered);
+                        it->second.second = std::max(it->second.second, m_cycle);
+                    }
                     if (m_observer && m_cycle > f.entered)
                         m_observer->fragmentSpan(m_index, m_program.fragmentNames.at(std::size_t(f.fragment)), f.entered,
                                                  m_cycle, f.microBatch);

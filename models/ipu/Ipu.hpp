@@ -75,6 +75,11 @@ public:
     /** Cycle at which each host call's program finished, and the compute cycles by then. */
     [[nodiscard]] const std::vector<uint64_t>& hostCallEnds() const { return m_callEnds; }
     [[nodiscard]] const std::vector<uint64_t>& computeAtCallEnds() const { return m_computeAtCallEnds; }
+    /** Records when each micro-batch's fragments (calls numbered with one) begin and end, over
+     *  the first host call; its loops then run every iteration (a skip would hide some). */
+    void recordMicroBatches() { m_recordMicroBatches = true; }
+    /** Per micro-batch of the first host call: its first fragment's start, its last one's end. */
+    [[nodiscard]] const std::map<int64_t, std::pair<uint64_t, uint64_t>>& microBatchSpans() const { return m_microBatches; }
     /** Simulate every loop iteration (the default skips identical ones, outside any trace window). */
     void disableFastForward() { m_fastForward = false; }
     /** Loop iterations skipped as identical to the one before. */
@@ -204,6 +209,8 @@ private:
     PhaseBreakdown m_breakdown;
     sc_core::sc_event m_wake;
     bool m_fastForward = true;
+    bool m_recordMicroBatches = false;
+    std::map<int64_t, std::pair<uint64_t, uint64_t>> m_microBatches;
     uint64_t m_grant = 0;
     uint64_t m_skipped = 0; // iterations ExternalSync granted at the barrier ending this iteration
     std::map<const std::vector<Step>*, BodyInfo> m_bodies;

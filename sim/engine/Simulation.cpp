@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 namespace ipusim {
@@ -68,6 +69,21 @@ void Simulation::checkTimeLimit() const
                             program.ipu, cycles == kCycleCeiling ? "2^62 = " : "", cycles, b.step, m_experiment.run.hostCalls,
                             last, m_experiment.system.ipu.clockHz / 1e9));
     }
+}
+
+std::vector<uint64_t> Simulation::microBatchLatencies() const
+{
+    std::map<int64_t, std::pair<uint64_t, uint64_t>> spans;
+    for (const auto& ipu : m_ipus)
+        for (const auto& [mb, span] : ipu->microBatchSpans()) {
+            auto [it, fresh] = spans.try_emplace(mb, span);
+            it->second.first = std::min(it->second.first, span.first);
+            it->second.second = std::max(it->second.second, span.second);
+        }
+    std::vector<uint64_t> out;
+    for (const auto& [mb, span] : spans)
+        out.push_back(span.second - span.first);
+    return out;
 }
 
 SimResult Simulation::run()

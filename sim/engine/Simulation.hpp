@@ -33,6 +33,15 @@ public:
     [[nodiscard]] const IpuLinks& links() const { return *m_links; }
     [[nodiscard]] const ExternalSync& externalSync() const { return *m_sync; }
     SimResult run();
+    /** Measures each micro-batch's latency over the first host call (microBatchLatencies). */
+    void recordMicroBatchLatency()
+    {
+        for (auto& ipu : m_ipus)
+            ipu->recordMicroBatches();
+    }
+    /** Per micro-batch of the first host call, in order: from its first fragment's start on any
+     *  IPU to its last one's end (empty unless recorded, or when no call carries a number). */
+    [[nodiscard]] std::vector<uint64_t> microBatchLatencies() const;
     /** Simulates every loop iteration, never skipping identical ones (tests compare the two). */
     void simulateEveryIteration()
     {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -511,6 +512,30 @@ json packingFigures(const Experiment& e, uint64_t samples, double seconds)
     return {{"sequences_per_sample", perSample}, {"sequences", sequences}, {"sequences_per_second", seconds > 0 ? sequences / seconds : 0.0}};
 }
 
+/** Inference: how long each micro-batch of the first host call took from its first fragment's
+ *  start to its last one's end (nearest-rank percentiles); null when not measured. */
+json latencyFigures(const Simulation& sim, double clock)
+{
+    std::vector<uint64_t> cycles = sim.microBatchLatencies();
+    if (cycles.empty())
+        return nullptr;
+    std::sort(cycles.begin(), cycles.end());
+    auto rank = [&](double p) { return cycles[std::size_t(std::max(1.0, std::ceil(p * double(cycles.size())))) - 1]; };
+    long double sum = 0;
+    for (uint64_t c : cycles)
+        sum += c;
+    const double mean = double(sum / cycles.size());
+    return {{"scope", "the micro-batches of the first host call"},
+            {"micro_batches", cycles.size()},
+            {"min_cycles", cycles.front()},
+            {"p50_cycles", rank(0.5)},
+            {"mean_cycles", mean},
+            {"p99_cycles", rank(0.99)},
+            {"max_cycles", cycles.back()},
+            {"mean_seconds", mean / clock},
+            {"max_seconds", double(cycles.back()) / clock}};
+}
+
 } // namespace
 
 json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
@@ -550,6 +575,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"num_ipus", e.system.numIpus},
             {"ipus", ipus},
             {"pipeline", pipelineFigures(e, sim)},
+            {"latency", latencyFigures(sim, clock)},
             {"external_syncs", sim.externalSync().barriers()},
             {"links", linkFigures(e, sim)},
             {"tile_balance", tileBalance(e, sim)},
@@ -600,6 +626,12 @@ void printSummary(std::ostream& out, const json& s)
         fmt::print(out, "  model FLOPs  {:>16.1f} TFLOPS per IPU, {:.1f} % of the {:.1f} TFLOPS peak\n",
                    s.at("flops").at("tflops_per_ipu").get<double>(), 100 * s.at("flops").at("share_of_peak").get<double>(),
                    s.at("flops").at("peak_tflops_per_ipu").get<double>());
+    if (s.contains("latency") && !s.at("latency").is_null()) {
+        const auto& l = s.at("latency");
+        fmt::print(out, "  latency      {:>16} cycles a micro-batch, mean ({:.3f} ms; min {}, max {}; {} micro-batches of the first host call)\n",
+                   withCommas(uint64_t(std::llround(l.at("mean_cycles").get<double>()))), 1e3 * l.at("mean_seconds").get<double>(),
+                   withCommas(l.at("min_cycles")), withCommas(l.at("max_cycles")), l.at("micro_batches").get<uint64_t>());
+    }
     const bool many = s.at("ipus").size() > 1;
     if (many)
         fmt::print(out, "  summed over {} IPUs:\n", s.at("ipus").size());

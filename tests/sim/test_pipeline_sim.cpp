@@ -110,3 +110,31 @@ TEST_CASE("Every schedule lasts as its activity says: each cycle as long as its 
         CHECK(r.summary["total_cycles"] == fromActivity(a, r.latency) + u + 2 * r.latency);
     }
 }
+
+TEST_CASE("Inference latency: each micro-batch of the first host call, from its first fragment to its last", "[sim][latency]")
+{
+    // One IPU: a device iteration is one micro-batch, its forward then its output, back to
+    // back, so every micro-batch takes a hundredth of the host call.
+    json one = test::simulateFile("configs/mnist/infer.json", {"/run/host_calls=1"});
+    const json& l = one.at("latency");
+    CHECK(l.at("micro_batches") == 100);
+    CHECK(l.at("min_cycles") == l.at("max_cycles"));
+    CHECK(l.at("max_cycles").get<uint64_t>() * 100 == one.at("total_cycles").get<uint64_t>());
+    // A pipeline: a micro-batch passes every stage's forward, one pipeline cycle after another,
+    // so it takes at least their sum; the steady state makes most take the longest.
+    json piped = test::simulateFile("configs/mnist/pipelined_infer.json");
+    const json& p = piped.at("latency");
+    double forwards = 0;
+    for (const auto& st : piped.at("pipeline").at("stages"))
+        forwards += st.at("forward_cycles").get<double>();
+    CHECK(p.at("micro_batches") == piped.at("samples").get<uint64_t>() / 8);
+    CHECK(p.at("min_cycles").get<double>() >= forwards);
+    CHECK(p.at("max_cycles").get<uint64_t>() < piped.at("total_cycles").get<uint64_t>());
+    CHECK(p.at("p50_cycles") == p.at("max_cycles"));
+    // Measured the same when every loop iteration of the whole run is simulated.
+    RunOptions every;
+    every.everyIteration = true;
+    CHECK(test::simulate(config::loadConfig(test::kRoot + "/configs/mnist/pipelined_infer.json"), every).at("latency") == p);
+    // Training reports none.
+    CHECK(test::simulateFile("configs/mnist/train.json").at("latency").is_null());
+}

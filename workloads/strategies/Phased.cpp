@@ -179,9 +179,10 @@ private:
             ProgramBuilder& b = *m_builders[ipuOf(p)];
             if ((m_groups == 1 || n == 0) && load[p] >= 0)
                 b.call(uint32_t(load[p]));
-            b.call(uint32_t(work[p]), 0, accumulate());
+            // Micro-batches are numbered by the innermost loop (inference: each device iteration is one).
+            b.call(uint32_t(work[p]), 0, accumulate() || !train());
             if (!backward && p == m_last && m_opt.out.perMicroBatch())
-                b.call(uint32_t(m_output), -1, false, m_opt.out.period);
+                b.call(uint32_t(m_output), train() ? -1 : 0, !train(), m_opt.out.period);
             const bool more = n + 1 < m_P;
             const uint32_t next = backward ? p - 1 : p + 1;
             if (m_groups > 1 && more)

@@ -50,9 +50,11 @@ Schedule compileSingleIpu(const ModelGraph& m, const SystemParams& system, const
     pb.beginRepeat("device_iterations", opt.deviceIterations);
     if (accumulate)
         pb.beginRepeat("gradient_accumulation", opt.gradientAccumulation);
-    pb.call(f.microBatch, 0, accumulate);
+    // Micro-batches are numbered by the innermost loop (inference: each device iteration is one).
+    const bool numbered = accumulate || !opt.train;
+    pb.call(f.microBatch, 0, numbered);
     if (opt.out.perMicroBatch())
-        pb.call(f.output, -1, false, opt.out.period);
+        pb.call(f.output, opt.train ? -1 : 0, !opt.train, opt.out.period);
     if (accumulate)
         pb.endRepeat();
     if (f.update >= 0)
