@@ -127,27 +127,23 @@ private:
  *  engines pair them up at run time; an edge with only one side would wait forever). */
 void checkCopyPairs(const Schedule& schedule, std::vector<std::string>& problems)
 {
-    using Edge = std::pair<uint32_t, uint32_t>;
-    std::map<Edge, std::string> sends, recvs; // per edge, a copy step listing it
+    CopyListing<std::string> copies; // per edge, a copy step listing it
     for (const auto& p : schedule.programs)
         forEachProgramStep(p, [&](const Step& s) {
             if (const auto* c = std::get_if<IpuCopyStep>(&s.op)) {
                 for (const auto& t : c->send)
-                    sends.emplace(Edge{p.ipu, t.peer}, c->name);
+                    copies.sends.emplace(std::pair{p.ipu, t.peer}, c->name);
                 for (const auto& t : c->recv)
-                    recvs.emplace(Edge{t.peer, p.ipu}, c->name);
+                    copies.recvs.emplace(std::pair{t.peer, p.ipu}, c->name);
             }
         });
-    for (const auto& [edge, step] : sends)
-        if (!recvs.count(edge))
-            problems.push_back(fmt::format("IPU {}: IPU copy \"{}\" sends to IPU {}, whose program receives nothing from IPU {} "
-                                           "(list the transfer on both: a send here, a receive there)",
-                                           edge.first, step, edge.second, edge.first));
-    for (const auto& [edge, step] : recvs)
-        if (!sends.count(edge))
-            problems.push_back(fmt::format("IPU {}: IPU copy \"{}\" receives from IPU {}, whose program sends nothing to IPU {} "
-                                           "(list the transfer on both: a send there, a receive here)",
-                                           edge.second, step, edge.first, edge.second));
+    copies.forEachUnpaired([&](std::pair<uint32_t, uint32_t> edge, const std::string& step, bool sending) {
+        const uint32_t self = sending ? edge.first : edge.second, peer = sending ? edge.second : edge.first;
+        problems.push_back(fmt::format("IPU {}: IPU copy \"{}\" {} IPU {}, whose program {} nothing {} IPU {} (list the transfer on "
+                                       "both: a send on one, a receive on the other)",
+                                       self, step, sending ? "sends to" : "receives from", peer, sending ? "receives" : "sends",
+                                       sending ? "from" : "to", self));
+    });
 }
 
 } // namespace

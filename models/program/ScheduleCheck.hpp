@@ -3,7 +3,9 @@
 #include "models/hw/SystemParams.hpp"
 #include "models/program/Schedule.hpp"
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ipusim {
@@ -16,9 +18,29 @@ namespace ipusim {
  *    disjoint and within the IPU's tiles; a compute step's vertices lie on tiles it gives cycles;
  *  - calls name fragments of their program;
  *  - IPU copies and collectives name IPUs of the system; a copy never names its own IPU; a ring
- *    holds its program's IPU, each IPU once;
+ *    holds its program's IPU, each IPU once; an edge some copy sends on, some copy on its peer
+ *    receives on, and the other way round (the engines pair the two listings up);
  *  - program points are numbered in program order, and tensors live between points that exist. */
 std::vector<std::string> checkSchedule(const Schedule& schedule, const SystemParams& system);
+
+/** Where each IPU-copy edge (from, to) is first listed as a send and as a receive (`Where`: a
+ *  step name, a JSON pointer). A transfer is listed on both its IPUs. */
+template <class Where>
+struct CopyListing
+{
+    std::map<std::pair<uint32_t, uint32_t>, Where> sends, recvs;
+    /** Calls f(edge, where, sending) for each edge listed on one side only. */
+    template <class F>
+    void forEachUnpaired(F&& f) const
+    {
+        for (const auto& [edge, where] : sends)
+            if (!recvs.count(edge))
+                f(edge, where, true);
+        for (const auto& [edge, where] : recvs)
+            if (!sends.count(edge))
+                f(edge, where, false);
+    }
+};
 
 /** Throws std::logic_error naming every broken invariant: a Schedule about to be simulated or
  *  written that breaks one is the compiler's (or test code's) fault, not the user's. */

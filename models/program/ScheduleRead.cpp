@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "models/program/ScheduleJson.hpp"
 
+#include "models/program/ScheduleCheck.hpp"
+
 #include "models/program/VertexJson.hpp"
 
 #include <fmt/format.h>
@@ -13,19 +15,14 @@ namespace {
 
 using json = nlohmann::json;
 
-/** Where each IPU-copy edge (from, to) is first listed as a send and as a receive: a transfer
- *  is listed on both IPUs, and the engines pair the two up. */
-struct CopyListing
-{
-    std::map<std::pair<uint32_t, uint32_t>, std::string> sends, recvs;
-};
+using CopyPointers = CopyListing<std::string>; // per edge, the JSON pointer first listing it
 
 /** Reads one program's steps, naming the JSON pointer of every error. */
 class StepReader
 {
 public:
     StepReader(const Diagnostics& diag, const SystemParams& system, const StepCheck& check, uint32_t ipu, std::size_t fragments,
-               CopyListing* copies)
+               CopyPointers* copies)
         : m_diag(diag), m_system(system), m_hw(system.ipu), m_check(check), m_ipu(ipu), m_fragments(fragments), m_copies(copies)
     {
     }
@@ -232,7 +229,7 @@ private:
     const StepCheck& m_check;
     uint32_t m_ipu;
     std::size_t m_fragments;
-    CopyListing* m_copies;
+    CopyPointers* m_copies;
 };
 
 /** Program points by step name; a name several steps share cannot say which one it means. */
@@ -302,7 +299,7 @@ std::vector<TensorAlloc> tensorsFromJson(const Diagnostics& diag, StepReader& re
 
 /** One IPU's program: `doc` holds its steps and, optionally, fragments and tensors. */
 Program programFromJson(const Diagnostics& diag, const SystemParams& system, const StepCheck& check, uint32_t ipu,
-                        const json& doc, const std::string& ptr, CopyListing* copies = nullptr)
+                        const json& doc, const std::string& ptr, CopyPointers* copies = nullptr)
 {
     Program program;
     program.ipu = ipu;
@@ -321,18 +318,17 @@ Program programFromJson(const Diagnostics& diag, const SystemParams& system, con
 }
 
 /** Every transfer listed as a send has its receive on the peer, and the other way round. */
-void checkCopyPairs(const Diagnostics& diag, const CopyListing& copies)
+void checkCopyPairs(const Diagnostics& diag, const CopyPointers& copies)
 {
-    for (const auto& [edge, ptr] : copies.sends)
-        if (!copies.recvs.count(edge))
-            diag.fail(ptr, fmt::format("expected IPU {}'s program to receive from IPU {} in an IPU copy (\"recv\"), as this send "
-                                       "to it pairs with a receive there; it receives nothing from IPU {}",
-                                       edge.second, edge.first, edge.first));
-    for (const auto& [edge, ptr] : copies.recvs)
-        if (!copies.sends.count(edge))
-            diag.fail(ptr, fmt::format("expected IPU {}'s program to send to IPU {} in an IPU copy (\"send\"), as this receive "
-                                       "from it pairs with a send there; it sends nothing to IPU {}",
-                                       edge.first, edge.second, edge.second));
+    copies.forEachUnpaired([&](std::pair<uint32_t, uint32_t> edge, const std::string& ptr, bool sending) {
+        const uint32_t self = sending ? edge.first : edge.second, peer = sending ? edge.second : edge.first;
+        diag.fail(ptr, sending ? fmt::format("expected IPU {}'s program to receive from IPU {} in an IPU copy (\"recv\"), as this "
+                                             "send to it pairs with a receive there; it receives nothing from IPU {}",
+                                             peer, self, self)
+                               : fmt::format("expected IPU {}'s program to send to IPU {} in an IPU copy (\"send\"), as this "
+                                             "receive from it pairs with a send there; it sends nothing to IPU {}",
+                                             peer, self, self));
+    });
 }
 
 std::optional<StrategyInfo> placementFromJson(const json& w)
@@ -366,7 +362,7 @@ Schedule scheduleFromJson(const json& w, const std::string& pointer, const Syste
     schedule.strategy = placementFromJson(w);
     if (w.contains("steps") == w.contains("programs"))
         diag.fail(pointer, "expected exactly one of \"steps\" (one IPU) or \"programs\" (one per IPU)");
-    CopyListing copies;
+    CopyPointers copies;
     if (w.contains("steps")) {
         schedule.programs.push_back(programFromJson(diag, system, check, 0, w, pointer, &copies));
         checkCopyPairs(diag, copies);
