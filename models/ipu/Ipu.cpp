@@ -110,7 +110,7 @@ uint64_t Ipu::exec(const SyncStep& s)
 {
     if (s.kind == SyncKind::External && m_ports.sync) {
         const auto offer = skipOffer();
-        m_ports.sync->arrive(m_index, tiles.lastReady(), [this](uint64_t at, uint64_t now, uint64_t grant) { release(at, now, grant); },
+        m_ports.sync->arrive(m_ports.syncSlot, tiles.lastReady(), [this](uint64_t at, uint64_t now, uint64_t grant) { release(at, now, grant); },
                              offer ? &*offer : nullptr);
         return kWait;
     }
@@ -178,11 +178,12 @@ uint64_t Ipu::exec(const IpuCopyStep& c)
     const uint64_t ready = tiles.lastReady();
     std::vector<CopyRendezvous::End> ends;
     for (const auto& t : c.send)
-        ends.push_back({m_index, t.peer, true});
+        ends.push_back({m_index, t.peer, true, t.bytes});
     for (const auto& t : c.recv)
-        ends.push_back({t.peer, m_index, false});
+        ends.push_back({t.peer, m_index, false, t.bytes});
     if (ends.empty())
         return endPhaseOnAllTiles(PhaseKind::IpuCopy, c.name, ready);
+    m_activity = 1 + int(PhaseKind::Sync); // traced: waiting for partners until the transfers start
     m_ports.copies->arrive(m_index, c.name, std::move(ends), ready,
                            [this, &c, ready](const std::vector<uint64_t>& partnerReady) { finishCopy(c, ready, partnerReady); });
     return kWait;
@@ -207,6 +208,7 @@ void Ipu::finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uin
     for (const auto& t : c.recv)
         transfer(t.peer, m_index, t.bytes);
     const uint64_t now = nowCycle();
+    m_activity = 1 + int(PhaseKind::IpuCopy);
     for (const auto& p : CopyRendezvous::phases(m_cycle, std::move(spans))) {
         phase(p.copying ? PhaseKind::IpuCopy : PhaseKind::Sync, p.copying ? c.name : c.name + " wait", p.end);
         m_cycle = p.end;

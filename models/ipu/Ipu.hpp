@@ -27,6 +27,7 @@ struct SystemPorts
     ExternalSync* sync = nullptr;
     IpuLinks* links = nullptr;
     CopyRendezvous* copies = nullptr;
+    uint32_t syncSlot = 0; // this IPU's participant number at `sync` (programs need not be on IPUs 0..n-1)
 };
 
 /** One Mk2 IPU executing its program as BSP supersteps. A single SC_METHOD is the program

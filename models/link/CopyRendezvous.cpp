@@ -2,6 +2,7 @@
 #include "models/link/CopyRendezvous.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <stdexcept>
 
 namespace ipusim {
@@ -13,7 +14,7 @@ void CopyRendezvous::arrive(uint32_t ipu, std::string step, std::vector<End> end
     for (const End& e : ends) {
         if (e.self() != ipu)
             throw std::logic_error("a copy transfer that is not the arriving IPU's");
-        m_unpaired[{e.from, e.to, e.sending}].push_back(ready);
+        m_unpaired[{e.from, e.to, e.sending}].push_back({ready, e.bytes, step});
     }
     Waiting w{std::move(step), std::move(ends), {}, {}, std::move(release)};
     w.partnerReady.assign(w.ends.size(), 0);
@@ -45,7 +46,8 @@ void CopyRendezvous::settle(uint32_t ipu)
             all = false;
             continue;
         }
-        w.partnerReady[i] = partner.front();
+        checkBytes(e, w.step, partner.front());
+        w.partnerReady[i] = partner.front().ready;
         w.paired[i] = true;
         partner.pop_front();
     }
@@ -56,13 +58,29 @@ void CopyRendezvous::settle(uint32_t ipu)
     done.release(done.partnerReady);
 }
 
+void CopyRendezvous::checkBytes(const End& mine, const std::string& myStep, const Arrival& partner)
+{
+    // Each side takes its partner's arrival, so a pair is seen twice: count it at the sender.
+    uint64_t& paired = m_paired[{mine.from, mine.to, true}];
+    const uint64_t n = mine.sending ? ++paired : paired + 1;
+    if (partner.bytes == mine.bytes || !m_mismatch.empty())
+        return;
+    const auto& [sendStep, sendBytes] = mine.sending ? std::pair{myStep, mine.bytes} : std::pair{partner.step, partner.bytes};
+    const auto& [recvStep, recvBytes] = mine.sending ? std::pair{partner.step, partner.bytes} : std::pair{myStep, mine.bytes};
+    m_mismatch = fmt::format("transfer {} from IPU {} to IPU {} is {} bytes as IPU {} sends it (IPU copy \"{}\") but {} bytes as "
+                             "IPU {} receives it (\"{}\"): the n-th send on an edge pairs with its n-th receive, and both "
+                             "must give the same bytes",
+                             n, mine.from, mine.to, sendBytes, mine.from, sendStep, recvBytes, mine.to, recvStep);
+}
+
 std::vector<CopyRendezvous::Waiter> CopyRendezvous::waiting() const
 {
     std::vector<Waiter> out;
     for (const auto& [ipu, w] : m_waiting)
         for (std::size_t i = 0; i < w.ends.size(); ++i)
             if (!w.paired[i]) {
-                out.push_back({ipu, w.step, w.ends[i]});
+                const auto paired = m_paired.find({w.ends[i].from, w.ends[i].to, true});
+                out.push_back({ipu, w.step, w.ends[i], paired == m_paired.end() ? 0 : paired->second});
                 break;
             }
     return out;

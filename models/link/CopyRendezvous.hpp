@@ -23,6 +23,7 @@ public:
     {
         uint32_t from = 0, to = 0;
         bool sending = false; // listed by `from` (a send) or by `to` (a receive)
+        uint64_t bytes = 0;   // both listings of a transfer must give the same
         [[nodiscard]] uint32_t self() const { return sending ? from : to; }
         [[nodiscard]] uint32_t partner() const { return sending ? to : from; }
     };
@@ -39,8 +40,13 @@ public:
         uint32_t ipu = 0;
         std::string step;
         End missing;
+        uint64_t pairedBefore = 0; // transfers paired on the missing one's edge so far
     };
     [[nodiscard]] std::vector<Waiter> waiting() const;
+
+    /** The first pair whose two listings disagree on the bytes moved, described for the user
+     *  (empty while every pair agrees). Both ends still run, each with its own count. */
+    [[nodiscard]] const std::string& mismatch() const { return m_mismatch; }
 
     /** How an IPU spends a copy step it reached at `from` whose transfers ran over `spans`
      *  ([start, end), each from when both its ends were there): copying while any runs, waiting
@@ -61,12 +67,21 @@ private:
         std::vector<bool> paired;
         Release release;
     };
+    /** One listing that has arrived and is not paired yet. */
+    struct Arrival
+    {
+        uint64_t ready = 0, bytes = 0;
+        std::string step;
+    };
     using Side = std::tuple<uint32_t, uint32_t, bool>; // an edge, and which end listed it
     /** Pairs what `ipu` waits for with the partners' arrivals so far; releases it when all are. */
     void settle(uint32_t ipu);
+    void checkBytes(const End& mine, const std::string& myStep, const Arrival& partner);
 
-    std::map<Side, std::deque<uint64_t>> m_unpaired; // arrivals (ready cycles) not yet paired
+    std::map<Side, std::deque<Arrival>> m_unpaired;
+    std::map<Side, uint64_t> m_paired; // per edge (sending side), transfers paired so far
     std::map<uint32_t, Waiting> m_waiting;
+    std::string m_mismatch;
 };
 
 } // namespace ipusim

@@ -34,7 +34,7 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
         std::string name = "ipu" + std::to_string(programs[i].ipu);
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
-                                               m_period, observer, SystemPorts{m_sync.get(), m_links.get(), &m_copies},
+                                               m_period, observer, SystemPorts{m_sync.get(), m_links.get(), &m_copies, uint32_t(i)},
                                                sys.streamingMemory));
     }
 }
@@ -115,11 +115,10 @@ SimResult Simulation::run()
         for (const auto& ipu : m_ipus)
             if (!ipu->failure().empty())
                 return ipu->failure();
-        return {};
+        return m_copies.mismatch();
     };
     do {
-        // The first call also elaborates and initialises; the last slice ends at the clock's end.
-        sc_core::sc_start(std::min(slice, sc_core::sc_max_time() - sc_core::sc_time_stamp()));
+        runSlice(slice);
         uint64_t done = 0, total = 0;
         for (const auto& ipu : m_ipus) {
             done = saturatingAdd(done, ipu->stepsRun());
@@ -139,24 +138,8 @@ SimResult Simulation::run()
     }
     SimResult r;
     r.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
-    if (auto waiting = m_copies.waiting(); !waiting.empty()) {
-        const auto& w = waiting.front();
-        throw config::ConfigError(
-            m_experiment.config.file, "/workload",
-            fmt::format("IPU {} waits at IPU copy \"{}\" for the {} of IPU {} that pairs with its {} {} IPU {}, and it never "
-                        "comes: each transfer is a send on one IPU and a receive on the other, the n-th of one pairing with "
-                        "the n-th of the other between the same external syncs",
-                        w.ipu, w.step, w.missing.sending ? "receive" : "send", w.missing.partner(),
-                        w.missing.sending ? "send" : "receive", w.missing.sending ? "to" : "from", w.missing.partner()));
-    }
-    if (auto waiting = m_sync->waiting(); !waiting.empty()) {
-        std::vector<uint32_t> ipus;
-        for (uint32_t i : waiting)
-            ipus.push_back(m_experiment.schedule.programs[i].ipu);
-        throw config::ConfigError(m_experiment.config.file, "/workload",
-                                  fmt::format("IPUs {} wait at an external sync the other IPUs never reach: every "
-                                              "program must pass the same number of external syncs", fmt::join(ipus, ", ")));
-    }
+    if (const std::string why = stuck(); !why.empty())
+        throw config::ConfigError(m_experiment.config.file, "/workload", why);
     for (const auto& ipu : m_ipus) {
         if (!ipu->finished())
             throw std::logic_error(std::string(ipu->name()) + " did not finish its program");
@@ -164,6 +147,41 @@ SimResult Simulation::run()
         r.tileSupersteps += ipu->computeSetsRun() * m_experiment.system.ipu.tiles;
     }
     return r;
+}
+
+void Simulation::runSlice(sc_core::sc_time slice)
+{
+    // Time stops at the last event, never at a slice's end past it, so a VCD ends where the run
+    // does: a slice with events runs until starvation; a gap longer than a slice is crossed to
+    // its next event at once. The first call also elaborates and initialises.
+    const bool started = sc_core::sc_get_status() != sc_core::SC_ELABORATION;
+    const sc_core::sc_time gap = started ? sc_core::sc_time_to_pending_activity() : sc_core::SC_ZERO_TIME;
+    const sc_core::sc_time left = sc_core::sc_max_time() - sc_core::sc_time_stamp();
+    if (gap > slice)
+        sc_core::sc_start(std::min(gap, left));
+    else
+        sc_core::sc_start(std::min(slice, left), sc_core::SC_EXIT_ON_STARVATION);
+}
+
+std::string Simulation::stuck() const
+{
+    std::vector<std::string> why;
+    for (const auto& w : m_copies.waiting())
+        why.push_back(fmt::format(
+            "IPU {} waits at IPU copy \"{}\" for the {} of IPU {} that pairs with its {} {} IPU {}, and it never comes "
+            "(transfers from IPU {} to IPU {} paired before it: {}): each transfer is a send on one IPU and a receive on "
+            "the other, the n-th of one pairing with the n-th of the other",
+            w.ipu, w.step, w.missing.sending ? "receive" : "send", w.missing.partner(), w.missing.sending ? "send" : "receive",
+            w.missing.sending ? "to" : "from", w.missing.partner(), w.missing.from, w.missing.to, w.pairedBefore));
+    if (auto waiting = m_sync->waiting(); !waiting.empty()) {
+        std::vector<uint32_t> ipus;
+        for (uint32_t i : waiting)
+            ipus.push_back(m_experiment.schedule.programs[i].ipu);
+        why.push_back(fmt::format("IPU{} {} wait{} at an external sync the other IPUs never reach: every program must pass "
+                                  "the same number of external syncs",
+                                  ipus.size() > 1 ? "s" : "", fmt::join(ipus, ", "), ipus.size() > 1 ? "" : "s"));
+    }
+    return fmt::format("{}", fmt::join(why, "; "));
 }
 
 } // namespace ipusim

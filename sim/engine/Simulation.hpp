@@ -52,6 +52,11 @@ public:
 private:
     /** Throws when a program's lower bound (lowerBoundCycles) already passes SystemC's clock. */
     void checkTimeLimit() const;
+    /** Why the run stopped with IPUs still waiting (at copies whose partner never comes, at
+     *  external syncs others never reach); empty when none is. */
+    [[nodiscard]] std::string stuck() const;
+    /** Runs the kernel for up to `slice` of simulated time (one progress update). */
+    void runSlice(sc_core::sc_time slice);
 
     KernelContext m_kernel; // first: destroyed after the modules that live in it
     const Experiment& m_experiment;

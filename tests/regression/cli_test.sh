@@ -72,6 +72,11 @@ expect 0 "waves.vcd" -- "$ipusim" run configs/schedules/two_ipu_copy.json --vcd 
 # 4 IPU signals + both directions of the M2000's 6 linked pairs
 [ "$(grep -c '\$var' "$out/v/waves.vcd")" = 16 ] && grep -q '^#751880000$' "$out/v/waves.vcd" && grep -q 'ipu0_to_ipu1' "$out/v/waves.vcd" \
   && grep -q '^b11110100001001000000 ' "$out/v/waves.vcd" && grep -q '1 fs' "$out/v/waves.vcd" && ok || fail "VCD content"
+# IPU 1 (second activity signal) waits for the send from cycle 500 (sync, code 2) and copies
+# from 1,000 (code 5); the waveform ends with the run, at 25,889 cycles.
+[ "$(grep -A1 '^#375940000$' "$out/v/waves.vcd" | tail -1)" = "b10 aaaac" ] \
+  && [ "$(grep -A4 '^#751880000$' "$out/v/waves.vcd" | grep -c '^b101 ')" = 2 ] \
+  && [ "$(grep '^#' "$out/v/waves.vcd" | tail -1)" = "#19465421320" ] && ok || fail "VCD copy wait and end time"
 # Quiet: no SystemC warnings (unrepresentable times) or notes naming the temporary file.
 noise=$("$ipusim" run configs/default.json --vcd --out "$out/v2" 2>&1 | grep -c 'W713\|I703\|tmp\.vcd')
 [ "$noise" = 0 ] && [ -s "$out/v2/waves.vcd" ] && ok || fail "--vcd printed $noise SystemC warning or temporary-file lines"
@@ -258,7 +263,7 @@ cat > "$out/deadlock.json" <<JSON
   {"ipu": 0, "steps": [{"op": "sync", "kind": "external"}]},
   {"ipu": 1, "steps": [{"op": "compute", "name": "c", "tiles": [{"tiles": "all", "cycles": 5}]}]}]}}
 JSON
-expect 1 "/workload: IPUs 0 wait at an external sync the other IPUs never reach" -- "$ipusim" run "$out/deadlock.json" \
+expect 1 "/workload: IPU 0 waits at an external sync the other IPUs never reach" -- "$ipusim" run "$out/deadlock.json" \
   --engine reference --out "$out/eng_dead"
 expect 2 "slow not in {fast,reference}" -- "$ipusim" run configs/default.json --engine slow
 

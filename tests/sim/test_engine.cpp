@@ -3,6 +3,7 @@
 // case that simulates twice relies on Simulation installing a fresh kernel context.
 #include "Simulate.hpp"
 #include "models/reference/ReferenceEngine.hpp"
+#include "models/timing/LinkTiming.hpp"
 #include "sim/engine/Simulation.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/trace/ChromeTrace.hpp"
@@ -267,7 +268,8 @@ TEST_CASE("An IPU copy whose partner never comes is reported, not hung", "[sim][
     Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/unpaired.json"));
     Simulation sim(e);
     CHECK_THROWS_WITH(sim.run(), Catch::Contains("unpaired.json: /workload: IPU 0 waits at IPU copy \"c\" for the receive of IPU 1 "
-                                                 "that pairs with its send to IPU 1, and it never comes"));
+                                                 "that pairs with its send to IPU 1, and it never comes (transfers from "
+                                                 "IPU 0 to IPU 1 paired before it: 1)"));
     // A send with no receive on its peer at all is caught when the schedule is read.
     d["workload"]["programs"][1]["steps"] = json::array();
     CHECK_THROWS_WITH(buildExperiment(config::loadConfig(d, kRoot + "/configs/unpaired.json")),
@@ -279,6 +281,54 @@ TEST_CASE("An IPU copy whose partner never comes is reported, not hung", "[sim][
                       Catch::Contains("/workload/programs/1/steps/0/recv/0/ipu: expected IPU 0's program to send to IPU 1"));
 }
 
+TEST_CASE("Both listings of an IPU-copy transfer must give the same bytes", "[sim][multi][errors]")
+{
+    json d = {{"system", {{"base", "hardware/m2000.json"}}},
+              {"workload",
+               {{"kind", "schedule"},
+                {"programs", {{{"ipu", 0}, {"steps", {{{"op", "ipu_copy"}, {"name", "c"}, {"send", {{{"ipu", 1}, {"bytes", 64}}}}}}}},
+                              {{"ipu", 1}, {"steps", {{{"op", "ipu_copy"}, {"name", "r"}, {"recv", {{{"ipu", 0}, {"bytes", 96}}}}}}}}}}}}};
+    Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/bytes.json"));
+    Simulation sim(e);
+    CHECK_THROWS_WITH(sim.run(), Catch::Contains("bytes.json: transfer 1 from IPU 0 to IPU 1 is 64 bytes as IPU 0 sends it (IPU copy "
+                                                 "\"c\") but 96 bytes as IPU 1 receives it (\"r\")"));
+}
+
+TEST_CASE("A run stuck at a copy and at a sync reports both", "[sim][multi][errors]")
+{
+    // IPU 0 sends twice and IPU 1 receives once, then waits at an external sync IPU 0 never reaches.
+    json copy = {{"op", "ipu_copy"}, {"name", "c"}, {"send", {{{"ipu", 1}, {"bytes", 64}}}}};
+    json recv = {{"op", "ipu_copy"}, {"name", "r"}, {"recv", {{{"ipu", 0}, {"bytes", 64}}}}};
+    json d = {{"system", {{"base", "hardware/m2000.json"}}},
+              {"workload", {{"kind", "schedule"},
+                            {"programs", {{{"ipu", 0}, {"steps", {copy, copy}}},
+                                          {{"ipu", 1}, {"steps", {recv, {{"op", "sync"}, {"kind", "external"}}}}}}}}}};
+    Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/stuck.json"));
+    Simulation sim(e);
+    CHECK_THROWS_WITH(sim.run(), Catch::Contains("IPU 0 waits at IPU copy \"c\"") &&
+                                     Catch::Contains("; IPU 1 waits at an external sync the other IPUs never reach"));
+}
+
+TEST_CASE("Programs may sit on any IPUs of the system, not only the first ones", "[sim][multi]")
+{
+    // IPUs 0 and 2 of an M2000 copy and meet at an external sync; IPUs 1 and 3 are idle.
+    json d = config::readJsonFile(kRoot + "/configs/schedules/two_ipu_copy.json");
+    d["system"]["base"] = "hardware/m2000.json";
+    d["workload"]["programs"][1]["ipu"] = 2;
+    d["workload"]["programs"][0]["steps"][1]["send"][0]["ipu"] = 2;
+    d["workload"]["programs"][1]["steps"][1]["recv"][0]["ipu"] = 0;
+    Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/gap.json"));
+    Simulation sim(e);
+    // As two_ipu_copy: IPU 2 waits for the send over [500, 1000), both end the copy together and
+    // meet at the 40-cycle external sync; only the route's time is IPU 0 -> 2's.
+    const SimResult r = sim.run();
+    const uint64_t copy = ipuLinkTransferCycles(e.system.topology, e.system.ipuLink, e.system.ipu.clockHz, 0, 2, 1000000);
+    CHECK(r.totalCycles == 1000 + copy + 40);
+    REQUIRE(sim.ipus().size() == 2);
+    CHECK(std::string(sim.ipus()[1]->name()) == "ipu2");
+    CHECK(sim.ipus()[1]->breakdown()[PhaseKind::Sync] == 500 + 40);
+}
+
 TEST_CASE("An external sync one IPU never reaches is reported, not hung", "[sim][multi][errors]")
 {
     json d = {{"system", {{"base", "hardware/m2000.json"}}},
@@ -287,7 +337,7 @@ TEST_CASE("An external sync one IPU never reaches is reported, not hung", "[sim]
     auto cfg = config::loadConfig(d, kRoot + "/configs/deadlock.json");
     Experiment e = buildExperiment(cfg);
     Simulation sim(e);
-    CHECK_THROWS_WITH(sim.run(), Catch::Contains("/workload: IPUs 0 wait at an external sync the other IPUs never reach"));
+    CHECK_THROWS_WITH(sim.run(), Catch::Contains("/workload: IPU 0 waits at an external sync the other IPUs never reach"));
 }
 
 TEST_CASE("Replication changes collectives and throughput, never a replica's compute", "[sim][replicas][metamorphic]")
