@@ -179,6 +179,8 @@ struct Schedule
     double modelFlopsPerSample = 0;
     /** Peak AMP multiply-accumulates per tile cycle at the model's precision (0: unknown). */
     uint32_t peakMacsPerTileCycle = 0;
+    /** The program runs inference (forward only): reports give its latency per micro-batch. */
+    bool inference = false;
     std::optional<StrategyInfo> strategy;
 };
 

@@ -359,6 +359,7 @@ Schedule scheduleFromJson(const json& w, const std::string& pointer, const Syste
     schedule.sequencesPerSample = w.value("sequences_per_sample", 0.0);
     schedule.modelFlopsPerSample = w.value("model_flops_per_sample", 0.0);
     schedule.peakMacsPerTileCycle = w.value("peak_macs_per_tile_cycle", 0u);
+    schedule.inference = w.value("mode", std::string("train")) == "infer";
     schedule.strategy = placementFromJson(w);
     if (w.contains("steps") == w.contains("programs"))
         diag.fail(pointer, "expected exactly one of \"steps\" (one IPU) or \"programs\" (one per IPU)");

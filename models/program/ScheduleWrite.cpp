@@ -183,6 +183,7 @@ json placement(const StrategyInfo& s)
 json scheduleToJson(const Schedule& schedule)
 {
     json w = {{"kind", "schedule"},
+              {"mode", schedule.inference ? "infer" : "train"},
               {"samples", schedule.samplesPerHostCall},
               {"sample_kind", schedule.sampleKind},
               {"model_flops_per_sample", schedule.modelFlopsPerSample},

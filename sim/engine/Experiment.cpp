@@ -19,6 +19,9 @@ Experiment buildExperiment(config::LoadedConfig cfg)
     Experiment e;
     e.schedule = compileWorkload(std::move(spec.workload), spec.system, cfg);
     e.schedule.name = spec.name;
+    // The compilers lower the mode into the steps they emit; the reports still need to know it.
+    if (cfg.doc.at("workload").value("mode", std::string()) == "infer")
+        e.schedule.inference = true;
     e.system = std::move(spec.system);
     e.run = spec.run;
     if (e.run.datasetSamples > 0) {

@@ -187,7 +187,7 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
     Simulation sim(e, reference || p.trace ? &tee : nullptr, o.vcd && !dir.empty() ? (dir / "waves.vcd").string() : std::string());
     if (o.everyIteration)
         sim.simulateEveryIteration();
-    if (e.config.doc.at("workload").value("mode", std::string()) == "infer")
+    if (e.schedule.inference)
         sim.recordMicroBatchLatency();
     const bool fits = sim.fits();
     p.elaborateSeconds = secondsSince(t0);

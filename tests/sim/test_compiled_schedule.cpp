@@ -16,11 +16,10 @@ namespace {
 
 using test::kRoot;
 
-// What tells the two runs apart by design: the file, the workload kind, the wall clock, and
-// inference latency (measured for inference workloads; a schedule does not say it is one).
+// What tells the two runs apart by design: the file, the workload kind and the wall clock.
 json comparable(json summary)
 {
-    for (const char* key : {"config", "workload", "simulator", "name", "latency"}) // (a compiled config has a name of its own)
+    for (const char* key : {"config", "workload", "simulator", "name"}) // (a compiled config has a name of its own)
         summary.erase(key);
     return summary;
 }
