@@ -537,6 +537,9 @@ TEST_CASE("Skipping identical loop iterations changes no figure", "[sim][fast-fo
     const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
         {"configs/mnist/train.json", {}},
         {"configs/mnist/pipelined.json", {}},
+        // Interleaved (1F1B): the steady state alternates two steps, a loop of both.
+        {"configs/mnist/pipelined.json", {"/workload/strategy/schedule=\"interleaved\"", "/run/gradient_accumulation=24"}},
+        {"configs/mnist/pipelined.json", {"/workload/strategy/schedule=\"sequential\""}},
         {"configs/mnist/pipelined_pod16.json", {"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=2"}},
         {"configs/mnist/phased_parallel.json", {}},
         {"configs/mnist/offload_optimiser.json", {"/workload/io_tiles=64"}},

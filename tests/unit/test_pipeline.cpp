@@ -56,6 +56,25 @@ TEST_CASE("Interleaved pipeline: 2(G + K - 1) steps, one pass per stage per step
     // A micro-batch's backward on stage k follows its backward on stage k + 1 by one step.
     CHECK(a.at(7).bwd[0]);  // micro-batch 0 reaches stage 0's backward at 2K - 1
     CHECK(a.at(4).bwd[3]);  // and stage 3's one step after its forward at 3
+    // Steps 2K - 1 = 7 to 2G = 20 alternate with a period of two: a loop of 6 iterations.
+    CHECK(a.loopRuns == 2);
+    CHECK(a.loopIterations == 6);
+    CHECK(a.runs.size() == 7 + 2 + (26 - 7 - 12));
+    // Laid out with its loop, every step is what the 1F1B formula says it is.
+    for (uint32_t K : {1u, 2u, 3u, 5u})
+        for (uint64_t G : {1ull, 2ull, 9ull, 10ull, 33ull}) {
+            auto b = pipelineActivity(StrategyKind::Pipelined, PipelineSchedule::Interleaved, K, G, true);
+            REQUIRE(b.cycles() == 2 * (G + K - 1));
+            for (uint64_t t = 0; t < b.cycles(); ++t)
+                for (uint32_t k = 0; k < K; ++k) {
+                    INFO("K " << K << " G " << G << " t " << t << " k " << k);
+                    CHECK(b.at(t).fwd[k] == (t >= k && (t - k) % 2 == 0 && (t - k) / 2 < G));
+                    const uint64_t back = 2 * K - 1 - k;
+                    CHECK(b.at(t).bwd[k] == (t >= back && (t - back) % 2 == 0 && (t - back) / 2 < G));
+                }
+        }
+    // Its size does not grow with the micro-batches.
+    CHECK(pipelineActivity(StrategyKind::Pipelined, PipelineSchedule::Interleaved, 4, uint64_t(1) << 40, true).runs.size() == 7 + 2 + 7);
 }
 
 TEST_CASE("Sharded and sequential: one stage at a time, 2K - 1 steps per micro-batch", "[pipeline]")

@@ -64,10 +64,6 @@ Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const
                           fmt::format("expected at least {} (the pipeline's stages, 2 x {} stages - 1), found {}", stages, K, G));
             if (!train && D < stages)
                 diag.fail("/run/device_iterations", fmt::format("expected at least {} (the pipeline's stages), found {}", stages, D));
-            if (train && placement.schedule == PipelineSchedule::Interleaved && G > kMaxInterleavedMicroBatches)
-                diag.fail("/run/gradient_accumulation",
-                          fmt::format("expected at most {} with the interleaved schedule (laid out step by step; the grouped "
-                                      "schedule takes any), found {}", kMaxInterleavedMicroBatches, G));
         }
         s = compilePipelined(model, system, placement, opt, diag);
     }

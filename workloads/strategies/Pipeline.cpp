@@ -10,17 +10,28 @@ namespace ipusim {
 uint64_t PipelineActivity::cycles() const
 {
     uint64_t n = 0;
-    for (const auto& r : runs)
-        n += r.cycles;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        n += runs[i].cycles * (i >= loopFirst && i < loopFirst + loopRuns ? loopIterations : 1);
     return n;
 }
 
 const ActivityRun& PipelineActivity::at(uint64_t c) const
 {
-    for (const auto& r : runs) {
-        if (c < r.cycles)
-            return r;
-        c -= r.cycles;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        if (i == loopFirst && loopRuns > 0) { // the loop: find the cycle within one iteration
+            uint64_t body = 0;
+            for (std::size_t j = i; j < i + loopRuns; ++j)
+                body += runs[j].cycles;
+            if (c >= body * loopIterations) {
+                c -= body * loopIterations;
+                i += loopRuns - 1;
+                continue;
+            }
+            c %= body;
+        }
+        if (c < runs[i].cycles)
+            return runs[i];
+        c -= runs[i].cycles;
     }
     throw std::out_of_range("a pipeline cycle past the activity");
 }
@@ -56,6 +67,40 @@ std::vector<uint64_t> everyCycle(uint64_t n)
     return all;
 }
 
+/** The interleaved (1F1B) schedule: stage k forwards micro-batch m at step k + 2m and runs its
+ *  backward at 2K - 1 - k + 2m. From step 2K - 1 until step 2G every stage is busy, forward and
+ *  backward in turn, so those steps repeat with a period of two: they become one loop. */
+PipelineActivity interleaved(uint32_t K, uint64_t G)
+{
+    auto fill = [&](uint64_t t, ActivityRun& r) {
+        for (uint32_t k = 0; k < K; ++k) {
+            r.fwd[k] = t >= k && (t - k) % 2 == 0 && (t - k) / 2 < G;
+            const uint64_t b = 2 * K - 1 - k;
+            r.bwd[k] = t >= b && (t - b) % 2 == 0 && (t - b) / 2 < G;
+        }
+    };
+    auto steps = [&](std::vector<ActivityRun>& out, uint64_t from, uint64_t to) { // one run per step
+        for (uint64_t t = from; t < to; ++t) {
+            out.push_back({std::vector<bool>(K, false), std::vector<bool>(K, false), 1});
+            fill(t, out.back());
+        }
+    };
+    PipelineActivity a;
+    const uint64_t n = 2 * (G + K - 1), first = 2 * K - 1;
+    const uint64_t loops = 2 * G > first ? (2 * G - first) / 2 : 0;
+    if (loops < 2) { // no steady state worth a loop
+        a.runs = runsOf(n, everyCycle(n), K, fill);
+        return a;
+    }
+    steps(a.runs, 0, first);
+    a.loopFirst = a.runs.size();
+    a.loopRuns = 2;
+    a.loopIterations = loops;
+    steps(a.runs, first, first + 2);
+    steps(a.runs, first + 2 * loops, n);
+    return a;
+}
+
 } // namespace
 
 PipelineActivity pipelineActivity(StrategyKind kind, PipelineSchedule schedule, uint32_t K, uint64_t G, bool training)
@@ -89,16 +134,7 @@ PipelineActivity pipelineActivity(StrategyKind kind, PipelineSchedule schedule, 
         });
         return a;
     }
-    // Interleaved: forward of micro-batch m at step k + 2m, backward at 2K - 1 - k + 2m.
-    const uint64_t n = 2 * (G + K - 1);
-    a.runs = runsOf(n, everyCycle(n), K, [&](uint64_t t, ActivityRun& r) {
-        for (uint32_t k = 0; k < K; ++k) {
-            r.fwd[k] = t >= k && (t - k) % 2 == 0 && (t - k) / 2 < G;
-            const uint64_t b = 2 * K - 1 - k;
-            r.bwd[k] = t >= b && (t - b) % 2 == 0 && (t - b) / 2 < G;
-        }
-    });
-    return a;
+    return interleaved(K, G);
 }
 
 uint32_t stashDepth(StrategyKind kind, PipelineSchedule schedule, uint32_t K, uint32_t k, bool training)
@@ -180,21 +216,29 @@ void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::ve
         all([&](ProgramBuilder& b) { b.beginRepeat("micro_batches", a.repeats); });
     // Micro-batch numbers: each stage's passes counted in cycle order; a run of equal cycles (the
     // steady state) is one Repeat, whose iterations move every active stage on by one.
+    // A periodic steady state is a loop of its runs, each stage moving on by one per iteration.
     const std::size_t K = st.size();
     std::vector<int64_t> nf(K, 0), nb(K, 0);
-    for (const ActivityRun& run : a.runs) {
-        CycleBatches mb{std::vector<int64_t>(K, -1), std::vector<int64_t>(K, -1), run.cycles > 1 || a.repeats > 1};
+    for (std::size_t i = 0; i < a.runs.size(); ++i) {
+        const ActivityRun& run = a.runs[i];
+        const bool inLoop = a.loopRuns > 0 && i >= a.loopFirst && i < a.loopFirst + a.loopRuns;
+        if (inLoop && run.cycles != 1)
+            throw std::logic_error("a pipeline loop whose runs are longer than a cycle");
+        const uint64_t times = inLoop ? a.loopIterations : run.cycles; // cycles this run stands for
+        CycleBatches mb{std::vector<int64_t>(K, -1), std::vector<int64_t>(K, -1), times > 1 || a.repeats > 1};
         for (std::size_t k = 0; k < K; ++k) {
             if (run.fwd[k])
-                mb.fwd[k] = std::exchange(nf[k], nf[k] + int64_t(run.cycles));
+                mb.fwd[k] = std::exchange(nf[k], nf[k] + int64_t(times));
             if (run.bwd[k])
-                mb.bwd[k] = std::exchange(nb[k], nb[k] + int64_t(run.cycles));
+                mb.bwd[k] = std::exchange(nb[k], nb[k] + int64_t(times));
         }
+        if (inLoop && i == a.loopFirst)
+            all([&](ProgramBuilder& b) { b.beginRepeat("pipeline steps", a.loopIterations); });
         if (run.cycles > 1)
             all([&](ProgramBuilder& b) { b.beginRepeat("pipeline cycles", run.cycles); });
         // One micro-batch at a time (sharded): the enclosing loop counts micro-batches.
         emitCycle(builders, st, run.fwd, run.bwd, mb);
-        if (run.cycles > 1)
+        if (run.cycles > 1 || (inLoop && i + 1 == a.loopFirst + a.loopRuns))
             all([](ProgramBuilder& b) { b.endRepeat(); });
     }
     if (a.repeats > 1)

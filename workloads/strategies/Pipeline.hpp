@@ -17,25 +17,28 @@ struct ActivityRun
 
 /** Which stage runs its forward and its backward pass in each pipeline cycle, as runs of equal
  *  cycles: a grouped pipeline has O(K) runs whatever its micro-batches, so its size and the
- *  time to build it do not grow with gradient accumulation. */
+ *  time to build it do not grow with gradient accumulation. A steady state whose cycles
+ *  alternate (interleaved: forward, backward, forward, ...) is one block of runs repeated,
+ *  which the composer emits as one loop, so that the simulator can skip its iterations. */
 struct PipelineActivity
 {
     std::vector<ActivityRun> runs;
+    /** runs[loopFirst, loopFirst + loopRuns) take place loopIterations times in a row (none when
+     *  loopRuns is 0); each stage passes at most once forward and once backward in them. */
+    std::size_t loopFirst = 0, loopRuns = 0;
+    uint64_t loopIterations = 1;
     uint64_t repeats = 1; // the whole pattern runs this many times (sharded)
     [[nodiscard]] uint64_t cycles() const;
     /** The run holding cycle `c` (below cycles()). */
     [[nodiscard]] const ActivityRun& at(uint64_t c) const;
 };
 
-/** Interleaved pipelines are laid out step by step (their steps alternate, so no two
- *  consecutive ones repeat): their micro-batches are bounded to keep that program in memory. */
-constexpr uint64_t kMaxInterleavedMicroBatches = uint64_t(1) << 16;
-
 /** The activity of K stages over G micro-batches (training: forward and backward; inference:
  *  forward only).
  *  - grouped (PopART): G + 2K - 2 cycles; stage k runs the forward of micro-batch c - k and the
  *    backward of micro-batch c - (2K - 2 - k) in cycle c (the last stage's are fused);
- *  - interleaved: 2(G + K - 1) steps, each stage alternating forward and backward (1F1B);
+ *  - interleaved: 2(G + K - 1) steps, each stage alternating forward and backward (1F1B); the
+ *    steady state, where every stage is busy, is a loop of two steps;
  *  - sequential and sharded: one stage at a time, 2K - 1 steps per micro-batch, G times. */
 PipelineActivity pipelineActivity(StrategyKind kind, PipelineSchedule schedule, uint32_t stages, uint64_t microBatches,
                                   bool training);
