@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <numeric>
+#include <tuple>
 
 namespace ipusim {
 
@@ -73,61 +74,91 @@ TileMemory::TileMemory(const Program& program, const IpuParams& hw) : m_capacity
     for (auto& a : programOverheads(program, hw))
         m_tensors.push_back(std::move(a));
 
-    // Split the tiles into segments on which every tensor is uniform, then sweep program
-    // points within each segment: cost follows runs, not tiles.
+    // Split the tiles into segments on which every tensor is uniform, then sweep the program
+    // points once for all segments: cost follows runs, not tiles, and nothing is sorted per tile.
     const uint32_t T = hw.tiles;
-    std::vector<uint32_t> cuts{0, T};
+    std::vector<bool> cut(std::size_t(T) + 1, false); // marked, not sorted: runs far outnumber tiles
+    cut[0] = cut[T] = true;
     for (const auto& t : m_tensors)
         for (const auto& r : t.bytes.runs()) {
-            cuts.push_back(std::min(r.first, T));
-            cuts.push_back(std::min(r.end(), T));
+            cut[std::min(r.first, T)] = true;
+            cut[std::min(r.end(), T)] = true;
         }
-    std::sort(cuts.begin(), cuts.end());
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    std::vector<uint32_t> cuts;
+    for (uint32_t t = 0; t <= T; ++t)
+        if (cut[t])
+            cuts.push_back(t);
     const std::size_t segments = cuts.size() - 1;
-    std::vector<uint64_t> always(segments, 0);
-    std::vector<std::vector<std::pair<uint32_t, int64_t>>> events(segments);
-    for (const auto& t : m_tensors)
-        for (const auto& r : t.bytes.runs()) {
-            if (r.value == 0 || r.first >= T)
-                continue;
-            std::size_t s0 = std::lower_bound(cuts.begin(), cuts.end(), r.first) - cuts.begin();
-            std::size_t s1 = std::lower_bound(cuts.begin(), cuts.end(), std::min(r.end(), T)) - cuts.begin();
-            for (std::size_t s = s0; s < s1; ++s) {
-                if (t.alwaysLive)
-                    always[s] += r.value;
-                else {
-                    events[s].push_back({t.from, int64_t(r.value)});
-                    events[s].push_back({t.to + 1, -int64_t(r.value)});
-                }
-            }
+    auto segmentsOf = [&](const TileRun<uint64_t>& r) { // the segments [s0, s1) a run covers
+        const auto s0 = std::size_t(std::lower_bound(cuts.begin(), cuts.end(), r.first) - cuts.begin());
+        const auto s1 = std::size_t(std::lower_bound(cuts.begin(), cuts.end(), std::min(r.end(), T)) - cuts.begin());
+        return std::pair{s0, s1};
+    };
+    std::vector<TileMemoryUse> uses(segments);
+    struct Event
+    {
+        uint32_t point;
+        bool frees;
+        uint32_t tensor;
+    };
+    std::vector<Event> events;
+    for (uint32_t i = 0; i < m_tensors.size(); ++i) {
+        const auto& t = m_tensors[i];
+        if (!t.alwaysLive) {
+            events.push_back({t.from, false, i});
+            events.push_back({t.to + 1, true, i});
+            continue;
         }
-    m_tiles.assign(T, {});
-    for (std::size_t s = 0; s < segments; ++s) {
-        auto& ev = events[s];
-        // At equal points, frees (negative) come first so back-to-back lifetimes do not overlap.
-        std::sort(ev.begin(), ev.end());
-        TileMemoryUse use;
-        use.alwaysLive = always[s];
+        for (const auto& r : t.bytes.runs())
+            if (r.first < T) {
+                const auto [s0, s1] = segmentsOf(r);
+                for (std::size_t seg = s0; seg < s1; ++seg)
+                    uses[seg].alwaysLive += r.value;
+            }
+    }
+    for (auto& use : uses)
         if (use.alwaysLive > m_capacity)
             use = {use.alwaysLive, 0, 0, 0, use.alwaysLive};
-        int64_t live = 0;
-        for (std::size_t i = 0; i < ev.size(); ++i) {
-            const auto& [point, delta] = ev[i];
-            live += delta;
-            if (live > int64_t(use.notAlwaysLivePeak)) {
-                use.notAlwaysLivePeak = uint64_t(live);
+    // Each segment keeps its own live bytes. At a point frees come first, so back-to-back
+    // lifetimes do not overlap; the point's figure is taken once all its changes are in.
+    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+        return std::tie(a.point, b.frees, a.tensor) < std::tie(b.point, a.frees, b.tensor);
+    });
+    std::vector<int64_t> live(segments, 0);
+    std::vector<std::size_t> touched;
+    std::vector<bool> isTouched(segments, false);
+    for (std::size_t i = 0; i < events.size();) {
+        const uint32_t point = events[i].point;
+        for (; i < events.size() && events[i].point == point; ++i)
+            for (const auto& r : m_tensors[events[i].tensor].bytes.runs()) {
+                if (r.value == 0 || r.first >= T)
+                    continue;
+                const auto [s0, s1] = segmentsOf(r);
+                for (std::size_t seg = s0; seg < s1; ++seg) {
+                    live[seg] += events[i].frees ? -int64_t(r.value) : int64_t(r.value);
+                    if (!isTouched[seg])
+                        touched.push_back(seg);
+                    isTouched[seg] = true;
+                }
+            }
+        for (std::size_t seg : touched) {
+            TileMemoryUse& use = uses[seg];
+            if (live[seg] > int64_t(use.notAlwaysLivePeak)) {
+                use.notAlwaysLivePeak = uint64_t(live[seg]);
                 use.peakPoint = point;
             }
-            const bool settled = i + 1 == ev.size() || ev[i + 1].first != point; // every change at this point applied
-            if (settled && use.firstOverPoint == TileMemoryUse::kNever && use.alwaysLive + uint64_t(live) > m_capacity) {
+            if (use.firstOverPoint == TileMemoryUse::kNever && use.alwaysLive + uint64_t(live[seg]) > m_capacity) {
                 use.firstOverPoint = point;
-                use.firstOverBytes = use.alwaysLive + uint64_t(live);
+                use.firstOverBytes = use.alwaysLive + uint64_t(live[seg]);
             }
+            isTouched[seg] = false;
         }
-        for (uint32_t t = cuts[s]; t < cuts[s + 1]; ++t)
-            m_tiles[t] = use;
+        touched.clear();
     }
+    m_tiles.assign(T, {});
+    for (std::size_t seg = 0; seg < segments; ++seg)
+        for (uint32_t t = cuts[seg]; t < cuts[seg + 1]; ++t)
+            m_tiles[t] = uses[seg];
 }
 
 bool TileMemory::fits() const

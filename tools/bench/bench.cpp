@@ -155,13 +155,16 @@ int sc_main(int argc, char* argv[])
                engines[1].simSeconds / engines[0].simSeconds, engines[4].simSeconds / engines[2].simSeconds,
                engines[4].simSeconds / engines[3].simSeconds);
 
-    // How wall time grows: replicas and gradient accumulation (flat), layers (linear).
+    // How wall time grows: replicas and gradient accumulation, any schedule (flat), layers (linear).
     table("BERT-Large phase 1, POD64, by replicas", {{"2 replicas", pod64, {"/workload/strategy/replicas=2"}},
                                                      {"4 replicas", pod64, {"/workload/strategy/replicas=4"}},
                                                      {"16 replicas", pod64, {"/workload/strategy/replicas=16"}}}, 1);
     table("BERT-Large phase 1, POD16, by gradient accumulation", {{"GA 128", pod16, {"/run/gradient_accumulation=128"}},
                                                                   {"GA 512", pod16, {"/run/gradient_accumulation=512"}},
                                                                   {"GA 2048", pod16, {"/run/gradient_accumulation=2048"}}}, 1);
+    const std::string interleaved = R"(/workload/strategy/schedule="interleaved")";
+    table("BERT-Large phase 1, POD64, interleaved (1F1B) schedule, by gradient accumulation",
+          {{"GA 512", pod64, {interleaved}}, {"GA 32768", pod64, {interleaved, "/run/gradient_accumulation=32768"}}}, 1);
     table("BERT-Large-sized encoder, POD16, by layers", {{"6 layers", pod16, {R"(/workload/model={"layers":6})", "/workload/strategy/layers_per_ipu=[0,2,2,2]"}},
                                                          {"12 layers", pod16, {R"(/workload/model={"layers":12})", "/workload/strategy/layers_per_ipu=[0,4,4,4]"}},
                                                          {"24 layers", pod16, {}}}, 1);
