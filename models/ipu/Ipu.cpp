@@ -183,7 +183,8 @@ uint64_t Ipu::exec(const IpuCopyStep& c)
         ends.push_back({t.peer, m_index, false, t.bytes});
     if (ends.empty())
         return endPhaseOnAllTiles(PhaseKind::IpuCopy, c.name, ready);
-    m_activity = 1 + int(PhaseKind::Sync); // traced: waiting for partners until the transfers start
+    m_activity = 1 + int(PhaseKind::Sync); // traced: waiting until every partner is there (the VCD keeps
+                                           // to step granularity; the breakdown splits the copy exactly)
     m_ports.copies->arrive(m_index, c.name, std::move(ends), ready,
                            [this, &c, ready](const std::vector<uint64_t>& partnerReady) { finishCopy(c, ready, partnerReady); });
     return kWait;

@@ -11,12 +11,14 @@ void CopyRendezvous::arrive(uint32_t ipu, std::string step, std::vector<End> end
 {
     if (m_waiting.count(ipu))
         throw std::logic_error("an IPU arrived at a copy while waiting at another");
+    std::vector<uint64_t> numbers;
     for (const End& e : ends) {
         if (e.self() != ipu)
             throw std::logic_error("a copy transfer that is not the arriving IPU's");
-        m_unpaired[{e.from, e.to, e.sending}].push_back({ready, e.bytes, step});
+        numbers.push_back(++m_listed[{e.from, e.to, e.sending}]);
+        m_unpaired[{e.from, e.to, e.sending}].push_back({ready, e.bytes, numbers.back(), step});
     }
-    Waiting w{std::move(step), std::move(ends), {}, {}, std::move(release)};
+    Waiting w{std::move(step), std::move(ends), std::move(numbers), {}, {}, std::move(release)};
     w.partnerReady.assign(w.ends.size(), 0);
     w.paired.assign(w.ends.size(), false);
     std::vector<uint32_t> partners;
@@ -60,9 +62,6 @@ void CopyRendezvous::settle(uint32_t ipu)
 
 void CopyRendezvous::checkBytes(const End& mine, const std::string& myStep, const Arrival& partner)
 {
-    // Each side takes its partner's arrival, so a pair is seen twice: count it at the sender.
-    uint64_t& paired = m_paired[{mine.from, mine.to, true}];
-    const uint64_t n = mine.sending ? ++paired : paired + 1;
     if (partner.bytes == mine.bytes || !m_mismatch.empty())
         return;
     const auto& [sendStep, sendBytes] = mine.sending ? std::pair{myStep, mine.bytes} : std::pair{partner.step, partner.bytes};
@@ -70,7 +69,13 @@ void CopyRendezvous::checkBytes(const End& mine, const std::string& myStep, cons
     m_mismatch = fmt::format("transfer {} from IPU {} to IPU {} is {} bytes as IPU {} sends it (IPU copy \"{}\") but {} bytes as "
                              "IPU {} receives it (\"{}\"): the n-th send on an edge pairs with its n-th receive, and both "
                              "must give the same bytes",
-                             n, mine.from, mine.to, sendBytes, mine.from, sendStep, recvBytes, mine.to, recvStep);
+                             partner.number, mine.from, mine.to, sendBytes, mine.from, sendStep, recvBytes, mine.to, recvStep);
+}
+
+uint64_t CopyRendezvous::listed(const Side& side) const
+{
+    const auto it = m_listed.find(side);
+    return it == m_listed.end() ? 0 : it->second;
 }
 
 std::vector<CopyRendezvous::Waiter> CopyRendezvous::waiting() const
@@ -79,8 +84,8 @@ std::vector<CopyRendezvous::Waiter> CopyRendezvous::waiting() const
     for (const auto& [ipu, w] : m_waiting)
         for (std::size_t i = 0; i < w.ends.size(); ++i)
             if (!w.paired[i]) {
-                const auto paired = m_paired.find({w.ends[i].from, w.ends[i].to, true});
-                out.push_back({ipu, w.step, w.ends[i], paired == m_paired.end() ? 0 : paired->second});
+                const End& e = w.ends[i];
+                out.push_back({ipu, w.step, e, w.numbers[i], listed({e.from, e.to, !e.sending})});
                 break;
             }
     return out;

@@ -40,7 +40,8 @@ public:
         uint32_t ipu = 0;
         std::string step;
         End missing;
-        uint64_t pairedBefore = 0; // transfers paired on the missing one's edge so far
+        uint64_t number = 0;       // the missing one's partner is the number-th listing on its edge
+        uint64_t partnerListed = 0; // listings the partner's side of that edge has made so far
     };
     [[nodiscard]] std::vector<Waiter> waiting() const;
 
@@ -63,6 +64,7 @@ private:
     {
         std::string step;
         std::vector<End> ends;
+        std::vector<uint64_t> numbers; // each End's number on its edge and side, from 1
         std::vector<uint64_t> partnerReady;
         std::vector<bool> paired;
         Release release;
@@ -71,15 +73,17 @@ private:
     struct Arrival
     {
         uint64_t ready = 0, bytes = 0;
+        uint64_t number = 0; // the n-th listing of its edge on its side
         std::string step;
     };
     using Side = std::tuple<uint32_t, uint32_t, bool>; // an edge, and which end listed it
     /** Pairs what `ipu` waits for with the partners' arrivals so far; releases it when all are. */
     void settle(uint32_t ipu);
     void checkBytes(const End& mine, const std::string& myStep, const Arrival& partner);
+    [[nodiscard]] uint64_t listed(const Side& side) const;
 
     std::map<Side, std::deque<Arrival>> m_unpaired;
-    std::map<Side, uint64_t> m_paired; // per edge (sending side), transfers paired so far
+    std::map<Side, uint64_t> m_listed; // listings so far, per edge and side
     std::map<uint32_t, Waiting> m_waiting;
     std::string m_mismatch;
 };

@@ -115,7 +115,12 @@ SimResult Simulation::run()
         for (const auto& ipu : m_ipus)
             if (!ipu->failure().empty())
                 return ipu->failure();
-        return m_copies.mismatch();
+        return std::string();
+    };
+    // Listings of one transfer that disagree are the schedule's fault, like a stuck one.
+    auto copyMismatch = [&] {
+        if (!m_copies.mismatch().empty())
+            throw config::ConfigError(m_experiment.config.file, "/workload", m_copies.mismatch());
     };
     do {
         runSlice(slice);
@@ -128,6 +133,7 @@ SimResult Simulation::run()
         InterruptGuard::check("interrupted: the run wrote no results");
         if (const std::string why = failure(); !why.empty())
             throw config::ConfigError(m_experiment.config.file, "", why);
+        copyMismatch();
     } while (!finished() && sc_core::sc_pending_activity());
     progress.finish();
     const auto t1 = std::chrono::steady_clock::now();
@@ -152,8 +158,9 @@ SimResult Simulation::run()
 void Simulation::runSlice(sc_core::sc_time slice)
 {
     // Time stops at the last event, never at a slice's end past it, so a VCD ends where the run
-    // does: a slice with events runs until starvation; a gap longer than a slice is crossed to
-    // its next event at once. The first call also elaborates and initialises.
+    // does: a slice with events runs until its end or starvation, time staying at its last
+    // event; a gap longer than a slice is crossed to its next event at once (so one call may
+    // run past a slice). The first call also elaborates and initialises.
     const bool started = sc_core::sc_get_status() != sc_core::SC_ELABORATION;
     const sc_core::sc_time gap = started ? sc_core::sc_time_to_pending_activity() : sc_core::SC_ZERO_TIME;
     const sc_core::sc_time left = sc_core::sc_max_time() - sc_core::sc_time_stamp();
@@ -169,17 +176,19 @@ std::string Simulation::stuck() const
     for (const auto& w : m_copies.waiting())
         why.push_back(fmt::format(
             "IPU {} waits at IPU copy \"{}\" for the {} of IPU {} that pairs with its {} {} IPU {}, and it never comes "
-            "(transfers from IPU {} to IPU {} paired before it: {}): each transfer is a send on one IPU and a receive on "
-            "the other, the n-th of one pairing with the n-th of the other",
+            "(this is {} {} of the edge from IPU {} to IPU {}; IPU {} listed {}): each transfer is a send on one IPU and a "
+            "receive on the other, the n-th of one pairing with the n-th of the other",
             w.ipu, w.step, w.missing.sending ? "receive" : "send", w.missing.partner(), w.missing.sending ? "send" : "receive",
-            w.missing.sending ? "to" : "from", w.missing.partner(), w.missing.from, w.missing.to, w.pairedBefore));
+            w.missing.sending ? "to" : "from", w.missing.partner(), w.missing.sending ? "send" : "receive", w.number,
+            w.missing.from, w.missing.to, w.missing.partner(), w.partnerListed));
     if (auto waiting = m_sync->waiting(); !waiting.empty()) {
         std::vector<uint32_t> ipus;
         for (uint32_t i : waiting)
             ipus.push_back(m_experiment.schedule.programs[i].ipu);
-        why.push_back(fmt::format("IPU{} {} wait{} at an external sync the other IPUs never reach: every program must pass "
-                                  "the same number of external syncs",
-                                  ipus.size() > 1 ? "s" : "", fmt::join(ipus, ", "), ipus.size() > 1 ? "" : "s"));
+        why.push_back(fmt::format("IPU{} {} wait{} at an external sync the other IPUs never reach{}: every program must "
+                                  "pass the same number of external syncs",
+                                  ipus.size() > 1 ? "s" : "", fmt::join(ipus, ", "), ipus.size() > 1 ? "" : "s",
+                                  why.empty() ? "" : " (stuck at the copies above or finished)"));
     }
     return fmt::format("{}", fmt::join(why, "; "));
 }

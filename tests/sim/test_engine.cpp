@@ -268,8 +268,8 @@ TEST_CASE("An IPU copy whose partner never comes is reported, not hung", "[sim][
     Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/unpaired.json"));
     Simulation sim(e);
     CHECK_THROWS_WITH(sim.run(), Catch::Contains("unpaired.json: /workload: IPU 0 waits at IPU copy \"c\" for the receive of IPU 1 "
-                                                 "that pairs with its send to IPU 1, and it never comes (transfers from "
-                                                 "IPU 0 to IPU 1 paired before it: 1)"));
+                                                 "that pairs with its send to IPU 1, and it never comes (this is send 2 of "
+                                                 "the edge from IPU 0 to IPU 1; IPU 1 listed 1)"));
     // A send with no receive on its peer at all is caught when the schedule is read.
     d["workload"]["programs"][1]["steps"] = json::array();
     CHECK_THROWS_WITH(buildExperiment(config::loadConfig(d, kRoot + "/configs/unpaired.json")),
@@ -290,8 +290,24 @@ TEST_CASE("Both listings of an IPU-copy transfer must give the same bytes", "[si
                               {{"ipu", 1}, {"steps", {{{"op", "ipu_copy"}, {"name", "r"}, {"recv", {{{"ipu", 0}, {"bytes", 96}}}}}}}}}}}}};
     Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/bytes.json"));
     Simulation sim(e);
-    CHECK_THROWS_WITH(sim.run(), Catch::Contains("bytes.json: transfer 1 from IPU 0 to IPU 1 is 64 bytes as IPU 0 sends it (IPU copy "
-                                                 "\"c\") but 96 bytes as IPU 1 receives it (\"r\")"));
+    CHECK_THROWS_WITH(sim.run(), Catch::Contains("bytes.json: /workload: transfer 1 from IPU 0 to IPU 1 is 64 bytes as IPU 0 sends it "
+                                                 "(IPU copy \"c\") but 96 bytes as IPU 1 receives it (\"r\")"));
+}
+
+TEST_CASE("A byte mismatch names the transfer that disagrees, wherever the receiver arrives first", "[sim][multi][errors]")
+{
+    // One copy step lists two transfers on the same edge on both IPUs; the receiver is there
+    // first, so both pairs are made when the sender arrives. The second disagrees.
+    json send = {{"op", "ipu_copy"}, {"name", "c"}, {"send", {{{"ipu", 1}, {"bytes", 64}}, {{"ipu", 1}, {"bytes", 64}}}}};
+    json recv = {{"op", "ipu_copy"}, {"name", "r"}, {"recv", {{{"ipu", 0}, {"bytes", 64}}, {{"ipu", 0}, {"bytes", 32}}}}};
+    json late = {{"op", "compute"}, {"name", "late"}, {"tiles", {{{"tiles", "all"}, {"cycles", 1000}}}}};
+    json d = {{"system", {{"base", "hardware/m2000.json"}}},
+              {"workload", {{"kind", "schedule"},
+                            {"programs", {{{"ipu", 0}, {"steps", {late, send}}}, {{"ipu", 1}, {"steps", {recv}}}}}}}};
+    Experiment e = buildExperiment(config::loadConfig(d, kRoot + "/configs/bytes.json"));
+    Simulation sim(e);
+    CHECK_THROWS_WITH(sim.run(), Catch::Contains("transfer 2 from IPU 0 to IPU 1 is 64 bytes as IPU 0 sends it (IPU copy \"c\") but "
+                                                 "32 bytes as IPU 1 receives it (\"r\")"));
 }
 
 TEST_CASE("A run stuck at a copy and at a sync reports both", "[sim][multi][errors]")
@@ -537,9 +553,11 @@ TEST_CASE("Skipping identical loop iterations changes no figure", "[sim][fast-fo
     const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
         {"configs/mnist/train.json", {}},
         {"configs/mnist/pipelined.json", {}},
-        // Interleaved (1F1B): the steady state alternates two steps, a loop of both.
-        {"configs/mnist/pipelined.json", {"/workload/strategy/schedule=\"interleaved\"", "/run/gradient_accumulation=24"}},
-        {"configs/mnist/pipelined.json", {"/workload/strategy/schedule=\"sequential\""}},
+        // Interleaved (1F1B): the steady state alternates two steps, a loop of both. One device
+        // iteration, so that only the pipeline's own loops can skip (and the test fail without).
+        {"configs/mnist/pipelined.json",
+         {"/workload/strategy/schedule=\"interleaved\"", "/run/gradient_accumulation=24", "/run/device_iterations=1"}},
+        {"configs/mnist/pipelined.json", {"/workload/strategy/schedule=\"sequential\"", "/run/device_iterations=1"}},
         {"configs/mnist/pipelined_pod16.json", {"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=2"}},
         {"configs/mnist/phased_parallel.json", {}},
         {"configs/mnist/offload_optimiser.json", {"/workload/io_tiles=64"}},

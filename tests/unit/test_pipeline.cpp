@@ -5,6 +5,7 @@
 #include "workloads/strategies/Pipeline.hpp"
 
 #include <catch2/catch.hpp>
+#include <numeric>
 
 using namespace ipusim;
 using json = nlohmann::json;
@@ -56,7 +57,8 @@ TEST_CASE("Interleaved pipeline: 2(G + K - 1) steps, one pass per stage per step
     // A micro-batch's backward on stage k follows its backward on stage k + 1 by one step.
     CHECK(a.at(7).bwd[0]);  // micro-batch 0 reaches stage 0's backward at 2K - 1
     CHECK(a.at(4).bwd[3]);  // and stage 3's one step after its forward at 3
-    // Steps 2K - 1 = 7 to 2G = 20 alternate with a period of two: a loop of 6 iterations.
+    // Steps 2K - 1 = 7 to 2G - 1 = 19 keep every stage busy, alternating with a period of two:
+    // a loop of G - K = 6 iterations over steps 7-18; step 19 runs after it.
     CHECK(a.loopRuns == 2);
     CHECK(a.loopIterations == 6);
     CHECK(a.runs.size() == 7 + 2 + (26 - 7 - 12));
@@ -75,6 +77,59 @@ TEST_CASE("Interleaved pipeline: 2(G + K - 1) steps, one pass per stage per step
         }
     // Its size does not grow with the micro-batches.
     CHECK(pipelineActivity(StrategyKind::Pipelined, PipelineSchedule::Interleaved, 4, uint64_t(1) << 40, true).runs.size() == 7 + 2 + 7);
+}
+
+namespace {
+
+/** The micro-batch of every call of `fragment` in `steps`, loops unrolled (a per-iteration
+ *  call adds its innermost loop's iteration, as the simulator does). */
+void callsOf(const std::vector<Step>& steps, uint32_t fragment, uint64_t iteration, std::vector<int64_t>& out)
+{
+    for (const Step& s : steps)
+        if (const auto* r = std::get_if<RepeatStep>(&s.op)) {
+            for (uint64_t i = 0; i < r->count; ++i)
+                callsOf(r->body, fragment, i, out);
+        } else if (const auto* c = std::get_if<CallStep>(&s.op); c && c->fragment == fragment) {
+            out.push_back(c->microBatch + (c->perIteration ? int64_t(iteration) : 0));
+        }
+}
+
+} // namespace
+
+TEST_CASE("Interleaved pipeline program: its loop numbers each stage's micro-batches in order", "[pipeline]")
+{
+    // Two stages on two IPUs, 9 micro-batches: steps 3 to 16 are a loop of 7 iterations.
+    const uint32_t K = 2;
+    const uint64_t G = 9;
+    IpuParams hw;
+    std::vector<std::unique_ptr<ProgramBuilder>> builders;
+    std::vector<ProgramBuilder*> raw;
+    std::vector<StageFragments> st(K);
+    for (uint32_t k = 0; k < K; ++k) {
+        builders.push_back(std::make_unique<ProgramBuilder>(hw));
+        raw.push_back(builders.back().get());
+        st[k].ipu = st[k].builder = k;
+        for (int* id : {&st[k].fwd, &st[k].bwd}) {
+            *id = int(raw[k]->beginFragment(id == &st[k].fwd ? "forward" : "backward"));
+            raw[k]->compute("work", TileVector(hw.tiles, 10), {Vertex::Copy});
+            raw[k]->endFragment();
+        }
+        st[k].fwdBytesToNext = st[k].bwdBytesToPrevious = 64;
+    }
+    const PipelineActivity a = pipelineActivity(StrategyKind::Pipelined, PipelineSchedule::Interleaved, K, G, true);
+    REQUIRE(a.loopIterations == 7);
+    composePipeline(raw, st, a, true, 1);
+    std::vector<int64_t> order(G);
+    std::iota(order.begin(), order.end(), 0);
+    for (uint32_t k = 0; k < K; ++k) {
+        const Program p = raw[k]->finish(k);
+        for (int fragment : {st[k].fwd, st[k].bwd}) {
+            std::vector<int64_t> seen;
+            callsOf(p.steps, uint32_t(fragment), 0, seen);
+            INFO("stage " << k << " fragment " << fragment);
+            CHECK(seen == order);
+        }
+    }
 }
 
 TEST_CASE("Sharded and sequential: one stage at a time, 2K - 1 steps per micro-batch", "[pipeline]")

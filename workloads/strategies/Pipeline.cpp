@@ -68,8 +68,9 @@ std::vector<uint64_t> everyCycle(uint64_t n)
 }
 
 /** The interleaved (1F1B) schedule: stage k forwards micro-batch m at step k + 2m and runs its
- *  backward at 2K - 1 - k + 2m. From step 2K - 1 until step 2G every stage is busy, forward and
- *  backward in turn, so those steps repeat with a period of two: they become one loop. */
+ *  backward at 2K - 1 - k + 2m. In steps 2K - 1 to 2G - 1 every stage is busy, forward and
+ *  backward in turn, so they repeat with a period of two: G - K iterations of a two-step loop
+ *  (the last busy step runs after it). */
 PipelineActivity interleaved(uint32_t K, uint64_t G)
 {
     auto fill = [&](uint64_t t, ActivityRun& r) {
