@@ -220,10 +220,10 @@ int main(int argc, char** argv)
                 const std::size_t failed = runSweepMpi(argc, argv, sweep, sweepOptions);
                 return failed ? int(kSweepFailures) : int(kOk);
             }
-            const std::size_t failed = runSweep(sweep, sweepOptions);
-            fmt::print("{}: {} points, {} failed; results in {}\n", sweep.name, sweep.points.size(), failed,
-                       resultsDir(sweep, sweepOptions));
-            return failed ? int(kSweepFailures) : int(kOk);
+            const SweepTally tally = runSweep(sweep, sweepOptions);
+            fmt::print("{}: {} points, {} failed, {} schedule{} compiled; results in {}\n", sweep.name, sweep.points.size(),
+                       tally.failed, tally.compiled, tally.compiled == 1 ? "" : "s", resultsDir(sweep, sweepOptions));
+            return tally.failed ? int(kSweepFailures) : int(kOk);
         }
         if (validateCmd->parsed())
             return runValidation(validateFile, validateJobs, std::cout) ? int(kOk) : int(kValidationFailed);

@@ -3,7 +3,8 @@
 #include "sim/cli/MpiSweep.hpp"
 
 #include "sim/config/ConfigError.hpp"
-#include "sim/sweep/PointRunner.hpp"
+#include "sim/sweep/SimulatePoint.hpp"
+#include "sim/sweep/WorkerPool.hpp"
 
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
@@ -32,27 +33,24 @@ std::size_t runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOp
     mpi::environment env(argc, argv);
     mpi::communicator world;
     if (world.size() < 2)
-        return runSweep(sweep, options); // one rank: the local sweep
+        return runSweep(sweep, options).failed; // one rank: the local sweep
 
-    const std::filesystem::path scratch =
-        std::filesystem::temp_directory_path() / fmt::format("ipusim-mpi-{}-{}", ::getpid(), world.rank());
     if (world.rank() != 0) {
-        // Worker: ask for a point, simulate it in a child process, send the row back.
-        PointRunner runner(scratch, 1);
+        // Worker: ask for a point, simulate it on this rank's worker process (which keeps the
+        // schedules it compiled), send the row back.
+        CompileCache compiled;
+        WorkerPool pool(1, [&](std::size_t i) { return simulatePointInWorker(sweep.config, sweep.setsFor(i), sweep.file, compiled); });
         while (true) {
             world.send(0, kReady, -1L);
             long index = -1;
             world.recv(0, kWork, index);
             if (index < 0)
                 break;
-            const auto sets = sweep.setsFor(std::size_t(index));
-            json result;
-            auto done = [&](std::size_t, json r) { result = std::move(r); };
-            runner.start(std::size_t(index), [&] { return simulatePoint(sweep.config, sets, sweep.file); }, done);
-            runner.finish(done);
+            json result = {{"status", "interrupted"}};
+            pool.run({std::size_t(index)}, [](std::size_t) { return std::string(); }, [](std::size_t) {},
+                     [&](std::size_t, json r) { result = std::move(r); });
             world.send(0, kResult, json{{"point", index}, {"result", result}}.dump());
         }
-        std::filesystem::remove_all(scratch);
         return 0;
     }
     // Rank 0: the rows are written by the same code as a local sweep; points are simulated
@@ -67,7 +65,8 @@ std::size_t runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOp
             std::string text;
             world.recv(st.source(), kResult, text);
             const json msg = json::parse(text);
-            writer.write(msg.at("point").get<std::size_t>(), msg.at("result"));
+            if (msg.at("result").at("status") != "interrupted") // stopped from outside: no row, --resume runs it
+                writer.write(msg.at("point").get<std::size_t>(), msg.at("result"));
             --outstanding;
             continue;
         }
@@ -82,7 +81,7 @@ std::size_t runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOp
             ++stopped;
         }
     }
-    return writer.finish();
+    return writer.finish().failed;
 }
 
 } // namespace ipusim::cli

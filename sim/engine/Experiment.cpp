@@ -2,7 +2,6 @@
 #include "sim/engine/Experiment.hpp"
 
 #include "sim/config/ExperimentSpec.hpp"
-#include "workloads/nets/CompileWorkload.hpp"
 
 #include <fmt/format.h>
 
@@ -13,17 +12,13 @@ Experiment buildExperiment(const std::string& path, const std::vector<std::strin
     return buildExperiment(config::loadConfig(path, sets));
 }
 
-Experiment buildExperiment(config::LoadedConfig cfg)
+Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled)
 {
-    ExperimentSpec spec = decodeExperiment(cfg);
     Experiment e;
-    e.schedule = compileWorkload(std::move(spec.workload), spec.system, cfg);
-    e.schedule.name = spec.name;
-    // The compilers lower the mode into the steps they emit; the reports still need to know it.
-    if (cfg.doc.at("workload").value("mode", std::string()) == "infer")
-        e.schedule.inference = true;
-    e.system = std::move(spec.system);
-    e.run = spec.run;
+    e.system = decodeSystem(cfg);
+    e.run = decodeRun(cfg, e.system);
+    std::optional<Schedule> held = compiled ? compiled->take(cfg) : std::nullopt;
+    e.schedule = held ? std::move(*held) : compileSchedule(cfg, e.system, e.run);
     if (e.run.datasetSamples > 0) {
         // An epoch is as many whole host calls as the data set fills.
         const uint64_t perCall = e.schedule.samplesPerHostCall;

@@ -2,6 +2,7 @@
 #pragma once
 #include "models/hw/SystemParams.hpp"
 #include "models/program/Schedule.hpp"
+#include "sim/engine/CompileCache.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/RunSpec.hpp"
 
@@ -20,9 +21,10 @@ struct Experiment
 };
 
 /** Loads, validates, decodes and compiles an experiment; throws config::ConfigError on bad
- *  input and OutOfMemory (workloads/lowering) when the planner cannot fit an op. */
+ *  input and OutOfMemory (workloads/lowering) when the planner cannot fit an op. A schedule
+ *  `compiled` holds for the config is taken from it instead of compiling. */
 Experiment buildExperiment(const std::string& path, const std::vector<std::string>& sets = {});
-Experiment buildExperiment(config::LoadedConfig cfg);
+Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled = nullptr);
 
 /** The config of the inference phase that follows training (`"inference"`), or nothing. */
 std::optional<config::LoadedConfig> inferencePhase(const config::LoadedConfig& training);

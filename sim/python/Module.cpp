@@ -94,8 +94,7 @@ std::pair<std::string, std::size_t> sweep(const std::string& file, const std::st
     const Sweep s = Sweep::load(file);
     const SweepOptions options{outDir, jobs, resume};
     py::gil_scoped_release free;
-    const std::size_t failed = runSweep(s, options);
-    return {resultsDir(s, options), failed};
+    return {resultsDir(s, options), runSweep(s, options).failed};
 }
 
 } // namespace

@@ -41,7 +41,7 @@ void writeAll(int fd, const std::string& text)
 
 } // namespace
 
-ChildProcess::ChildProcess(const std::function<nlohmann::json()>& body)
+ChildProcess::ChildProcess(const std::function<nlohmann::json()>& body, std::string what) : m_what(std::move(what))
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -78,7 +78,7 @@ ChildProcess::~ChildProcess()
         close(m_fd);
 }
 
-nlohmann::json ChildProcess::wait()
+std::string ChildProcess::waitForText()
 {
     std::string text;
     char buffer[65536];
@@ -95,12 +95,21 @@ nlohmann::json ChildProcess::wait()
     wait4(m_pid, &status, 0, &usage);
     m_pid = -1;
     m_maxRssKb = usage.ru_maxrss;
-    nlohmann::json result = nlohmann::json::parse(text, nullptr, false);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !result.is_discarded())
-        return result;
-    return {{"status", "failed"},
-            {"error", WIFSIGNALED(status) ? fmt::format("the child process died of signal {}", WTERMSIG(status))
-                                          : std::string("the child process ended without a result")}};
+    m_killedBy = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !text.empty())
+        return text;
+    return nlohmann::json{{"status", "failed"},
+                          {"error", WIFSIGNALED(status) ? fmt::format("{} died of signal {}", m_what, WTERMSIG(status))
+                                                        : m_what + " ended without a result"}}
+        .dump();
+}
+
+nlohmann::json ChildProcess::wait()
+{
+    const nlohmann::json result = nlohmann::json::parse(waitForText(), nullptr, false);
+    if (result.is_discarded())
+        return {{"status", "failed"}, {"error", m_what + " ended without a whole result"}};
+    return result;
 }
 
 } // namespace ipusim

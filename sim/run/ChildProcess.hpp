@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <string>
 #include <sys/types.h>
 
 namespace ipusim {
@@ -14,8 +15,9 @@ class ChildProcess
 {
 public:
     /** Forks and runs `body` in the child. An exception in the child becomes
-     *  {"status": "invalid" (bad input) | "failed", "error": message}. */
-    explicit ChildProcess(const std::function<nlohmann::json()>& body);
+     *  {"status": "invalid" (bad input) | "failed", "error": message}. `what` names the child
+     *  in the message of a child that died. */
+    explicit ChildProcess(const std::function<nlohmann::json()>& body, std::string what = "the child process");
     ~ChildProcess();
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;
@@ -23,13 +25,19 @@ public:
     /** Reads the result and reaps the child; a child that died without a result gives
      *  {"status": "failed", "error": how it ended}. */
     nlohmann::json wait();
+    /** The same as the JSON text the child wrote, unparsed (a result passed on as it is). */
+    std::string waitForText();
     /** The child's resource use, once waited for (peak RSS in KiB). */
     [[nodiscard]] long maxRssKb() const { return m_maxRssKb; }
+    /** The signal that ended the child, once waited for; 0 if it exited. */
+    [[nodiscard]] int killedBy() const { return m_killedBy; }
 
 private:
     pid_t m_pid = -1;
     int m_fd = -1;
     long m_maxRssKb = 0;
+    int m_killedBy = 0;
+    std::string m_what;
 };
 
 } // namespace ipusim

@@ -255,7 +255,7 @@ void collectInference(const json& result, const fs::path& dir, RunOutcome& out)
 }
 
 /** run() once the folder holds no earlier outputs. */
-RunOutcome runInCleanFolder(const Experiment& e, const RunOptions& o)
+RunOutcome runInCleanFolder(const Experiment& e, const RunOptions& o, CompileCache* compiled)
 {
     const fs::path& dir = o.outDir;
     const fs::path inferenceDir = dir.empty() ? fs::path() : dir / "inference";
@@ -264,7 +264,7 @@ RunOutcome runInCleanFolder(const Experiment& e, const RunOptions& o)
     // input is reported here, before either runs.
     std::unique_ptr<ChildProcess> child;
     if (const auto inferenceConfig = o.inferencePhase ? inferencePhase(e.config) : std::nullopt) {
-        const Experiment inference = buildExperiment(*inferenceConfig);
+        const Experiment inference = buildExperiment(*inferenceConfig, compiled);
         child = std::make_unique<ChildProcess>([&] { return inferenceInChild(inference, inferenceDir, o); });
     }
     Phase main = simulatePhase(e, dir, o);
@@ -301,10 +301,10 @@ RunOutcome runInCleanFolder(const Experiment& e, const RunOptions& o)
 
 } // namespace
 
-RunOutcome run(const Experiment& e, const RunOptions& o)
+RunOutcome run(const Experiment& e, const RunOptions& o, CompileCache* compiled)
 {
     removeStaleOutputs(o.outDir);
-    return runInCleanFolder(e, o);
+    return runInCleanFolder(e, o, compiled);
 }
 
 RunOutcome run(RunRequest request)
@@ -313,9 +313,9 @@ RunOutcome run(RunRequest request)
     claimFolder(request.options.outDir, request.config, request.options.force);
     const auto t0 = std::chrono::steady_clock::now();
     const json identity = runIdentity(request.config);
-    const Experiment e = buildExperiment(std::move(request.config));
+    const Experiment e = buildExperiment(std::move(request.config), request.compiled);
     const double build = secondsSince(t0);
-    RunOutcome out = runInCleanFolder(e, request.options);
+    RunOutcome out = runInCleanFolder(e, request.options, request.compiled);
     out.buildSeconds = build;
     if (!request.options.outDir.empty()) // beside the results: whose they are
         report::writeFileAtomically((request.options.outDir / "run.json").string(), identity.dump(1) + "\n");

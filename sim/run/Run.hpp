@@ -38,6 +38,9 @@ struct RunRequest
 {
     config::LoadedConfig config;
     RunOptions options;
+    /** Schedules compiled ahead (a sweep worker's): the run and its inference phase take
+     *  theirs from here when it holds them. */
+    CompileCache* compiled = nullptr;
 };
 
 /** What a run produced. */
@@ -61,8 +64,9 @@ struct RunOutcome
  *  the trace. Bad input throws config::ConfigError; an internal failure std::exception. The
  *  CLI, sweeps, validation, the benchmark and the tests all run experiments through here. */
 RunOutcome run(RunRequest request);
-/** The same for an experiment already built (tests that make schedules in code). */
-RunOutcome run(const Experiment& experiment, const RunOptions& options);
+/** The same for an experiment already built (tests that make schedules in code, sweep points);
+ *  its inference phase takes its schedule from `compiled` when that holds it. */
+RunOutcome run(const Experiment& experiment, const RunOptions& options, CompileCache* compiled = nullptr);
 
 /** The events a trace of `experiment` holds, about: one per program step each IPU runs
  *  (tracing simulates every loop iteration). A run prints it before a large unwindowed trace. */

@@ -7,7 +7,8 @@
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/engine/Progress.hpp"
 #include "sim/report/Summary.hpp"
-#include "sim/sweep/PointRunner.hpp"
+#include "sim/sweep/SimulatePoint.hpp"
+#include "sim/sweep/WorkerPool.hpp"
 
 #include <fmt/format.h>
 
@@ -318,7 +319,7 @@ struct SweepRowWriter::State
     fs::path jsonl, csv;
     std::set<std::size_t> done;
     std::map<std::size_t, std::chrono::steady_clock::time_point> started;
-    std::size_t finished = 0, failures = 0;
+    std::size_t finished = 0, failures = 0, compiled = 0;
     Progress progress;
     State(const Sweep& s) : sweep(s), progress("sweep " + s.name, "points", 0.5, 10.0) {}
 };
@@ -402,39 +403,31 @@ void SweepRowWriter::write(std::size_t i, const json& result)
     ++st.finished;
     if (row.at("status") != "ok")
         ++st.failures;
+    st.compiled += result.value("compiled", std::size_t(0));
     st.progress.update(st.finished, sweep.points.size(), st.failures);
 }
 
-std::size_t SweepRowWriter::finish()
+SweepTally SweepRowWriter::finish()
 {
     m_state->progress.finish();
-    return m_state->failures;
+    return {m_state->failures, m_state->compiled};
 }
 
-std::size_t runSweep(const Sweep& sweep, const SweepOptions& o)
+SweepTally runSweep(const Sweep& sweep, const SweepOptions& o)
 {
     SweepRowWriter writer(sweep, o);
-    const fs::path dir = writer.dir();
     const InterruptGuard guard;
+    // Each worker keeps the schedules it compiled (its own copy of this cache) for the points
+    // after: a point that changes only what the compiler ignores is not compiled again.
+    CompileCache compiled;
+    WorkerPool pool(o.jobs, [&](std::size_t i) { return simulatePointInWorker(sweep.config, sweep.setsFor(i), sweep.file, compiled); });
     // A point that finished is recorded; one stopped by the interrupt is not, so --resume runs it.
-    auto record = [&](std::size_t i, json result) { writer.write(i, result); };
-    PointRunner runner(dir / ".points", o.jobs);
-    for (std::size_t i : writer.missingPoints()) {
-        if (InterruptGuard::requested() || runner.interrupted())
-            break;
-        writer.started(i);
-        const auto sets = sweep.setsFor(i);
-        runner.start(i, [&, sets] { return simulatePoint(sweep.config, sets, sweep.file); }, record);
-    }
-    if (InterruptGuard::requested())
-        runner.kill();
-    else
-        runner.finish(record);
-    const std::size_t failures = writer.finish();
-    fs::remove_all(dir / ".points");
-    if (InterruptGuard::requested() || runner.interrupted())
-        throw Interrupted(fmt::format("interrupted: the finished points are in {}; --resume runs the rest", dir.string()));
-    return failures;
+    pool.run(writer.missingPoints(), [&](std::size_t i) { return compileGroup(sweep.config, sweep.setsFor(i)); },
+             [&](std::size_t i) { writer.started(i); }, [&](std::size_t i, const json& result) { writer.write(i, result); });
+    const SweepTally tally = writer.finish();
+    if (InterruptGuard::requested() || pool.interrupted())
+        throw Interrupted(fmt::format("interrupted: the finished points are in {}; --resume runs the rest", writer.dir()));
+    return tally;
 }
 
 } // namespace ipusim

@@ -38,6 +38,14 @@ struct SweepOptions
     bool resume = false;
 };
 
+/** How a sweep went: points that failed, schedules its workers compiled (fewer than the
+ *  points when points share a compile key). */
+struct SweepTally
+{
+    std::size_t failed = 0;
+    std::size_t compiled = 0;
+};
+
 /** Where a sweep's results go: `options.out`, or out/sweeps/<sweep name>. */
 std::string resultsDir(const Sweep& sweep, const SweepOptions& options);
 
@@ -52,8 +60,9 @@ public:
     [[nodiscard]] std::vector<std::size_t> missingPoints() const;
     void started(std::size_t point);
     void write(std::size_t point, const nlohmann::json& result);
-    /** Failed points; the progress line is closed. */
-    std::size_t finish();
+    /** Failed points and schedules compiled (rows written since it was made); the progress
+     *  line is closed. */
+    SweepTally finish();
     [[nodiscard]] const std::string& dir() const { return m_dir; }
 
 private:
@@ -62,8 +71,9 @@ private:
     std::string m_dir;
 };
 
-/** Runs the points not yet in the results, each in its own process, `jobs` at a time. Returns
- *  the number of failed points. */
-std::size_t runSweep(const Sweep& sweep, const SweepOptions& options);
+/** Runs the points not yet in the results on `jobs` long-lived worker processes, which compile
+ *  a schedule once for the points that share it and simulate each point in a process of its
+ *  own. */
+SweepTally runSweep(const Sweep& sweep, const SweepOptions& options);
 
 } // namespace ipusim

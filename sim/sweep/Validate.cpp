@@ -3,7 +3,9 @@
 
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
-#include "sim/sweep/PointRunner.hpp"
+#include "sim/engine/Interrupt.hpp"
+#include "sim/sweep/SimulatePoint.hpp"
+#include "sim/sweep/WorkerPool.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -110,15 +112,17 @@ bool runValidation(const std::string& path, unsigned jobs, std::ostream& out)
 
     std::vector<json> results(cases.size());
     {
-        PointRunner runner(fs::temp_directory_path() / fmt::format("ipusim-validate-{}", ::getpid()), jobs);
-        auto done = [&](std::size_t i, json r) { results[i] = std::move(r); };
-        for (std::size_t i = 0; i < cases.size(); ++i) {
-            const Case c = cases[i];
-            const std::string origin = fmt::format("{} /cases/{}/set", path, i);
-            runner.start(i, [c, origin] { return simulatePoint(c.config, c.sets, origin); }, done);
-        }
-        runner.finish(done);
-        fs::remove_all(fs::temp_directory_path() / fmt::format("ipusim-validate-{}", ::getpid()));
+        // Cases that change only what the compiler ignores share a worker's compiled schedule.
+        CompileCache compiled;
+        auto origin = [&](std::size_t i) { return fmt::format("{} /cases/{}/set", path, i); };
+        WorkerPool pool(jobs, [&](std::size_t i) { return simulatePointInWorker(cases[i].config, cases[i].sets, origin(i), compiled); });
+        std::vector<std::size_t> all(cases.size());
+        for (std::size_t i = 0; i < all.size(); ++i)
+            all[i] = i;
+        pool.run(all, [&](std::size_t i) { return compileGroup(cases[i].config, cases[i].sets); }, [](std::size_t) {},
+                 [&](std::size_t i, json r) { results[i] = std::move(r); });
+        if (pool.interrupted())
+            throw Interrupted("interrupted: the validation compared nothing");
     }
 
     for (std::size_t i = 0; i < cases.size(); ++i)

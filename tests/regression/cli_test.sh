@@ -94,6 +94,11 @@ tools/plot.py "$out/p/trace.json" > /dev/null && png "$out/p/trace_gantt.png" &&
 tools/plot.py "$out/p/summary.json" > /dev/null && png "$out/p/summary_balance.png" && png "$out/p/summary_memory.png" && ok || fail "no summary plots"
 expect 1 "neither a trace" -- tools/plot.py configs/default.json
 
+# A sweep's worker compiles once for the points that change only what the compiler ignores
+# (the clock, link timing), once again for a value it reads (the micro-batch).
+printf '{"config": "%s/configs/default.json", "axes": [{"pointer": "/workload/micro_batch", "values": [20, 40]}, {"pointer": "/system/ipu/clock_hz", "values": [1.0e9, 1.33e9, 1.6e9]}]}\n' "$PWD" > "$out/clock_sweep.json"
+expect 0 "6 points, 0 failed, 2 schedules compiled" -- "$ipusim" sweep "$out/clock_sweep.json" -j 1 --out "$out/sc"
+
 # Sweeps: one whole row per point in CSV and JSONL; --resume runs only what is missing.
 expect 0 "9 points, 0 failed" -- "$ipusim" sweep configs/sweeps/exchange_tiles.json -j 2 --out "$out/s"
 [ "$(wc -l < "$out/s/results.csv")" = 10 ] && [ "$(wc -l < "$out/s/results.jsonl")" = 9 ] && ok || fail "sweep rows: $(wc -l "$out/s/results.csv")"

@@ -18,20 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using test::kRoot;
-
-std::vector<std::string> shippedExperiments()
-{
-    std::vector<std::string> out;
-    for (const auto& entry : fs::recursive_directory_iterator(kRoot + "/configs")) {
-        const std::string rel = fs::relative(entry.path(), kRoot).generic_string();
-        const bool notExperiment = rel.rfind("configs/hardware/", 0) == 0 || rel.rfind("configs/schema/", 0) == 0 ||
-                                   rel.rfind("configs/sweeps/", 0) == 0 || rel.rfind("configs/validation/", 0) == 0;
-        if (entry.is_regular_file() && entry.path().extension() == ".json" && !notExperiment)
-            out.push_back(rel);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-}
+using test::shippedExperiments;
 
 /** Each compute set of the steps (and of the loops and fragments they hold). */
 template <class Visit>

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace ipusim::test {
 
@@ -43,6 +44,21 @@ std::optional<std::vector<std::string>> bundledModelSets(const std::string& path
 #else
     return std::nullopt;
 #endif
+}
+
+std::vector<std::string> shippedExperiments()
+{
+    namespace fs = std::filesystem;
+    std::vector<std::string> out;
+    for (const auto& entry : fs::recursive_directory_iterator(kRoot + "/configs")) {
+        const std::string rel = fs::relative(entry.path(), kRoot).generic_string();
+        const bool notExperiment = rel.rfind("configs/hardware/", 0) == 0 || rel.rfind("configs/schema/", 0) == 0 ||
+                                   rel.rfind("configs/sweeps/", 0) == 0 || rel.rfind("configs/validation/", 0) == 0;
+        if (entry.is_regular_file() && entry.path().extension() == ".json" && !notExperiment)
+            out.push_back(rel);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 std::string configErrorOf(const nlohmann::json& doc, const std::string& file)

@@ -42,6 +42,9 @@ nlohmann::json simulate(const config::LoadedConfig& cfg, const RunOptions& optio
  *  name build/models, the README's build folder, which need not be this build's). Empty for
  *  other configs; nullopt when the build exported no models (no python3-torch). */
 std::optional<std::vector<std::string>> bundledModelSets(const std::string& path);
+/** Every shipped experiment config (each file under configs/ but the hardware descriptions,
+ *  schemas, sweeps and validation suites), relative to the tree, in order. */
+std::vector<std::string> shippedExperiments();
 /** A config file of the tree (relative path) with overrides. */
 nlohmann::json simulateFile(const std::string& file, const std::vector<std::string>& sets = {});
 /** An inline config document; its bases resolve from configs/. */

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+#include "sim/engine/CompileCache.hpp"
+
+#include "sim/config/ExperimentSpec.hpp"
+#include "workloads/nets/CompileWorkload.hpp"
+
+#include <filesystem>
+#include <system_error>
+
+namespace ipusim {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+} // namespace
+
+const std::vector<std::string_view>& compilerIgnoredPointers()
+{
+    static const std::vector<std::string_view> pointers = {
+        "/name", "/description", "/inference", // the inference phase is a config of its own
+        "/run/host_calls", "/run/epochs", "/run/dataset_samples", "/run/trace",
+        "/system/description", "/system/notes", "/system/ipu/clock_hz", "/system/ipu/sync",
+        "/system/host_link", "/system/ipu_link", "/system/external_sync",
+        "/system/streaming_memory/bandwidth_bytes_per_second", "/system/streaming_memory/efficiency",
+        "/system/streaming_memory/latency_cycles",
+    };
+    return pointers;
+}
+
+bool compilerIgnores(std::string_view pointer)
+{
+    for (const std::string_view p : compilerIgnoredPointers())
+        if (pointer.substr(0, p.size()) == p && (pointer.size() == p.size() || pointer[p.size()] == '/'))
+            return true;
+    return false;
+}
+
+std::string compileKey(const config::LoadedConfig& cfg)
+{
+    json key = cfg.doc;
+    for (const std::string_view p : compilerIgnoredPointers()) {
+        const json::json_pointer pointer{std::string(p)};
+        if (key.contains(pointer))
+            key.at(pointer.parent_pointer()).erase(pointer.back());
+    }
+    const json& w = cfg.doc.at("workload");
+    if (w.value("kind", std::string()) == "onnx" && w.contains("file")) {
+        // The model is read from the file: a new file (or a rewritten one) compiles again.
+        const fs::path file = config::resolveRelative(cfg.fileOf("/workload/file"), w.at("file"));
+        std::error_code ec;
+        const auto size = fs::file_size(file, ec);
+        const auto written = fs::last_write_time(file, ec).time_since_epoch().count();
+        key["/workload/file"] = {fs::absolute(file).lexically_normal().string(), ec ? 0 : size, ec ? 0 : written};
+    }
+    return key.dump();
+}
+
+Schedule compileSchedule(const config::LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
+{
+    Schedule schedule = compileWorkload(decodeWorkload(cfg, system, run), system, cfg);
+    schedule.name = cfg.name;
+    // The compilers lower the mode into the steps they emit; the reports still need to know it.
+    if (cfg.doc.at("workload").value("mode", std::string()) == "infer")
+        schedule.inference = true;
+    return schedule;
+}
+
+void CompileCache::prepare(const config::LoadedConfig& cfg)
+{
+    std::string key = compileKey(cfg);
+    for (auto it = m_entries.begin(); it != m_entries.end(); ++it)
+        if (it->first == key) {
+            m_entries.splice(m_entries.begin(), m_entries, it);
+            return;
+        }
+    const SystemParams system = decodeSystem(cfg);
+    Schedule schedule = compileSchedule(cfg, system, decodeRun(cfg, system));
+    ++m_compiled;
+    m_entries.emplace_front(std::move(key), std::move(schedule));
+    while (m_entries.size() > m_capacity)
+        m_entries.pop_back();
+}
+
+std::optional<Schedule> CompileCache::take(const config::LoadedConfig& cfg)
+{
+    if (m_entries.empty())
+        return std::nullopt;
+    const std::string key = compileKey(cfg);
+    for (auto it = m_entries.begin(); it != m_entries.end(); ++it)
+        if (it->first == key) {
+            Schedule schedule = std::move(it->second);
+            m_entries.erase(it);
+            schedule.name = cfg.name; // names are not part of the key
+            return schedule;
+        }
+    return std::nullopt;
+}
+
+} // namespace ipusim
