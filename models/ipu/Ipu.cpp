@@ -10,9 +10,9 @@ namespace ipusim {
 
 Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
          const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer,
-         SystemPorts ports, const StreamingMemoryParams& streaming)
+         SystemPorts ports, const StreamingMemoryParams& streaming, std::shared_ptr<const TileMemory> memory)
     : sc_module(name),
-      tiles("tiles", hw, program),
+      tiles("tiles", hw, program, std::move(memory)),
       exchange("exchange", hw),
       sync("sync", hw),
       host("host_link", link, hw.clockHz),

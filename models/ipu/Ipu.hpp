@@ -36,9 +36,10 @@ struct SystemPorts
 class Ipu : public sc_core::sc_module
 {
 public:
+    /** `memory`: the program's tile memory worked out ahead (TileArray), or null. */
     Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
         const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer,
-        SystemPorts ports = {}, const StreamingMemoryParams& streaming = {});
+        SystemPorts ports = {}, const StreamingMemoryParams& streaming = {}, std::shared_ptr<const TileMemory> memory = nullptr);
 
     TileArray tiles;
     Exchange exchange;

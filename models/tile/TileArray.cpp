@@ -41,8 +41,10 @@ TileRuns<uint64_t> addRuns(const TileRuns<uint64_t>& a, const TileRuns<uint64_t>
     return out;
 }
 
-TileArray::TileArray(sc_core::sc_module_name name, const IpuParams& hw, const Program& program)
-    : sc_module(name), m_hw(hw), m_program(program), m_memory(program, hw)
+TileArray::TileArray(sc_core::sc_module_name name, const IpuParams& hw, const Program& program,
+                     std::shared_ptr<const TileMemory> memory)
+    : sc_module(name), m_hw(hw), m_program(program),
+      m_memory(memory ? std::move(memory) : std::make_shared<const TileMemory>(program, hw))
 {
     m_stats.resize(program.numComputeSets);
     forEachProgramStep(program, [&](const Step& s) {

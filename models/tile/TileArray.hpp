@@ -7,6 +7,8 @@
 
 #include <systemc>
 
+#include <memory>
+
 namespace ipusim {
 
 /** Static and executed figures of one compute set. */
@@ -26,7 +28,9 @@ struct ComputeSetStats
 class TileArray : public sc_core::sc_module
 {
 public:
-    TileArray(sc_core::sc_module_name name, const IpuParams& hw, const Program& program);
+    /** `memory`: the program's tile memory worked out ahead, or null to work it out here. */
+    TileArray(sc_core::sc_module_name name, const IpuParams& hw, const Program& program,
+              std::shared_ptr<const TileMemory> memory = nullptr);
 
     /** Runs a compute set: each tile starts when it is ready and works its cycles.
      *  Returns the cycle at which the last tile finishes. */
@@ -40,7 +44,7 @@ public:
 
     void recordPhase(const ComputeStep& step, uint64_t cycles) { m_stats[step.id].phaseCycles += cycles; }
     [[nodiscard]] const std::vector<ComputeSetStats>& computeSets() const { return m_stats; }
-    [[nodiscard]] const TileMemory& memory() const { return m_memory; }
+    [[nodiscard]] const TileMemory& memory() const { return *m_memory; }
     /** Cycles each tile spent computing over the whole run. */
     [[nodiscard]] std::vector<uint64_t> busyCycles() const;
 
@@ -53,7 +57,7 @@ public:
 private:
     const IpuParams& m_hw;
     const Program& m_program;
-    TileMemory m_memory;
+    std::shared_ptr<const TileMemory> m_memory;
     uint64_t m_base = 0;
     TileRuns<uint64_t> m_extra; // ready = m_base + extra(tile)
     uint64_t m_extraMax = 0;

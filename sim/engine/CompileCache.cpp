@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/CompileCache.hpp"
 
+#include "models/program/ScheduleCheck.hpp"
 #include "sim/config/ExperimentSpec.hpp"
 #include "workloads/nets/CompileWorkload.hpp"
 
@@ -75,24 +76,29 @@ void CompileCache::prepare(const config::LoadedConfig& cfg)
             return;
         }
     const SystemParams system = decodeSystem(cfg);
-    Schedule schedule = compileSchedule(cfg, system, decodeRun(cfg, system));
+    PreparedSchedule prepared{compileSchedule(cfg, system, decodeRun(cfg, system)), {}};
     ++m_compiled;
-    m_entries.emplace_front(std::move(key), std::move(schedule));
+    // What every point would otherwise redo: the tile memory depends on the tile's memory
+    // parameters, which are part of the key, not on timing.
+    requireScheduleInvariants(prepared.schedule, system);
+    for (const Program& program : prepared.schedule.programs)
+        prepared.memory.push_back(std::make_shared<const TileMemory>(program, system.ipu));
+    m_entries.emplace_front(std::move(key), std::move(prepared));
     while (m_entries.size() > m_capacity)
         m_entries.pop_back();
 }
 
-std::optional<Schedule> CompileCache::take(const config::LoadedConfig& cfg)
+std::optional<PreparedSchedule> CompileCache::take(const config::LoadedConfig& cfg)
 {
     if (m_entries.empty())
         return std::nullopt;
     const std::string key = compileKey(cfg);
     for (auto it = m_entries.begin(); it != m_entries.end(); ++it)
         if (it->first == key) {
-            Schedule schedule = std::move(it->second);
+            PreparedSchedule prepared = std::move(it->second);
             m_entries.erase(it);
-            schedule.name = cfg.name; // names are not part of the key
-            return schedule;
+            prepared.schedule.name = cfg.name; // names are not part of the key
+            return prepared;
         }
     return std::nullopt;
 }

@@ -17,8 +17,12 @@ Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled)
     Experiment e;
     e.system = decodeSystem(cfg);
     e.run = decodeRun(cfg, e.system);
-    std::optional<Schedule> held = compiled ? compiled->take(cfg) : std::nullopt;
-    e.schedule = held ? std::move(*held) : compileSchedule(cfg, e.system, e.run);
+    if (std::optional<PreparedSchedule> held = compiled ? compiled->take(cfg) : std::nullopt) {
+        e.schedule = std::move(held->schedule);
+        e.memory = std::move(held->memory);
+    } else {
+        e.schedule = compileSchedule(cfg, e.system, e.run);
+    }
     if (e.run.datasetSamples > 0) {
         // An epoch is as many whole host calls as the data set fills.
         const uint64_t perCall = e.schedule.samplesPerHostCall;

@@ -18,6 +18,10 @@ struct Experiment
     SystemParams system;
     RunSpec run;
     Schedule schedule;
+    /** Worked out from the schedule alone when it was compiled ahead (a sweep worker's cache):
+     *  its invariants hold (checked then), and each program's tile memory. Empty: the run
+     *  checks the schedule and elaboration accounts its memory. */
+    std::vector<std::shared_ptr<const TileMemory>> memory;
 };
 
 /** Loads, validates, decodes and compiles an experiment; throws config::ConfigError on bad

@@ -35,7 +35,7 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
                                                m_period, observer, SystemPorts{m_sync.get(), m_links.get(), &m_copies, uint32_t(i)},
-                                               sys.streamingMemory));
+                                               sys.streamingMemory, experiment.memory.empty() ? nullptr : experiment.memory.at(i)));
     }
 }
 

@@ -151,15 +151,27 @@ TEST_CASE("A compile cache compiles each key once and hands the schedule on to t
     CHECK(cache.compiled() == 2);
 
     const config::LoadedConfig slower = load(config, {"/system/ipu_link/bandwidth_bytes_per_second=1.0e9", "/name=\"slower\""});
-    std::optional<Schedule> taken = cache.take(slower);
+    std::optional<PreparedSchedule> taken = cache.take(slower);
     REQUIRE(taken);
-    CHECK(taken->name == "slower");
-    CHECK(firstDifference(*taken, buildExperiment(slower).schedule) == "");
+    CHECK(taken->schedule.name == "slower");
+    CHECK(firstDifference(taken->schedule, buildExperiment(slower).schedule) == "");
+    // Its tile memory, worked out ahead, is what elaboration works out.
+    REQUIRE(taken->memory.size() == taken->schedule.programs.size());
+    const IpuParams hw = buildExperiment(slower).system.ipu;
+    for (std::size_t i = 0; i < taken->memory.size(); ++i) {
+        const TileMemory fresh(taken->schedule.programs[i], hw);
+        REQUIRE(taken->memory[i]->tiles().size() == fresh.tiles().size());
+        std::size_t differ = 0;
+        for (uint32_t t = 0; t < fresh.tiles().size(); ++t)
+            differ += taken->memory[i]->tiles()[t].peak() != fresh.tiles()[t].peak();
+        CHECK(differ == 0);
+    }
     CHECK_FALSE(cache.take(slower)); // taken: a forked point's copy of the cache gives it once
     // The run that takes it: the same experiment as one compiled from scratch.
     cache.prepare(slower);
     CHECK(cache.compiled() == 3);
     const Experiment e = buildExperiment(slower, &cache);
+    CHECK(e.memory.size() == e.schedule.programs.size()); // prepared: the run neither checks nor accounts again
     CHECK(firstDifference(e.schedule, buildExperiment(slower).schedule) == "");
     CHECK(e.run.hostCalls == buildExperiment(slower).run.hostCalls);
 
