@@ -192,7 +192,7 @@ int sc_main(int argc, char* argv[])
     // A thousand hardware points of BERT-Large on a POD64, once: each worker compiles the model
     // once and simulates every point in a process of its own.
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string cmd = fmt::format("{} sweep configs/sweeps/bert_pod64_hardware.json -j 2 --out /tmp/ipusim-bench-sweep", cli);
+    const std::string cmd = fmt::format("{} sweep configs/sweeps/bert_pod64_hardware.json -j 2 --out /tmp/ipusim-bench-sweep 2> /dev/null", cli);
     FILE* out = popen(cmd.c_str(), "r");
     std::string line;
     for (int c; out && (c = std::fgetc(out)) != EOF;)
