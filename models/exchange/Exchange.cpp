@@ -11,12 +11,20 @@ Exchange::Exchange(sc_core::sc_module_name name, const IpuParams& hw) : sc_modul
     m_stats.add("exchange_phases", m_phases, "phases", "exchange phases executed");
 }
 
-uint64_t Exchange::phaseCycles(const ExchangeStep& step) const { return exchangePhaseCycles(m_hw, step); }
+const Exchange::Costed& Exchange::costed(const ExchangeStep& step)
+{
+    auto [it, added] = m_costed.try_emplace(&step);
+    if (added) {
+        it->second.cycles = exchangePhaseCycles(m_hw, step);
+        for (const auto& r : step.bytes.runs())
+            it->second.bytesSent += r.value.send * r.count;
+    }
+    return it->second;
+}
 
 void Exchange::account(const ExchangeStep& step)
 {
-    for (const auto& r : step.bytes.runs())
-        m_bytesSent += r.value.send * r.count;
+    m_bytesSent += costed(step).bytesSent;
     ++m_phases;
 }
 

@@ -98,6 +98,17 @@ ConvPlan evaluatePlan(const IpuParams& hw, const ConvProblem& pr, ConvPlan::Expa
     return p;
 }
 
+const ConvPlan& ConvPlanCache::plan(const IpuParams& hw, const ConvProblem& p)
+{
+    const Key key{p.groups, p.positions, p.reduction, p.kernelHeight, p.kernelWidth, p.outChans, p.outWidth, p.inWidth,
+                  p.strideHeight, p.strideWidth, p.dilationHeight, p.dilationWidth, p.outputPositions, p.input, p.partials,
+                  p.output, hw.tiles, hw.availableMemoryProportion};
+    auto it = m_plans.find(key);
+    if (it == m_plans.end())
+        it = m_plans.emplace(key, planConv(hw, p)).first;
+    return it->second;
+}
+
 ConvPlan planConv(const IpuParams& hw, const ConvProblem& pr)
 {
     const AmpParams& amp = hw.amp(pr.input, pr.partials);

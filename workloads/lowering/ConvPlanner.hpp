@@ -4,7 +4,9 @@
 #include "workloads/graph/Graph.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 
 namespace ipusim {
 
@@ -35,6 +37,20 @@ struct ConvPlan
 /** Chooses the plan with the fewest estimated cycles whose temporaries fit
  *  available_memory_proportion of a tile; if none fits, the one needing the least memory. */
 ConvPlan planConv(const IpuParams& hw, const ConvProblem& problem);
+
+/** planConv remembered: a model's identical layers pose identical problems (BERT's encoder
+ *  layers, ResNet's repeated blocks), each planned once. For one IPU's parameters; the tiles
+ *  and memory proportion a problem is planned on may vary and are part of the key. */
+class ConvPlanCache
+{
+public:
+    const ConvPlan& plan(const IpuParams& hw, const ConvProblem& problem);
+
+private:
+    using Key = std::tuple<uint64_t, uint64_t, uint64_t, uint32_t, uint32_t, uint64_t, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t,
+                           uint32_t, uint64_t, Precision, Precision, Precision, uint32_t, double>;
+    std::map<Key, ConvPlan> m_plans;
+};
 
 /** Costs one candidate (exposed for tests). */
 ConvPlan evaluatePlan(const IpuParams& hw, const ConvProblem& problem, ConvPlan::Expand expand, uint64_t tilesPerOutGroups,

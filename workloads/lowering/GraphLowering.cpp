@@ -251,7 +251,7 @@ void GraphLowering::lowerConv(const Op& op)
     IpuParams slotHw = m_hw;
     slotHw.tiles = tilesPerSlot;
     slotHw.availableMemoryProportion = m_hw.availableMemoryProportion / double(groupsPerSlot);
-    const ConvPlan plan = planConv(slotHw, pr);
+    const ConvPlan plan = m_planCache.plan(slotHw, pr);
     m_plans[op.name] = plan;
     const uint64_t used = plan.tilesUsed();
     const AmpParams& amp = m_hw.amp(pr.input, pr.partials);

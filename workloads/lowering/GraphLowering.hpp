@@ -118,6 +118,7 @@ private:
     /** Elements of one row of `rowLength` a tile holding `elements` of the tensor has. */
     [[nodiscard]] uint64_t rowPiece(int tensor, uint64_t rowLength, uint64_t elements) const;
     std::map<std::string, ConvPlan> m_plans;
+    ConvPlanCache m_planCache;
     uint32_t m_replicas = 1;
     bool m_sharded = false;
     bool m_offload = false;
