@@ -25,6 +25,7 @@ public:
     TileRuns() = default;
     explicit TileRuns(std::vector<TileRun<T>> runs) : m_runs(std::move(runs)) {}
 
+    void reserve(std::size_t runs) { m_runs.reserve(runs); }
     /** Appends a run; callers add runs in tile order without overlap. */
     void add(uint32_t first, uint32_t count, const T& value)
     {

@@ -6,9 +6,25 @@
 
 namespace ipusim {
 
+namespace {
+
+/** The runs of equal non-zero values in dense per-tile values: TileRuns reserves them once
+ *  instead of growing run by run (a BERT exchange has hundreds). */
+template <class T>
+std::size_t runsIn(const std::vector<T>& v)
+{
+    std::size_t runs = 0;
+    for (std::size_t t = 0; t < v.size(); ++t)
+        runs += !(v[t] == T{}) && (t == 0 || !(v[t] == v[t - 1]));
+    return runs;
+}
+
+} // namespace
+
 TileRuns<uint64_t> toRuns(const TileVector& v)
 {
     TileRuns<uint64_t> out;
+    out.reserve(runsIn(v));
     for (uint32_t t = 0; t < v.size(); ++t)
         if (v[t])
             out.add(t, 1, v[t]);
@@ -60,6 +76,7 @@ void ProgramBuilder::exchange(const std::string& name, const std::vector<Exchang
 {
     ExchangeStep x;
     x.name = name;
+    x.bytes.reserve(runsIn(perTile));
     for (uint32_t t = 0; t < perTile.size(); ++t)
         if (perTile[t].send || perTile[t].recv || perTile[t].recvShared)
             x.bytes.add(t, 1, perTile[t]);
