@@ -3,6 +3,7 @@
 #include "sim/cli/MpiSweep.hpp"
 
 #include "sim/config/ConfigError.hpp"
+#include "sim/engine/Interrupt.hpp"
 #include "sim/sweep/SimulatePoint.hpp"
 #include "sim/sweep/WorkerPool.hpp"
 
@@ -57,7 +58,7 @@ std::size_t runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOp
     // by the workers, handed out one at a time as they ask.
     SweepRowWriter writer(sweep, options);
     const std::vector<std::size_t> todo = writer.missingPoints();
-    std::size_t next = 0, outstanding = 0, stopped = 0;
+    std::size_t next = 0, outstanding = 0, stopped = 0, interrupted = 0;
     const int workers = world.size() - 1;
     while (stopped < std::size_t(workers)) {
         mpi::status st = world.probe(mpi::any_source, mpi::any_tag);
@@ -65,7 +66,9 @@ std::size_t runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOp
             std::string text;
             world.recv(st.source(), kResult, text);
             const json msg = json::parse(text);
-            if (msg.at("result").at("status") != "interrupted") // stopped from outside: no row, --resume runs it
+            if (msg.at("result").at("status") == "interrupted") // stopped from outside: no row, --resume runs it
+                ++interrupted;
+            else
                 writer.write(msg.at("point").get<std::size_t>(), msg.at("result"));
             --outstanding;
             continue;
@@ -81,7 +84,11 @@ std::size_t runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOp
             ++stopped;
         }
     }
-    return writer.finish().failed;
+    const std::size_t failed = writer.finish().failed;
+    if (interrupted > 0)
+        throw Interrupted(fmt::format("interrupted: {} point{} stopped from outside; the finished points are in {}; --resume runs the rest",
+                                      interrupted, interrupted == 1 ? " was" : "s were", writer.dir()));
+    return failed;
 }
 
 } // namespace ipusim::cli

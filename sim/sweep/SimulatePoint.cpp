@@ -34,13 +34,20 @@ nlohmann::json pointResult(const Run& runPoint)
 
 /** A point in the process forked for it. Its schedule, taken from the worker's cache, lies in
  *  pages this process shares with the worker: freeing it would write to each of them (a copy
- *  apiece) just before the process ends, so the experiment is left for the end to free. */
+ *  apiece) just before the process ends, so the run's experiment is left for the end to free
+ *  (an inference phase's, smaller, is freed as a run frees it). "compiled_in_point": 1 when
+ *  the point found no schedule prepared and compiled its own (the sweep counts it). */
 nlohmann::json simulateForkedPoint(config::LoadedConfig cfg, CompileCache& compiled)
 {
-    return pointResult([&] {
+    bool prepared = false;
+    nlohmann::json result = pointResult([&] {
         const auto* e = new Experiment(buildExperiment(std::move(cfg), &compiled));
+        prepared = !e->memory.empty();
         return run(*e, RunOptions{}, &compiled);
     });
+    if (!prepared && (result.at("status") == "ok" || result.at("status") == "out_of_memory"))
+        result["compiled_in_point"] = 1;
+    return result;
 }
 
 } // namespace
@@ -94,9 +101,10 @@ std::string simulatePointInWorker(const std::string& config, const std::vector<s
 
 std::string compileGroup(const std::string& config, const std::vector<std::string>& sets)
 {
+    // The inference phase's values are its own compile's, though the run's compile ignores them.
     std::string group = config;
     for (const std::string& set : sets)
-        if (!compilerIgnores(set.substr(0, set.find('='))))
+        if (const std::string pointer = set.substr(0, set.find('=')); !compilerIgnores(pointer) || pointer.rfind("/inference", 0) == 0)
             group += "\n" + set;
     return group;
 }

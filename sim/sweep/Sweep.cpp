@@ -403,7 +403,7 @@ void SweepRowWriter::write(std::size_t i, const json& result)
     ++st.finished;
     if (row.at("status") != "ok")
         ++st.failures;
-    st.compiled += result.value("compiled", std::size_t(0));
+    st.compiled += result.value("compiled", std::size_t(0)) + result.value("compiled_in_point", std::size_t(0));
     st.progress.update(st.finished, sweep.points.size(), st.failures);
 }
 

@@ -41,45 +41,67 @@ bool stoppedFromOutside(int status)
     return WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGHUP);
 }
 
-/** The points still to run, by group, in point order within each. */
-class Waiting
+} // namespace
+
+/** The points still to run, by group, in point order within each: one index a point and two a
+ *  group (a million points in as many groups stay tens of megabytes). Groups are told apart by
+ *  a hash of their name; two that collide are only run as one group. */
+class WorkerPool::Waiting
 {
 public:
-    Waiting(const std::vector<std::size_t>& points, const WorkerPool::Group& group)
+    static constexpr std::size_t kNone = SIZE_MAX;
+
+    Waiting(const std::vector<std::size_t>& points, const Group& group)
     {
+        std::vector<std::pair<std::size_t, std::size_t>> byGroup; // (group hash, point)
+        byGroup.reserve(points.size());
         for (std::size_t p : points)
-            m_byGroup[group(p)].push_back(p);
-        for (const auto& [g, list] : m_byGroup)
-            m_heads.insert({list.front(), g});
+            byGroup.push_back({std::hash<std::string>{}(group(p)), p});
+        std::sort(byGroup.begin(), byGroup.end());
+        for (std::size_t i = 0; i < byGroup.size(); ++i) {
+            if (i == 0 || byGroup[i].first != byGroup[i - 1].first) {
+                m_heads.insert({byGroup[i].second, m_groups.size()});
+                m_groups.push_back({i, i});
+            }
+            ++m_groups.back().end;
+            m_points.push_back(byGroup[i].second);
+        }
     }
     [[nodiscard]] bool empty() const { return m_heads.empty(); }
-    /** The next point for a worker that last ran `mine`, while the others run `others`. */
-    std::pair<std::size_t, std::string> next(const std::string& mine, const std::set<std::string>& others)
+    /** The next point and its group for a worker that last ran group `mine` (or kNone), while
+     *  the others last ran `others`. */
+    std::pair<std::size_t, std::size_t> next(std::size_t mine, const std::set<std::size_t>& others)
     {
-        auto it = m_byGroup.find(mine);
-        std::string g = mine;
-        if (it == m_byGroup.end()) {
+        std::size_t g = mine;
+        if (g == kNone || m_groups[g].next == m_groups[g].end) {
             auto head = std::find_if(m_heads.begin(), m_heads.end(), [&](const auto& h) { return !others.count(h.second); });
             g = (head != m_heads.end() ? head : m_heads.begin())->second;
-            it = m_byGroup.find(g);
         }
-        std::deque<std::size_t>& list = it->second;
-        const std::size_t point = list.front();
+        Range& r = m_groups[g];
+        const std::size_t point = m_points[r.next++];
         m_heads.erase({point, g});
-        list.pop_front();
-        if (list.empty())
-            m_byGroup.erase(it);
-        else
-            m_heads.insert({list.front(), g});
+        if (r.next < r.end)
+            m_heads.insert({m_points[r.next], g});
         return {point, g};
+    }
+    /** Gives back the point next() gave last for group `g` (its worker was gone). */
+    void putBack(std::size_t g)
+    {
+        Range& r = m_groups[g];
+        if (r.next < r.end)
+            m_heads.erase({m_points[r.next], g});
+        m_heads.insert({m_points[--r.next], g});
     }
 
 private:
-    std::map<std::string, std::deque<std::size_t>> m_byGroup;
-    std::set<std::pair<std::size_t, std::string>> m_heads; // each group's first point
+    struct Range
+    {
+        std::size_t next, end; // into m_points
+    };
+    std::vector<std::size_t> m_points; // by group, then point
+    std::vector<Range> m_groups;
+    std::set<std::pair<std::size_t, std::size_t>> m_heads; // (each group's first waiting point, group)
 };
-
-} // namespace
 
 WorkerPool::WorkerPool(unsigned workers, Job job) : m_job(std::move(job)), m_workers(std::max(1u, workers)) {}
 
@@ -127,16 +149,19 @@ void WorkerPool::spawn(Worker& w)
     std::fflush(nullptr); // the worker must not print the coordinator's buffered output again
     const pid_t parent = getpid();
     const pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        for (int fd : {commands[0], commands[1], results[0], results[1]})
+            close(fd);
         throw std::runtime_error("fork failed");
+    }
     if (pid == 0) {
         // The worker dies with its coordinator (no orphans after a SIGKILL) and takes Ctrl-C and
-        // SIGTERM as a process normally does; it holds no other worker's pipes, so a worker's
-        // end shows as the end of its own.
+        // SIGTERM as a process normally does (SIGHUP as the coordinator does: ignored under
+        // nohup); it holds no other worker's pipes, so a worker's end shows as the end of its own.
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(1);
-        for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE})
+        for (int s : {SIGINT, SIGTERM, SIGPIPE})
             std::signal(s, SIG_DFL);
         for (const Worker& other : m_workers)
             for (int fd : {other.commands, other.results})
@@ -241,37 +266,25 @@ void WorkerPool::run(const std::vector<std::size_t>& points, const Group& group,
         ~Restore() { sigaction(SIGPIPE, &previous, nullptr); }
     } restore{previous};
 
+    m_interrupted = false; // each run starts afresh (an MPI rank runs one point a run)
+    for (Worker& w : m_workers)
+        w.group = Waiting::kNone; // group numbers are this run's
     Waiting waiting(points, group);
     auto anyBusy = [&] { return std::any_of(m_workers.begin(), m_workers.end(), [](const Worker& w) { return w.busy; }); };
-    while (!m_interrupted && (!waiting.empty() || anyBusy())) {
+    // Once a point was stopped from outside no other starts; those in flight still finish.
+    while ((!m_interrupted && !waiting.empty()) || anyBusy()) {
         if (InterruptGuard::requested()) {
             kill();
             m_interrupted = true;
             return;
         }
-        for (Worker& w : m_workers) {
-            if (w.busy || waiting.empty())
-                continue;
-            if (w.pid < 0)
-                spawn(w);
-            std::set<std::string> others;
-            for (const Worker& o : m_workers)
-                if (&o != &w && o.pid > 0)
-                    others.insert(o.group);
-            auto [point, g] = waiting.next(w.group, others);
-            w.busy = true;
-            w.point = point;
-            w.group = g;
-            started(point);
-            if (!writeAll(w.commands, std::to_string(point) + "\n"))
-                reap(w, done); // it died a moment ago: this point fails with it
-        }
-        // Idle workers too: one that died between points is reaped (and replaced) before it
-        // is handed one.
+        for (Worker& w : m_workers)
+            if (!w.busy && !m_interrupted && !waiting.empty())
+                handOut(w, waiting, started, done);
         std::vector<pollfd> fds;
         std::vector<Worker*> polled;
         for (Worker& w : m_workers)
-            if (w.pid > 0) {
+            if (w.busy) {
                 fds.push_back({w.results, POLLIN, 0});
                 polled.push_back(&w);
             }
@@ -283,6 +296,33 @@ void WorkerPool::run(const std::vector<std::size_t>& points, const Group& group,
             if (fds[i].revents != 0)
                 receive(*polled[i], done);
     }
+}
+
+void WorkerPool::handOut(Worker& w, Waiting& waiting, const Started& started, const Done& done)
+{
+    // A worker that died between points (the OOM killer, say) is replaced, and no point is
+    // charged with it; one that dies as it is handed a point gives the point back.
+    siginfo_t info = {};
+    if (w.pid > 0 && waitid(P_PID, id_t(w.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == w.pid)
+        reap(w, done);
+    if (m_interrupted)
+        return;
+    if (w.pid < 0)
+        spawn(w);
+    std::set<std::size_t> others;
+    for (const Worker& o : m_workers)
+        if (&o != &w && o.pid > 0)
+            others.insert(o.group);
+    const auto [point, g] = waiting.next(w.group, others);
+    if (!writeAll(w.commands, std::to_string(point) + "\n")) {
+        waiting.putBack(g);
+        reap(w, done);
+        return;
+    }
+    w.busy = true;
+    w.point = point;
+    w.group = g;
+    started(point);
 }
 
 } // namespace ipusim

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <sys/types.h>
@@ -50,9 +51,11 @@ private:
         std::string received;            // a result line as it arrives
         bool busy = false;
         std::size_t point = 0;
-        std::string group;
+        std::size_t group = SIZE_MAX; // the group of the point it ran last, numbered by run()
     };
     void spawn(Worker& w);
+    class Waiting; // the points still to run, by group
+    void handOut(Worker& w, Waiting& waiting, const Started& started, const Done& done);
     [[noreturn]] void serve(int commands, int results);
     void reap(Worker& w, const Done& done);
     void receive(Worker& w, const Done& done);

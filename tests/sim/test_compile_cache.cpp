@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace ipusim;
@@ -175,13 +176,15 @@ TEST_CASE("A compile cache compiles each key once and hands the schedule on to t
     CHECK(firstDifference(e.schedule, buildExperiment(slower).schedule) == "");
     CHECK(e.run.hostCalls == buildExperiment(slower).run.hostCalls);
 
-    // The most recently used two stay.
-    cache.prepare(load(config, {"/run/gradient_accumulation=8"}));
-    cache.prepare(load(config, {"/workload/micro_batch=8"}));
-    cache.prepare(load(config, {"/run/gradient_accumulation=8"}));
-    CHECK(cache.compiled() == 4);
-    cache.prepare(load(config));
-    CHECK(cache.compiled() == 5);
+    // The most recently used two stay: x used again after y, z then evicts y (not x, as the
+    // first in would), and y compiles again.
+    CompileCache two(2);
+    const auto x = load(config, {"/run/gradient_accumulation=8"}), y = load(config, {"/workload/micro_batch=8"}), z = load(config);
+    for (const auto* c : {&x, &y, &x, &z, &x})
+        two.prepare(*c);
+    CHECK(two.compiled() == 3);
+    two.prepare(y);
+    CHECK(two.compiled() == 4);
 }
 
 TEST_CASE("Sweep workers live across points, run a group's points together, and a crash costs one point", "[sim][sweep]")
@@ -212,6 +215,42 @@ TEST_CASE("Sweep workers live across points, run a group's points together, and 
     // The pool stays: a later run reuses the worker the last one left.
     pool.run({6}, [](std::size_t) { return "odd"; }, [](std::size_t) {}, [&](std::size_t p, json r) { results[p] = std::move(r); });
     CHECK(results.at(6).at("worker") == results.at(5).at("worker"));
+    // A worker killed between points (the OOM killer, say) is replaced without costing a point.
+    const pid_t killed = results.at(6).at("worker").get<pid_t>();
+    ::kill(killed, SIGKILL);
+    siginfo_t info = {};
+    waitid(P_PID, id_t(killed), &info, WEXITED | WNOWAIT); // dead before the next point, not as it is handed one
+    std::size_t calls = 0;
+    pool.run({7}, [](std::size_t) { return "odd"; }, [](std::size_t) {}, [&](std::size_t p, json r) {
+        ++calls;
+        results[p] = std::move(r);
+    });
+    CHECK(calls == 1);
+    CHECK(results.at(7).at("status") == "ok");
+    CHECK(results.at(7).at("worker") != results.at(6).at("worker"));
+}
+
+TEST_CASE("A point stopped from outside has no result; the points in flight finish, no other starts", "[sim][sweep]")
+{
+    // Point 0 is stopped (SIGTERM to its worker) while point 1 runs on the other worker.
+    WorkerPool pool(2, [](std::size_t point) {
+        if (point == 0)
+            ::kill(::getpid(), SIGTERM);
+        usleep(300000);
+        return json{{"status", "ok"}}.dump();
+    });
+    std::vector<std::size_t> started;
+    std::map<std::size_t, json> results;
+    auto done = [&](std::size_t p, json r) { results[p] = std::move(r); };
+    pool.run({0, 1, 2, 3}, [](std::size_t p) { return std::to_string(p); }, [&](std::size_t p) { started.push_back(p); }, done);
+    CHECK(pool.interrupted());
+    CHECK(started == std::vector<std::size_t>{0, 1});
+    REQUIRE(results.size() == 1);
+    CHECK(results.at(1).at("status") == "ok");
+    // The next run starts afresh (an MPI rank runs a point a run).
+    pool.run({2}, [](std::size_t) { return ""; }, [](std::size_t) {}, done);
+    CHECK_FALSE(pool.interrupted());
+    CHECK(results.at(2).at("status") == "ok");
 }
 
 TEST_CASE("A sweep over timing values compiles once a worker and gives the rows of runs compiled from scratch", "[sim][sweep]")
@@ -240,5 +279,10 @@ TEST_CASE("A sweep over timing values compiles once a worker and gives the rows 
         INFO("point " << i);
         CHECK(got == expected.at("summary"));
     }
+    // One worker, one schedule a compile key: a point that compiled again in its own process
+    // (missing the worker's) would count too.
+    const SweepTally one = runSweep(sweep, {(dir / "one").string(), 1, false});
+    CHECK(one.failed == 0);
+    CHECK(one.compiled == keys);
     fs::remove_all(dir);
 }
