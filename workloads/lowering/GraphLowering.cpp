@@ -51,12 +51,12 @@ int GraphLowering::handleOf(int tensor)
     return h;
 }
 
-int GraphLowering::produce(int tensor, const TileVector& bytes)
+int GraphLowering::produce(int tensor, TileRuns<uint64_t> bytes)
 {
     const TensorDesc& d = m_graph.tensor(tensor);
     const bool always = d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::OptimizerState ||
                         d.role == TensorRole::Buffer;
-    m_handle[std::size_t(tensor)] = m_b.allocate(d.name, kindOf(d.role), bytes, always);
+    m_handle[std::size_t(tensor)] = m_b.allocate(d.name, kindOf(d.role), std::move(bytes), always);
     return m_handle[std::size_t(tensor)];
 }
 
@@ -64,7 +64,7 @@ void GraphLowering::alias(int tensor, int source) { m_handle[std::size_t(tensor)
 
 TileVector GraphLowering::elementsOn(int tensor) const
 {
-    TileVector e = m_b.bytes(m_handle.at(std::size_t(tensor)));
+    TileVector e = m_b.denseBytes(m_handle.at(std::size_t(tensor)));
     const unsigned b = bytesOf(m_graph.tensor(tensor).type);
     for (auto& x : e)
         x /= b;
@@ -73,9 +73,9 @@ TileVector GraphLowering::elementsOn(int tensor) const
 
 void GraphLowering::addSends(std::vector<ExchangeBytes>& x, int tensor) const
 {
-    const TileVector& bytes = m_b.bytes(m_handle.at(std::size_t(tensor)));
-    for (uint32_t t = 0; t < bytes.size(); ++t)
-        x[t].send += bytes[t];
+    for (const auto& r : m_b.bytes(m_handle.at(std::size_t(tensor))).runs())
+        for (uint32_t t = r.first; t < r.end(); ++t)
+            x[t].send += r.value;
 }
 
 void GraphLowering::importTensor(int tensor)
@@ -478,7 +478,7 @@ void GraphLowering::lowerElementwise(const Op& op)
         alias(output, main); // in place
     else {
         // Pooling shrinks by the window; its gradient has the input's size and layout.
-        TileVector bytes = m_b.bytes(handleOf(main));
+        TileVector bytes = m_b.denseBytes(handleOf(main));
         const double ratio = double(m_graph.tensor(output).bytes()) / double(std::max<uint64_t>(d.bytes(), 1));
         for (auto& b : bytes)
             b = uint64_t(double(b) * ratio);
@@ -489,10 +489,9 @@ void GraphLowering::lowerElementwise(const Op& op)
 
 void GraphLowering::gather(const std::string& name, int source, int target)
 {
-    const TileVector& from = m_b.bytes(handleOf(source));
-    const TileVector& to = m_b.bytes(handleOf(target));
-    if (from == to)
+    if (m_b.bytes(handleOf(source)) == m_b.bytes(handleOf(target)))
         return;
+    const TileVector to = m_b.denseBytes(handleOf(target));
     std::vector<ExchangeBytes> x(m_hw.tiles);
     addSends(x, source);
     const double ratio = double(m_graph.tensor(source).bytes()) / double(std::max<uint64_t>(m_graph.tensor(target).bytes(), 1));
@@ -764,8 +763,7 @@ void GraphLowering::lowerOutputSum(const std::vector<int>& outputs)
 {
     TileVector cycles(m_hw.tiles, 0);
     for (int t : outputs) {
-        const TileVector& bytes = m_b.bytes(handleOf(t));
-        m_b.allocate(m_graph.tensor(t).name + " (sum)", "output sum", bytes, true);
+        m_b.allocate(m_graph.tensor(t).name + " (sum)", "output sum", m_b.bytes(handleOf(t)), true);
         const TileVector elems = elementsOn(t);
         for (uint32_t tile = 0; tile < m_hw.tiles; ++tile)
             if (elems[tile])
@@ -990,7 +988,7 @@ void GraphLowering::lowerCopy(const Op& op)
     std::vector<ExchangeBytes> x(T);
     uint64_t moved = 0;
     for (int in : op.inputs) {
-        const TileVector& bytes = m_b.bytes(handleOf(in));
+        const TileVector bytes = m_b.denseBytes(handleOf(in));
         const double share = op.kind == OpKind::Slice ? double(od.bytes()) / double(std::max<uint64_t>(m_graph.tensor(in).bytes(), 1)) : 1.0;
         for (uint32_t t = 0; t < T; ++t)
             x[t].send += uint64_t(double(bytes[t]) * share);
@@ -1024,7 +1022,7 @@ void GraphLowering::lowerGather(const Op& op)
     const TensorDesc& td = m_graph.tensor(table);
     const int output = op.outputs.at(0);
     const uint64_t outBytes = m_graph.tensor(output).bytes();
-    const TileVector& tb = m_b.bytes(handleOf(table));
+    const TileVector tb = m_b.denseBytes(handleOf(table));
     const uint64_t tableBytes = std::max<uint64_t>(td.bytes(), 1);
     const uint32_t T = m_hw.tiles;
     std::vector<ExchangeBytes> idx(T), rows(T);

@@ -28,7 +28,7 @@ public:
     /** A tensor another IPU produces arrives over IPU-Links into a buffer here (always live). */
     void importTensor(int tensor);
     /** Bytes per tile of a tensor placed on this IPU. */
-    [[nodiscard]] const TileVector& placement(int tensor) const { return m_b.bytes(m_handle.at(std::size_t(tensor))); }
+    [[nodiscard]] const TileRuns<uint64_t>& placement(int tensor) const { return m_b.bytes(m_handle.at(std::size_t(tensor))); }
     [[nodiscard]] bool placed(int tensor) const { return m_handle.at(std::size_t(tensor)) >= 0; }
     void lower(const Op& op);
     /** Data parallelism: gradients are averaged over `replicas`; with sharding, each replica
@@ -64,7 +64,9 @@ public:
 
 private:
     int handleOf(int tensor);
-    int produce(int tensor, const TileVector& bytes);
+    int produce(int tensor, const TileVector& bytes) { return produce(tensor, toRuns(bytes)); }
+    /** `bytes` by value: a tensor's own placement may be passed in (an in-place layout). */
+    int produce(int tensor, TileRuns<uint64_t> bytes);
     void alias(int tensor, int source);
     TileVector elementsOn(int tensor) const;
     void addSends(std::vector<ExchangeBytes>& x, int tensor) const;

@@ -31,6 +31,14 @@ TileRuns<uint64_t> toRuns(const TileVector& v)
     return out;
 }
 
+TileVector toDense(const TileRuns<uint64_t>& runs, uint32_t tiles)
+{
+    TileVector v(tiles, 0);
+    for (const auto& r : runs.runs())
+        std::fill_n(v.begin() + r.first, r.count, r.value);
+    return v;
+}
+
 TileVector linearMapping(uint32_t totalTiles, uint64_t bytes, uint64_t grain, uint32_t first, uint32_t tiles)
 {
     if (tiles == 0)
@@ -51,15 +59,20 @@ ProgramBuilder::ProgramBuilder(const IpuParams& hw) : m_hw(hw) { m_bodies.push_b
 
 int ProgramBuilder::allocate(const std::string& name, const std::string& kind, const TileVector& bytes, bool alwaysLive)
 {
+    return allocate(name, kind, toRuns(bytes), alwaysLive);
+}
+
+int ProgramBuilder::allocate(const std::string& name, const std::string& kind, TileRuns<uint64_t> bytes, bool alwaysLive)
+{
     TensorAlloc t;
     t.name = name;
     t.kind = kind;
-    t.bytes = toRuns(bytes);
+    t.bytes = std::move(bytes);
+    m_bytesAndCycles.share(t.bytes);
     t.alwaysLive = alwaysLive;
     t.from = m_point;
     t.to = m_point;
     m_program.tensors.push_back(std::move(t));
-    m_bytes.push_back(bytes);
     return int(m_program.tensors.size()) - 1;
 }
 
@@ -82,6 +95,7 @@ void ProgramBuilder::exchange(const std::string& name, const std::vector<Exchang
             x.bytes.add(t, 1, perTile[t]);
     if (x.bytes.empty())
         return;
+    m_exchanges.share(x.bytes);
     x.point = m_point++;
     if (m_outline)
         x.outline = m_outline(name);
@@ -95,8 +109,14 @@ void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, 
     c.name = name;
     c.flops = flops;
     c.cycles = toRuns(cycles);
+    std::size_t gaps = 0; // the active tiles' contiguous groups: one vertex run each
+    for (std::size_t i = 0; i < c.cycles.runs().size(); ++i)
+        gaps += i == 0 || c.cycles.runs()[i].first != c.cycles.runs()[i - 1].end();
+    c.vertices.reserve(gaps);
     for (const auto& r : c.cycles.runs())
         c.vertices.add(r.first, r.count, verticesPerActiveTile);
+    m_bytesAndCycles.share(c.cycles);
+    m_vertices.share(c.vertices);
     c.vertexTypes = codeletNames(codelets);
     c.point = m_point++;
     if (m_outline)

@@ -3,6 +3,7 @@
 #include "models/hw/IpuParams.hpp"
 #include "models/program/Schedule.hpp"
 #include "models/timing/VertexTable.hpp"
+#include "workloads/lowering/TileRunsPool.hpp"
 
 #include <deque>
 #include <functional>
@@ -14,6 +15,8 @@ namespace ipusim {
 using TileVector = std::vector<uint64_t>; // one value per tile, dense, while lowering
 
 TileRuns<uint64_t> toRuns(const TileVector& v);
+/** Dense per-tile values of `runs` over `tiles` tiles. */
+TileVector toDense(const TileRuns<uint64_t>& runs, uint32_t tiles);
 /** Spreads `bytes` over tiles [first, first + tiles) in chunks of whole `grain`s, as Poplar's
  *  linear mapping does. */
 TileVector linearMapping(uint32_t totalTiles, uint64_t bytes, uint64_t grain, uint32_t first = 0, uint32_t tiles = 0);
@@ -30,9 +33,14 @@ public:
 
     /** A tensor live from the next emitted point on (or always). Returns its handle. */
     int allocate(const std::string& name, const std::string& kind, const TileVector& bytes, bool alwaysLive = false);
+    int allocate(const std::string& name, const std::string& kind, TileRuns<uint64_t> bytes, bool alwaysLive = false);
     /** Extends a tensor's life through the last emitted point. */
     void touch(int handle);
-    [[nodiscard]] const TileVector& bytes(int handle) const { return m_bytes.at(std::size_t(handle)); }
+    /** A tensor's bytes per tile as runs: the builder keeps no dense copy (a BERT-Large IPU
+     *  has thousands of tensors, each 1,472 tiles wide). The reference lasts until the next
+     *  allocate(). */
+    [[nodiscard]] const TileRuns<uint64_t>& bytes(int handle) const { return m_program.tensors.at(std::size_t(handle)).bytes; }
+    [[nodiscard]] TileVector denseBytes(int handle) const { return toDense(bytes(handle), m_hw.tiles); }
 
     void sync();
     /** Skipped when no tile moves a byte. */
@@ -70,10 +78,12 @@ private:
     const IpuParams& m_hw;
     Program m_program;
     std::vector<std::vector<Step>*> m_bodies;
-    std::vector<TileVector> m_bytes;
     std::deque<std::vector<Step>> m_fragments;
     uint32_t m_point = 0;
     std::function<std::string(const std::string&)> m_outline;
+    TileRunsPool<uint64_t> m_bytesAndCycles;
+    TileRunsPool<uint32_t> m_vertices;
+    TileRunsPool<ExchangeBytes> m_exchanges;
 };
 
 } // namespace ipusim

@@ -211,8 +211,9 @@ private:
         TileVector stashed(T, 0), copyCycles(T, 0);
         for (int in : keep)
             if (l.placed(in))
-                for (uint32_t tile = 0; tile < T; ++tile)
-                    stashed[tile] += l.placement(in)[tile];
+                for (const auto& r : l.placement(in).runs())
+                    for (uint32_t tile = r.first; tile < r.end(); ++tile)
+                        stashed[tile] += r.value;
         TileVector fifo(stashed);
         for (uint32_t tile = 0; tile < T; ++tile) {
             fifo[tile] *= depth;

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// Tile runs share their storage between copies and between identical steps of a program.
+#include "workloads/lowering/ProgramBuilder.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+
+TEST_CASE("A copy of tile runs keeps its values when the original grows", "[tiles]")
+{
+    TileRuns<uint64_t> a;
+    a.add(0, 4, 9);
+    TileRuns<uint64_t> b = a;
+    CHECK(&a.runs() == &b.runs()); // shared until one changes
+    a.add(4, 2, 3);
+    CHECK(&a.runs() != &b.runs());
+    CHECK(b.runs().size() == 1);
+    CHECK(b.at(4) == 0);
+    CHECK(a.at(4) == 3);
+    CHECK(a != b);
+    b.add(4, 2, 3);
+    CHECK(a == b); // equal values, separate storage
+}
+
+TEST_CASE("Empty tile runs hold no value anywhere and equal each other", "[tiles]")
+{
+    const TileRuns<uint32_t> none, alsoNone(std::vector<TileRun<uint32_t>>{});
+    CHECK(none.empty());
+    CHECK(none.end() == 0);
+    CHECK(none.at(7) == 0);
+    CHECK(none == alsoNone);
+}
+
+TEST_CASE("A pool gives equal tile runs one storage and leaves different ones alone", "[tiles]")
+{
+    TileRunsPool<ExchangeBytes> pool;
+    TileRuns<ExchangeBytes> a, b, c;
+    a.add(0, 8, {64, 0, 0});
+    a.add(8, 8, {0, 64, 0});
+    b.add(0, 8, {64, 0, 0});
+    b.add(8, 8, {0, 64, 0});
+    c.add(0, 8, {64, 0, 0});
+    c.add(8, 8, {0, 0, 64}); // same sizes, received another way
+    pool.share(a);
+    pool.share(b);
+    pool.share(c);
+    CHECK(&a.runs() == &b.runs());
+    CHECK(&a.runs() != &c.runs());
+    CHECK(c.at(9).recvShared == 64);
+}
+
+TEST_CASE("Identical layers' steps and tensors share their runs; the program reads the same", "[tiles]")
+{
+    IpuParams hw;
+    hw.tiles = 16;
+    ProgramBuilder b(hw);
+    const TileVector cycles{5, 5, 7, 7, 0, 0, 3, 3, 3, 0, 0, 0, 0, 0, 0, 1};
+    std::vector<ExchangeBytes> x(16);
+    x[2] = {128, 0, 0};
+    x[9] = {0, 128, 0};
+    for (int layer = 0; layer < 2; ++layer) {
+        b.allocate("activations " + std::to_string(layer), "activation", linearMapping(16, 1000, 64));
+        b.exchange("layer.in", x);
+        b.compute("layer", cycles, {Vertex::Copy});
+    }
+    const Program p = b.finish(0);
+    REQUIRE(p.steps.size() == 4);
+    const auto& x0 = std::get<ExchangeStep>(p.steps[0].op);
+    const auto& x1 = std::get<ExchangeStep>(p.steps[2].op);
+    const auto& c0 = std::get<ComputeStep>(p.steps[1].op);
+    const auto& c1 = std::get<ComputeStep>(p.steps[3].op);
+    CHECK(&x0.bytes.runs() == &x1.bytes.runs());
+    CHECK(&c0.cycles.runs() == &c1.cycles.runs());
+    CHECK(&c0.vertices.runs() == &c1.vertices.runs());
+    CHECK(&p.tensors[0].bytes.runs() == &p.tensors[1].bytes.runs());
+    // The values are the ones given: 4 cycle runs, 3 groups of active tiles with one vertex each.
+    CHECK(c1.cycles.runs().size() == 4);
+    CHECK(c1.cycles.at(3) == 7);
+    CHECK(c1.vertices.runs().size() == 3);
+    CHECK(c1.vertices.at(8) == 1);
+    CHECK(c1.vertices.at(9) == 0);
+    CHECK(x1.bytes.at(9).recv == 128);
+    CHECK(toDense(p.tensors[1].bytes, 16) == linearMapping(16, 1000, 64));
+}
