@@ -85,14 +85,15 @@ TileMemory::TileMemory(const Program& program, const IpuParams& hw) : m_capacity
             cut[std::min(r.end(), T)] = true;
         }
     std::vector<uint32_t> cuts;
+    std::vector<uint32_t> segmentFrom(std::size_t(T) + 1, 0); // at each cut, the segment it starts
     for (uint32_t t = 0; t <= T; ++t)
-        if (cut[t])
+        if (cut[t]) {
+            segmentFrom[t] = uint32_t(cuts.size());
             cuts.push_back(t);
+        }
     const std::size_t segments = cuts.size() - 1;
-    auto segmentsOf = [&](const TileRun<uint64_t>& r) { // the segments [s0, s1) a run covers
-        const auto s0 = std::size_t(std::lower_bound(cuts.begin(), cuts.end(), r.first) - cuts.begin());
-        const auto s1 = std::size_t(std::lower_bound(cuts.begin(), cuts.end(), std::min(r.end(), T)) - cuts.begin());
-        return std::pair{s0, s1};
+    auto segmentsOf = [&](const TileRun<uint64_t>& r) { // the segments [s0, s1) a run covers: its ends are cuts
+        return std::pair{std::size_t(segmentFrom[std::min(r.first, T)]), std::size_t(segmentFrom[std::min(r.end(), T)])};
     };
     std::vector<TileMemoryUse> uses(segments);
     struct Event

@@ -8,28 +8,26 @@ namespace ipusim {
 
 namespace {
 
-/** The runs of equal non-zero values in dense per-tile values: TileRuns reserves them once
- *  instead of growing run by run (a BERT exchange has hundreds). */
+/** Dense per-tile values as runs of equal non-zero values, built in one pass. */
 template <class T>
-std::size_t runsIn(const std::vector<T>& v)
+TileRuns<T> runsOf(const std::vector<T>& v)
 {
-    std::size_t runs = 0;
-    for (std::size_t t = 0; t < v.size(); ++t)
-        runs += !(v[t] == T{}) && (t == 0 || !(v[t] == v[t - 1]));
-    return runs;
+    std::vector<TileRun<T>> runs;
+    for (uint32_t t = 0, n = uint32_t(v.size()); t < n;) {
+        uint32_t end = t + 1;
+        while (end < n && v[end] == v[t])
+            ++end;
+        if (!(v[t] == T{}))
+            runs.push_back({t, end - t, v[t]});
+        t = end;
+    }
+    runs.shrink_to_fit(); // kept for the whole run: no slack
+    return TileRuns<T>(std::move(runs));
 }
 
 } // namespace
 
-TileRuns<uint64_t> toRuns(const TileVector& v)
-{
-    TileRuns<uint64_t> out;
-    out.reserve(runsIn(v));
-    for (uint32_t t = 0; t < v.size(); ++t)
-        if (v[t])
-            out.add(t, 1, v[t]);
-    return out;
-}
+TileRuns<uint64_t> toRuns(const TileVector& v) { return runsOf(v); }
 
 TileVector toDense(const TileRuns<uint64_t>& runs, uint32_t tiles)
 {
@@ -89,10 +87,7 @@ void ProgramBuilder::exchange(const std::string& name, const std::vector<Exchang
 {
     ExchangeStep x;
     x.name = name;
-    x.bytes.reserve(runsIn(perTile));
-    for (uint32_t t = 0; t < perTile.size(); ++t)
-        if (perTile[t].send || perTile[t].recv || perTile[t].recvShared)
-            x.bytes.add(t, 1, perTile[t]);
+    x.bytes = runsOf(perTile);
     if (x.bytes.empty())
         return;
     m_exchanges.share(x.bytes);
