@@ -11,8 +11,8 @@ namespace ipusim {
 
 /** Identical per-tile values keep one copy of their runs. A model's identical layers lower to
  *  identical compute sets, exchanges and tensor layouts (the repetition Poplar's outlining
- *  shares code for): a BERT-Large IPU holds six encoder layers whose thousands of steps then
- *  share their runs instead of holding six copies each. */
+ *  shares code for): the seven encoder layers a BERT-Large pipeline stage holds then keep one
+ *  copy of their thousands of steps' runs instead of seven. */
 template <class T>
 class TileRunsPool
 {
