@@ -8,20 +8,22 @@ namespace ipusim {
 
 namespace {
 
-/** Dense per-tile values as runs of equal non-zero values, built in one pass. */
+/** Dense per-tile values as runs of equal non-zero values, stored without slack: the
+ *  schedule keeps them for the whole run. */
 template <class T>
 TileRuns<T> runsOf(const std::vector<T>& v)
 {
+    auto startsRun = [&](std::size_t t) { return !(v[t] == T{}) && (t == 0 || !(v[t] == v[t - 1])); };
+    std::size_t count = 0;
+    for (std::size_t t = 0; t < v.size(); ++t)
+        count += startsRun(t);
     std::vector<TileRun<T>> runs;
-    for (uint32_t t = 0, n = uint32_t(v.size()); t < n;) {
-        uint32_t end = t + 1;
-        while (end < n && v[end] == v[t])
-            ++end;
-        if (!(v[t] == T{}))
-            runs.push_back({t, end - t, v[t]});
-        t = end;
-    }
-    runs.shrink_to_fit(); // kept for the whole run: no slack
+    runs.reserve(count);
+    for (uint32_t t = 0; t < v.size(); ++t)
+        if (startsRun(t))
+            runs.push_back({t, 1, v[t]});
+        else if (!(v[t] == T{}))
+            ++runs.back().count;
     return TileRuns<T>(std::move(runs));
 }
 

@@ -2,9 +2,10 @@
 #pragma once
 #include "models/program/Schedule.hpp"
 
+#include <boost/container_hash/hash.hpp>
+
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <unordered_set>
 
 namespace ipusim {
@@ -27,16 +28,23 @@ public:
     }
 
 private:
-    static std::size_t mix(std::size_t h, uint64_t v) { return h ^ (std::hash<uint64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
-    static std::size_t mixValue(std::size_t h, uint64_t v) { return mix(h, v); }
-    static std::size_t mixValue(std::size_t h, const ExchangeBytes& b) { return mix(mix(mix(h, b.send), b.recv), b.recvShared); }
+    static void combine(std::size_t& h, uint64_t v) { boost::hash_combine(h, v); }
+    static void combine(std::size_t& h, const ExchangeBytes& b)
+    {
+        boost::hash_combine(h, b.send);
+        boost::hash_combine(h, b.recv);
+        boost::hash_combine(h, b.recvShared);
+    }
     struct Hash
     {
         std::size_t operator()(const TileRuns<T>& r) const
         {
-            std::size_t h = r.runs().size();
-            for (const auto& run : r.runs())
-                h = mixValue(mix(h, (uint64_t(run.first) << 32) | run.count), run.value);
+            std::size_t h = 0;
+            for (const auto& run : r.runs()) {
+                boost::hash_combine(h, run.first);
+                boost::hash_combine(h, run.count);
+                combine(h, run.value);
+            }
             return h;
         }
     };
