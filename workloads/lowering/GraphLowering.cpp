@@ -103,7 +103,7 @@ void GraphLowering::placePersistent(const std::vector<std::string>& blocks)
     }
 }
 
-void GraphLowering::lower(const Op& op)
+void GraphLowering::lowerAfresh(const Op& op)
 {
     switch (op.kind) {
     case OpKind::HostLoad:

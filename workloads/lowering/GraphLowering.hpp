@@ -3,10 +3,12 @@
 #include "models/timing/VertexCosts.hpp"
 #include "workloads/graph/Graph.hpp"
 #include "workloads/lowering/ConvPlanner.hpp"
+#include "workloads/lowering/LoweredOp.hpp"
 #include "workloads/lowering/ProgramBuilder.hpp"
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ipusim {
@@ -30,20 +32,34 @@ public:
     /** Bytes per tile of a tensor placed on this IPU. */
     [[nodiscard]] const TileRuns<uint64_t>& placement(int tensor) const { return m_b.bytes(m_handle.at(std::size_t(tensor))); }
     [[nodiscard]] bool placed(int tensor) const { return m_handle.at(std::size_t(tensor)) >= 0; }
+    /** Lowers `op`; an op identical to one lowered before (see LoweredOp) emits that one's
+     *  steps and tensors again under its own names instead. */
     void lower(const Op& op);
+    /** Whether identical ops are lowered once (default); off, every op is lowered afresh. */
+    void setReuseIdenticalOps(bool reuse)
+    {
+        m_reuse = reuse;
+        m_lowered.clear();
+    }
     /** Data parallelism: gradients are averaged over `replicas`; with sharding, each replica
      *  keeps and updates 1/replicas of the optimizer state. Call before placePersistent(). */
     void setReplication(uint32_t replicas, bool sharded)
     {
+        m_lowered.clear();
         m_replicas = replicas;
         m_sharded = sharded;
     }
     /** Optimizer state in Streaming Memory: loaded before and stored after each update. */
-    void setOffloadOptimizer(bool offload) { m_offload = offload; }
+    void setOffloadOptimizer(bool offload)
+    {
+        m_lowered.clear();
+        m_offload = offload;
+    }
     /** Tiles [first, first + count) of the chip are IO tiles: host inputs are prefetched into
      *  them and moved to the compute tiles (this lowering's tiles) over the exchange. */
     void setIoTiles(uint32_t first, uint32_t count)
     {
+        m_lowered.clear();
         m_ioFirst = first;
         m_ioCount = count;
     }
@@ -63,6 +79,16 @@ public:
     [[nodiscard]] const std::map<std::string, ConvPlan>& plans() const { return m_plans; }
 
 private:
+    void lowerAfresh(const Op& op);
+    // Identical ops (OpReuse.cpp).
+    /** Everything lowering `op` reads: its kind and attributes, and each tensor's shape, type,
+     *  role, placement and row split. */
+    [[nodiscard]] std::vector<uint64_t> reuseKey(const Op& op) const;
+    [[nodiscard]] std::vector<int> slotHandles(const Op& op) const;
+    /** Lowers `op` afresh and keeps what it emitted, when it can be emitted again. */
+    void lowerAndKeep(const Op& op, std::vector<uint64_t> key);
+    void replay(const Op& op, const LoweredOp& lowered);
+
     int handleOf(int tensor);
     int produce(int tensor, const TileVector& bytes) { return produce(tensor, toRuns(bytes)); }
     /** `bytes` by value: a tensor's own placement may be passed in (an in-place layout). */
@@ -126,6 +152,12 @@ private:
     bool m_offload = false;
     uint32_t m_ioFirst = 0, m_ioCount = 0;
     uint64_t m_offloadedBytes = 0;
+    struct KeyHash
+    {
+        std::size_t operator()(const std::vector<uint64_t>& key) const;
+    };
+    bool m_reuse = true;
+    std::unordered_map<std::vector<uint64_t>, LoweredOp, KeyHash> m_lowered;
 };
 
 } // namespace ipusim

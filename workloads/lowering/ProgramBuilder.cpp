@@ -79,6 +79,8 @@ int ProgramBuilder::allocate(const std::string& name, const std::string& kind, T
 void ProgramBuilder::touch(int handle)
 {
     auto& t = m_program.tensors.at(std::size_t(handle));
+    if (m_recording && std::size_t(handle) < m_recording->tensors)
+        m_touchLog.push_back({handle, m_point - m_recording->point});
     if (m_point > 0)
         t.to = std::max(t.to, m_point - 1);
 }
@@ -187,6 +189,69 @@ void ProgramBuilder::streamingMemory(const std::string& name, Direction directio
     if (bytes == 0)
         return;
     body().push_back({StreamingMemoryStep{name, direction, bytes, m_point++}});
+}
+
+ProgramBuilder::Mark ProgramBuilder::startRecording()
+{
+    if (m_recording)
+        throw std::logic_error("one recording at a time");
+    m_touchLog.clear();
+    m_recording = Mark{m_point, m_program.tensors.size(), body().size(), &body()};
+    return *m_recording;
+}
+
+EmittedSteps ProgramBuilder::stopRecording(const Mark& mark)
+{
+    m_recording.reset();
+    if (mark.body != &body())
+        throw std::logic_error("a recording must end in the body it began in");
+    EmittedSteps e;
+    e.points = m_point - mark.point;
+    e.steps.assign(body().begin() + std::ptrdiff_t(mark.steps), body().end());
+    for (auto& s : e.steps)
+        std::visit([&](auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (kIsPointStep<T>)
+                op.point -= mark.point;
+            if constexpr (std::is_same_v<T, RepeatStep> || std::is_same_v<T, CallStep>)
+                throw std::logic_error("a recording holds flat steps only");
+        }, s.op);
+    e.tensors.assign(m_program.tensors.begin() + std::ptrdiff_t(mark.tensors), m_program.tensors.end());
+    for (auto& t : e.tensors) {
+        t.from -= mark.point;
+        t.to -= mark.point;
+    }
+    e.touches = std::move(m_touchLog);
+    m_touchLog.clear();
+    return e;
+}
+
+int ProgramBuilder::replay(EmittedSteps e, const std::vector<int>& touched)
+{
+    const uint32_t base = m_point;
+    const int first = int(m_program.tensors.size());
+    for (auto& t : e.tensors) {
+        t.from += base;
+        t.to += base;
+        m_program.tensors.push_back(std::move(t));
+    }
+    for (std::size_t i = 0; i < e.touches.size(); ++i)
+        if (const uint32_t at = base + e.touches[i].points; at > 0) {
+            auto& t = m_program.tensors.at(std::size_t(touched.at(i)));
+            t.to = std::max(t.to, at - 1);
+        }
+    for (auto& s : e.steps) {
+        std::visit([&](auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (kIsPointStep<T>)
+                op.point += base;
+            if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep>)
+                op.outline = m_outline ? m_outline(op.name) : std::string();
+        }, s.op);
+        body().push_back(std::move(s));
+    }
+    m_point = base + e.points;
+    return first;
 }
 
 Program ProgramBuilder::finish(uint32_t ipu)

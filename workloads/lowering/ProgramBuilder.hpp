@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,21 @@ TileVector toDense(const TileRuns<uint64_t>& runs, uint32_t tiles);
 /** Spreads `bytes` over tiles [first, first + tiles) in chunks of whole `grain`s, as Poplar's
  *  linear mapping does. */
 TileVector linearMapping(uint32_t totalTiles, uint64_t bytes, uint64_t grain, uint32_t first = 0, uint32_t tiles = 0);
+
+/** What lowering one op emitted, counted from the op's first program point, so that an
+ *  identical op elsewhere can emit it again (ProgramBuilder::record and replay). */
+struct EmittedSteps
+{
+    std::vector<Step> steps;          // points counted from 0
+    std::vector<TensorAlloc> tensors; // the tensors it allocated, live from / to as counted
+    struct Touch
+    {
+        int handle = -1;     // a tensor allocated before the op
+        uint32_t points = 0; // the op's points emitted before the touch
+    };
+    std::vector<Touch> touches;
+    uint32_t points = 0;
+};
 
 /** Emits one IPU's program in order and tracks when each tensor is live. Program points are
  *  numbered as numberPoints() numbers them, so liveness ranges line up with the schedule. */
@@ -65,6 +81,22 @@ public:
     void collective(const std::string& name, CollectiveKind kind, uint64_t bytes, std::vector<uint32_t> ring);
     void streamingMemory(const std::string& name, Direction direction, uint64_t bytes);
 
+    /** Where recording starts: the tensors, steps and touches from here on (record()). */
+    struct Mark
+    {
+        uint32_t point = 0;
+        std::size_t tensors = 0, steps = 0;
+        const std::vector<Step>* body = nullptr;
+    };
+    /** Starts noting which earlier tensors are touched (one recording at a time). */
+    [[nodiscard]] Mark startRecording();
+    /** What was emitted since `mark` in the same body, and stops noting touches. */
+    [[nodiscard]] EmittedSteps stopRecording(const Mark& mark);
+    /** Emits `e` again from the next point: its steps (outline keys taken afresh from their
+     *  names), its tensors (handles from the returned one on), its touches of the handles
+     *  `touched` gives in their place. */
+    int replay(EmittedSteps e, const std::vector<int>& touched);
+
     /** Outlining (PopART's enableOutlining): steps the rule maps to one non-empty key are one
      *  compiled subgraph called several times, so their code and vertex state exist once. */
     void setOutlineRule(std::function<std::string(const std::string&)> rule) { m_outline = std::move(rule); }
@@ -81,6 +113,8 @@ private:
     std::deque<std::vector<Step>> m_fragments;
     uint32_t m_point = 0;
     std::function<std::string(const std::string&)> m_outline;
+    std::optional<Mark> m_recording;
+    std::vector<EmittedSteps::Touch> m_touchLog; // of tensors allocated before m_recording
     TileRunsPool<uint64_t> m_bytesAndCycles;
     TileRunsPool<uint32_t> m_vertices;
     TileRunsPool<ExchangeBytes> m_exchanges;

@@ -95,6 +95,7 @@ IpuLowering::IpuLowering(const Graph& g, const SystemParams& system, const Place
     lowering.setIoTiles(params.tiles, opt.ioTiles);
     lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);
     lowering.setOffloadOptimizer(opt.offloadOptimizer);
+    lowering.setReuseIdenticalOps(opt.reuseIdenticalOps);
 }
 
 } // namespace ipusim

@@ -31,6 +31,9 @@ struct WorkloadOptions
     uint32_t outputPeriod = 1; // EveryN: every period-th micro-batch
     uint64_t gradientAccumulation = 1, deviceIterations = 1;
     StrategySpec strategy;
+    /** Identical ops are lowered once and emitted again (GraphLowering::lower); off, each is
+     *  lowered afresh, to the same Schedule (no config key: a check of the compiler's). */
+    bool reuseIdenticalOps = true;
 };
 
 } // namespace ipusim

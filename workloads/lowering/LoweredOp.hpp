@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "workloads/lowering/ConvPlanner.hpp"
+#include "workloads/lowering/ProgramBuilder.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ipusim {
+
+/** A name an op's lowering gave, in terms of the op: the op's name or one of its tensors'
+ *  names followed by `suffix`, or `suffix` alone. */
+struct NameTemplate
+{
+    static constexpr int kLiteral = -2, kOpName = -1;
+    int source = kLiteral; // kLiteral, kOpName, or a slot: inputs, then outputs
+    std::string suffix;
+};
+
+/** One op's lowering, kept to be emitted again for an identical op (same kind, attributes,
+ *  tensor shapes and types, and tensors placed alike), as Poplar outlines identical
+ *  subgraphs: the model's identical layers are lowered once. */
+struct LoweredOp
+{
+    EmittedSteps emitted;
+    std::vector<NameTemplate> stepNames;   // one per step of `emitted`
+    std::vector<NameTemplate> tensorNames; // one per tensor of `emitted`
+    std::vector<int> touchSlots;           // per touch of `emitted`: the slot whose tensor it was
+    /** Each slot's handle after the op: its own from before, a tensor the op allocated, or
+     *  the tensor another slot had before (an alias). */
+    struct SlotAfter
+    {
+        enum class Kind { Unchanged, Allocated, SlotBefore } kind = Kind::Unchanged;
+        int index = 0; // Allocated: among the op's tensors; SlotBefore: the slot
+        uint64_t width = 0;
+    };
+    std::vector<SlotAfter> slots;
+    std::optional<ConvPlan> plan;
+};
+
+} // namespace ipusim
