@@ -18,9 +18,12 @@
 #include <stdexcept>
 
 namespace ipusim {
-Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, std::string vcdPath)
+Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, std::string vcdPath,
+                       std::vector<std::shared_ptr<const TileMemory>> memory)
     : m_experiment(experiment), m_vcdPath(std::move(vcdPath))
 {
+    if (memory.empty())
+        memory = experiment.memory;
     // Integer cycles inside; SystemC time only orders events, at femtosecond resolution.
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     m_period = clockPeriod(experiment.system.ipu.clockHz);
@@ -35,7 +38,7 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
                                                m_period, observer, SystemPorts{m_sync.get(), m_links.get(), &m_copies, uint32_t(i)},
-                                               sys.streamingMemory, experiment.memory.empty() ? nullptr : experiment.memory.at(i)));
+                                               sys.streamingMemory, memory.empty() ? nullptr : memory.at(i)));
     }
 }
 
@@ -45,14 +48,6 @@ Simulation::~Simulation()
         sc_core::sc_close_vcd_trace_file(m_vcd);
         std::remove((m_vcdPath + ".tmp.vcd").c_str());
     }
-}
-
-bool Simulation::fits() const
-{
-    for (const auto& ipu : m_ipus)
-        if (!ipu->tiles.memory().fits())
-            return false;
-    return true;
 }
 
 void Simulation::checkTimeLimit() const

@@ -23,12 +23,12 @@ class Simulation
 {
 public:
     /** With `vcdPath`, each IPU's activity and IPU-Link bytes go to a VCD file (written under a
-     *  temporary name and renamed when the run completes). */
-    Simulation(const Experiment& experiment, IPhaseObserver* observer = nullptr, std::string vcdPath = "");
+     *  temporary name and renamed when the run completes). `memory`: each program's tile memory
+     *  accounted already (accountMemory); empty: the experiment's, or accounted here. */
+    Simulation(const Experiment& experiment, IPhaseObserver* observer = nullptr, std::string vcdPath = "",
+               std::vector<std::shared_ptr<const TileMemory>> memory = {});
     ~Simulation();
 
-    /** Memory of every IPU is known after elaboration, before anything runs. */
-    [[nodiscard]] bool fits() const;
     [[nodiscard]] const std::vector<std::unique_ptr<Ipu>>& ipus() const { return m_ipus; }
     [[nodiscard]] const IpuLinks& links() const { return *m_links; }
     [[nodiscard]] const ExternalSync& externalSync() const { return *m_sync; }

@@ -142,9 +142,8 @@ json overCapacity(const TileMemory& mem, const std::vector<std::string>& names)
 
 } // namespace
 
-json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst)
+json memoryOfIpu(const TileMemory& mem, const Program& program, std::size_t worst)
 {
-    const TileMemory& mem = ipu.tiles.memory();
     const auto& tiles = mem.tiles();
     const std::vector<std::string> names = pointNames(program);
     std::vector<uint64_t> always, notAlways, peak;
@@ -227,23 +226,25 @@ json ipuFigures(const Ipu& ipu, const Program& program)
 /** Every executed compute set of every IPU, the longest (all executions) first. */
 json tileBalance(const Experiment& e, const Simulation& sim)
 {
-    json balance = json::array();
+    // Sorted before they become JSON: a BERT step has thousands of compute sets, and
+    // comparing JSON objects costs a map lookup each time.
+    std::vector<std::pair<uint32_t, const ComputeSetStats*>> executed;
     for (std::size_t i = 0; i < sim.ipus().size(); ++i)
-        for (const auto& cs : sim.ipus()[i]->tiles.computeSets()) {
-            if (!cs.executions)
-                continue;
-            balance.push_back({{"ipu", e.schedule.programs[i].ipu},
-                               {"compute_set", cs.name},
-                               {"executions", cs.executions},
-                               {"busiest_tile_cycles", cs.busiestTileCycles},
-                               {"mean_tile_cycles", cs.meanTileCycles},
-                               {"balance", cs.busiestTileCycles ? cs.meanTileCycles / double(cs.busiestTileCycles) : 1.0},
-                               {"tiles_used", cs.tilesUsed},
-                               {"phase_cycles", cs.phaseCycles}});
-        }
-    std::stable_sort(balance.begin(), balance.end(), [](const json& a, const json& b) {
-        return a.at("phase_cycles").get<uint64_t>() > b.at("phase_cycles").get<uint64_t>();
-    });
+        for (const auto& cs : sim.ipus()[i]->tiles.computeSets())
+            if (cs.executions)
+                executed.push_back({e.schedule.programs[i].ipu, &cs});
+    std::stable_sort(executed.begin(), executed.end(),
+                     [](const auto& a, const auto& b) { return a.second->phaseCycles > b.second->phaseCycles; });
+    json balance = json::array();
+    for (const auto& [ipu, cs] : executed)
+        balance.push_back({{"ipu", ipu},
+                           {"compute_set", cs->name},
+                           {"executions", cs->executions},
+                           {"busiest_tile_cycles", cs->busiestTileCycles},
+                           {"mean_tile_cycles", cs->meanTileCycles},
+                           {"balance", cs->busiestTileCycles ? cs->meanTileCycles / double(cs->busiestTileCycles) : 1.0},
+                           {"tiles_used", cs->tilesUsed},
+                           {"phase_cycles", cs->phaseCycles}});
     return balance;
 }
 
@@ -550,7 +551,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
         const Program& program = e.schedule.programs[i];
         total += ipu.breakdown();
         ipus.push_back(ipuFigures(ipu, program));
-        json m = memoryOfIpu(ipu, program, 8);
+        json m = memoryOfIpu(ipu.tiles.memory(), program, 8);
         m["ipu"] = program.ipu;
         memory.push_back(m);
     }
@@ -692,19 +693,16 @@ void printSummary(std::ostream& out, const json& s)
                sim.at("tile_supersteps_per_wall_second").get<double>());
 }
 
-json oomReport(const Experiment& e, const Simulation& sim)
+json oomReport(const Experiment& e, const MemoryAccount& account)
 {
-    json ipus = json::array();
-    for (std::size_t i = 0; i < sim.ipus().size(); ++i) {
-        const Ipu& ipu = *sim.ipus()[i];
-        if (ipu.tiles.memory().fits())
-            continue;
-        json m = memoryOfIpu(ipu, e.schedule.programs[i], 5);
-        m["ipu"] = e.schedule.programs[i].ipu;
-        ipus.push_back(m); // with per_tile: the memory map tools/plot.py draws
-
-    }
-    return {{"error", "out of memory"}, {"name", e.config.name}, {"config", e.config.file}, {"ipus", ipus}};
+    const std::size_t over = account.firstOver.value();
+    json m = memoryOfIpu(*account.memory.at(over), e.schedule.programs.at(over), 5);
+    m["ipu"] = e.schedule.programs[over].ipu; // with per_tile: the memory map tools/plot.py draws
+    json unaccounted = json::array();
+    for (std::size_t i = over + 1; i < e.schedule.programs.size(); ++i)
+        unaccounted.push_back(e.schedule.programs[i].ipu);
+    return {{"error", "out of memory"}, {"name", e.config.name}, {"config", e.config.file}, {"ipus", json::array({m})},
+            {"ipus_not_accounted", unaccounted}};
 }
 
 namespace {
@@ -744,6 +742,8 @@ void printOomReport(std::ostream& out, const json& r)
             printLive(out, t.at("live"));
         }
     }
+    if (const auto& rest = r.value("ipus_not_accounted", json::array()); !rest.empty())
+        fmt::print(out, "  (memory of the IPUs after it not accounted: {})\n", fmt::join(rest.get<std::vector<int>>(), ", "));
 }
 
 } // namespace ipusim::report

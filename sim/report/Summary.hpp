@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "sim/engine/MemoryAccount.hpp"
 #include "sim/engine/Simulation.hpp"
 
 #include <nlohmann/json.hpp>
@@ -13,12 +14,13 @@ nlohmann::json summary(const Experiment& experiment, const Simulation& sim, cons
 /** The human-readable table printed after a run. */
 void printSummary(std::ostream& out, const nlohmann::json& summary);
 
-/** Out-of-memory report: which IPU, which tiles, how many bytes over, what is live. */
-nlohmann::json oomReport(const Experiment& experiment, const Simulation& sim);
+/** Out-of-memory report: which IPU, which tiles, how many bytes over, what is live; for the
+ *  first program that does not fit (`account.firstOver`), the IPUs after it left unaccounted. */
+nlohmann::json oomReport(const Experiment& experiment, const MemoryAccount& account);
 void printOomReport(std::ostream& out, const nlohmann::json& report);
 
 /** Memory section shared by the summary and the out-of-memory report. */
-nlohmann::json memoryOfIpu(const Ipu& ipu, const Program& program, std::size_t worst);
+nlohmann::json memoryOfIpu(const TileMemory& mem, const Program& program, std::size_t worst);
 
 /** Writes `text` to `path` via a temporary file and a rename, so readers never see half a file. */
 void writeFileAtomically(const std::string& path, const std::string& text);

@@ -168,6 +168,18 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
     if (!dir.empty())
         fs::create_directories(dir);
     Phase p;
+    // Memory first: a program that does not fit ends the run before anything is elaborated,
+    // traced or run on the reference engine.
+    const auto t0 = std::chrono::steady_clock::now();
+    MemoryAccount memory = accountMemory(e);
+    p.elaborateSeconds = secondsSince(t0);
+    if (memory.firstOver) {
+        p.outOfMemory = true;
+        p.oomReport = report::oomReport(e, memory);
+        if (!dir.empty())
+            report::writeFileAtomically((dir / "oom_report.json").string(), p.oomReport.dump(1) + "\n");
+        return p;
+    }
     if (o.trace && !dir.empty() && !e.run.trace.tiles && e.run.trace.fromCycle == 0 && e.run.trace.toCycle == UINT64_MAX)
         if (const uint64_t events = traceEventsEstimate(e); events > kLargeTraceEvents)
             fmt::print(stderr, "note: the trace will hold about {} events (~{} MB; each program step of each IPU is one): narrow it "
@@ -184,21 +196,15 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
         reference = runReference(e.schedule, e.system, e.run.hostCalls);
     }
     TeeObserver tee(p.trace.get(), reference ? &recorder : nullptr);
-    const auto t0 = std::chrono::steady_clock::now();
-    Simulation sim(e, reference || p.trace ? &tee : nullptr, o.vcd && !dir.empty() ? (dir / "waves.vcd").string() : std::string());
+    const auto t1 = std::chrono::steady_clock::now();
+    Simulation sim(e, reference || p.trace ? &tee : nullptr, o.vcd && !dir.empty() ? (dir / "waves.vcd").string() : std::string(),
+                   std::move(memory.memory));
     if (o.everyIteration)
         sim.simulateEveryIteration();
     if (e.schedule.inference)
         sim.recordMicroBatchLatency();
-    const bool fits = sim.fits();
-    p.elaborateSeconds = secondsSince(t0);
-    if (!fits) {
-        p.outOfMemory = true;
-        p.oomReport = report::oomReport(e, sim);
-        if (!dir.empty())
-            report::writeFileAtomically((dir / "oom_report.json").string(), p.oomReport.dump(1) + "\n");
-        return p;
-    }
+    // Elaborating: accounting the memory and building the SystemC model (not the reference run).
+    p.elaborateSeconds += secondsSince(t1);
     const SimResult result = sim.run();
     p.summary = report::summary(e, sim, result);
     p.summary["simulator"]["engine"] = o.engine == EngineKind::Reference ? "reference" : "fast";

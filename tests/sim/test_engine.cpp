@@ -126,12 +126,28 @@ TEST_CASE("MNIST: more tiles never raise the busiest tile's compute", "[sim][mni
     }
 }
 
+TEST_CASE("An out-of-memory run stops at the first IPU that does not fit", "[sim][bert]")
+{
+    // 32 BERT-Large layers a stage: IPU 0 (embeddings and heads) fits, IPU 1 does not.
+    const Experiment e = buildExperiment(kRoot + "/configs/bert/large_phase1_pod16.json",
+                                         {R"(/workload/model={"layers":96})", "/workload/strategy/layers_per_ipu=[0,32,32,32]"});
+    const MemoryAccount account = accountMemory(e);
+    REQUIRE(account.firstOver == std::optional<std::size_t>(1));
+    CHECK(account.memory.size() == 2); // IPUs 2 and 3 were never accounted
+    CHECK(account.memory[0]->fits());
+    const json r = report::oomReport(e, account);
+    REQUIRE(r["ipus"].size() == 1);
+    CHECK(r["ipus"][0]["ipu"] == e.schedule.programs[1].ipu);
+    CHECK(r["ipus"][0]["fits"] == false);
+    CHECK(r["ipus_not_accounted"] == json({e.schedule.programs[2].ipu, e.schedule.programs[3].ipu}));
+}
+
 TEST_CASE("MNIST: a huge micro-batch does not fit", "[sim][mnist]")
 {
     Experiment e = buildExperiment(kRoot + "/configs/mnist/oom.json");
-    Simulation sim(e);
-    CHECK_FALSE(sim.fits());
-    json r = report::oomReport(e, sim);
+    const MemoryAccount account = accountMemory(e);
+    REQUIRE(account.firstOver == std::optional<std::size_t>(0));
+    json r = report::oomReport(e, account);
     REQUIRE(r["ipus"].size() == 1);
     const json& worst = r["ipus"][0]["worst_tiles"][0];
     CHECK(worst["peak"].get<uint64_t>() > 638976);
