@@ -7,6 +7,7 @@
 #include <boost/container_hash/hash.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <type_traits>
 
@@ -112,12 +113,11 @@ std::vector<uint64_t> GraphLowering::reuseKey(const Op& op) const
         const auto sameTensor = std::find(slots.begin(), slots.end(), slots[s]) - slots.begin();
         const auto sameHandle = std::find(handles.begin(), handles.end(), handles[s]) - handles.begin();
         k.insert(k.end(), {uint64_t(sameTensor), uint64_t(sameHandle), m_width.at(std::size_t(slots[s]))});
-        if (handles[s] < 0 || std::size_t(sameHandle) < s)
-            continue;
-        const auto& runs = m_b.bytes(handles[s]).runs();
-        k.push_back(runs.size());
-        for (const auto& r : runs)
-            k.insert(k.end(), {r.first, r.count, r.value});
+        // The placement by the address of its runs: the builder keeps equal runs once and keeps
+        // every set alive while it builds, so one address is one placement, never reused
+        // (equal runs at two addresses would only cost a lowering).
+        if (handles[s] >= 0 && std::size_t(sameHandle) == s)
+            k.push_back(uint64_t(reinterpret_cast<std::uintptr_t>(&m_b.bytes(handles[s]).runs())));
     }
     return k;
 }

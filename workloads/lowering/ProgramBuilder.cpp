@@ -27,6 +27,14 @@ TileRuns<T> runsOf(const std::vector<T>& v)
     return TileRuns<T>(std::move(runs));
 }
 
+/** Room for `more` elements, growing geometrically: a replay appends a whole op at once. */
+template <class T>
+void growFor(std::vector<T>& v, std::size_t more)
+{
+    if (v.size() + more > v.capacity())
+        v.reserve(std::max(v.size() + more, 2 * v.capacity()));
+}
+
 } // namespace
 
 TileRuns<uint64_t> toRuns(const TileVector& v) { return runsOf(v); }
@@ -230,6 +238,8 @@ int ProgramBuilder::replay(EmittedSteps e, const std::vector<int>& touched)
 {
     const uint32_t base = m_point;
     const int first = int(m_program.tensors.size());
+    growFor(m_program.tensors, e.tensors.size());
+    growFor(body(), e.steps.size());
     for (auto& t : e.tensors) {
         t.from += base;
         t.to += base;
