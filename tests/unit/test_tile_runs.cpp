@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Tile runs share their storage between copies and between identical steps of a program.
+// Tile runs share their storage between copies and between identical steps of a program; a
+// recorded op is emitted again at a later point.
 #include "workloads/lowering/ProgramBuilder.hpp"
 
 #include <catch2/catch.hpp>
@@ -81,4 +82,50 @@ TEST_CASE("Identical layers' steps and tensors share their runs; the program rea
     CHECK(c1.vertices.at(9) == 0);
     CHECK(x1.bytes.at(9).recv == 128);
     CHECK(toDense(p.tensors[1].bytes, 16) == linearMapping(16, 1000, 64));
+}
+
+TEST_CASE("A recorded op is emitted again from a later point, its liveness and touches moved with it", "[tiles]")
+{
+    IpuParams hw;
+    hw.tiles = 4;
+    ProgramBuilder b(hw);
+    b.setOutlineRule([](const std::string& name) { return name.substr(0, 3) == "op2" ? "second" : ""; });
+    const TileVector one{1, 1, 0, 0};
+    const int input = b.allocate("input", "activation", one); // from point 0
+    b.compute("warm-up", one, {Vertex::Copy});                // point 0
+    // The op: a temporary live over its two points, and a touch of the input at its second.
+    const ProgramBuilder::Mark mark = b.startRecording();
+    const int temp = b.allocate("op1 temp", "temporary", one);
+    b.compute("op1", TileVector{4, 4, 4, 0}, {Vertex::Copy}); // point 1
+    b.touch(temp);
+    b.compute("op1.more", one, {Vertex::Copy}); // point 2
+    b.touch(temp);
+    b.touch(input);
+    EmittedSteps e = b.stopRecording(mark);
+    CHECK(e.points == 2);
+    REQUIRE(e.tensors.size() == 1);
+    CHECK(e.tensors[0].from == 0); // counted from the op's first point
+    CHECK(e.tensors[0].to == 1);
+    REQUIRE(e.touches.size() == 1); // only the input: the temporary is the op's own
+    CHECK(e.touches[0].handle == input);
+    CHECK(e.touches[0].points == 2);
+
+    b.compute("between", one, {Vertex::Copy}); // point 3
+    const int later = b.allocate("later input", "activation", one);
+    std::get<ComputeStep>(e.steps[0].op).name = "op2";
+    std::get<ComputeStep>(e.steps[1].op).name = "op2.more";
+    const int first = b.replay(e, {later}); // points 4 and 5
+    CHECK(first == temp + 2);
+    b.compute("after", one, {Vertex::Copy}); // point 6
+    const Program p = b.finish(0);
+    REQUIRE(p.steps.size() == 7);
+    const auto& op2 = std::get<ComputeStep>(p.steps[4].op);
+    CHECK(op2.point == 4);
+    CHECK(op2.outline == "second"); // the rule applied to the new name
+    CHECK(op2.cycles.at(1) == 4);
+    CHECK(std::get<ComputeStep>(p.steps[5].op).point == 5);
+    CHECK(p.tensors.at(std::size_t(first)).from == 4);
+    CHECK(p.tensors.at(std::size_t(first)).to == 5);
+    CHECK(p.tensors.at(std::size_t(later)).to == 5); // touched in place of the input
+    CHECK(p.tensors.at(std::size_t(input)).to == 2); // the first op's touch only
 }

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
 #include <type_traits>
 
 namespace ipusim {
