@@ -7,8 +7,8 @@
                                            set), summary_op_types.png (compute time and FLOP rate
                                            by op type), summary_memory.png (memory per tile per
                                            IPU) and summary_liveness.png (bytes live per step)
-  tools/plot.py out/RUN/oom_report.json -> oom_memory.png: memory per tile of each IPU that does
-                                           not fit, against its capacity
+  tools/plot.py out/RUN/oom_report.json -> oom_memory.png: memory per tile of each IPU found not
+                                           to fit, against its capacity
   tools/plot.py out/sweeps/S/results.csv [--x POINTER] [--y METRIC] [--heat POINTER]
                                         -> results_<METRIC>_vs_<X>.png, or
                                            results_<METRIC>_heat_<X>_<HEAT>.png with --heat

@@ -6,10 +6,12 @@ namespace ipusim {
 MemoryAccount accountMemory(const Experiment& e)
 {
     MemoryAccount a;
+    if (!e.memory.empty()) // accounted ahead: every program's is known
+        a.memory = e.memory;
     for (std::size_t i = 0; i < e.schedule.programs.size(); ++i) {
-        a.memory.push_back(e.memory.empty() ? std::make_shared<const TileMemory>(e.schedule.programs[i], e.system.ipu)
-                                            : e.memory.at(i));
-        if (!a.memory.back()->fits()) {
+        if (i == a.memory.size())
+            a.memory.push_back(std::make_shared<const TileMemory>(e.schedule.programs[i], e.system.ipu));
+        if (!a.memory[i]->fits()) {
             a.firstOver = i;
             break;
         }

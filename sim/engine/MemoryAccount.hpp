@@ -16,10 +16,11 @@ namespace ipusim {
 struct MemoryAccount
 {
     std::vector<std::shared_ptr<const TileMemory>> memory; // the programs accounted, in order
-    std::optional<std::size_t> firstOver;                 // the program that does not fit
+    std::optional<std::size_t> firstOver;                 // the first program that does not fit
 };
 
-/** Takes the memory an experiment prepared ahead (a sweep worker's cache) or accounts it. */
+/** Takes the memory an experiment prepared ahead (a sweep worker's cache: every program's) or
+ *  accounts it. */
 MemoryAccount accountMemory(const Experiment& e);
 
 } // namespace ipusim

@@ -695,13 +695,18 @@ void printSummary(std::ostream& out, const json& s)
 
 json oomReport(const Experiment& e, const MemoryAccount& account)
 {
-    const std::size_t over = account.firstOver.value();
-    json m = memoryOfIpu(*account.memory.at(over), e.schedule.programs.at(over), 5);
-    m["ipu"] = e.schedule.programs[over].ipu; // with per_tile: the memory map tools/plot.py draws
+    json ipus = json::array();
+    for (std::size_t i = 0; i < account.memory.size(); ++i) {
+        if (account.memory[i]->fits())
+            continue;
+        json m = memoryOfIpu(*account.memory[i], e.schedule.programs[i], 5);
+        m["ipu"] = e.schedule.programs[i].ipu;
+        ipus.push_back(m); // with per_tile: the memory map tools/plot.py draws
+    }
     json unaccounted = json::array();
-    for (std::size_t i = over + 1; i < e.schedule.programs.size(); ++i)
+    for (std::size_t i = account.memory.size(); i < e.schedule.programs.size(); ++i)
         unaccounted.push_back(e.schedule.programs[i].ipu);
-    return {{"error", "out of memory"}, {"name", e.config.name}, {"config", e.config.file}, {"ipus", json::array({m})},
+    return {{"error", "out of memory"}, {"name", e.config.name}, {"config", e.config.file}, {"ipus", ipus},
             {"ipus_not_accounted", unaccounted}};
 }
 
@@ -743,7 +748,8 @@ void printOomReport(std::ostream& out, const json& r)
         }
     }
     if (const auto& rest = r.value("ipus_not_accounted", json::array()); !rest.empty())
-        fmt::print(out, "  (memory of the IPUs after it not accounted: {})\n", fmt::join(rest.get<std::vector<int>>(), ", "));
+        fmt::print(out, "  (IPUs {} come after the first that does not fit: their memory was not accounted)\n",
+                   fmt::join(rest.get<std::vector<int>>(), ", "));
 }
 
 } // namespace ipusim::report

@@ -14,8 +14,8 @@ nlohmann::json summary(const Experiment& experiment, const Simulation& sim, cons
 /** The human-readable table printed after a run. */
 void printSummary(std::ostream& out, const nlohmann::json& summary);
 
-/** Out-of-memory report: which IPU, which tiles, how many bytes over, what is live; for the
- *  first program that does not fit (`account.firstOver`), the IPUs after it left unaccounted. */
+/** Out-of-memory report: which IPUs, which tiles, how many bytes over, what is live; for each
+ *  accounted program that does not fit, and the IPUs whose memory was not accounted. */
 nlohmann::json oomReport(const Experiment& experiment, const MemoryAccount& account);
 void printOomReport(std::ostream& out, const nlohmann::json& report);
 

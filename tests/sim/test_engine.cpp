@@ -129,8 +129,8 @@ TEST_CASE("MNIST: more tiles never raise the busiest tile's compute", "[sim][mni
 TEST_CASE("An out-of-memory run stops at the first IPU that does not fit", "[sim][bert]")
 {
     // 32 BERT-Large layers a stage: IPU 0 (embeddings and heads) fits, IPU 1 does not.
-    const Experiment e = buildExperiment(kRoot + "/configs/bert/large_phase1_pod16.json",
-                                         {R"(/workload/model={"layers":96})", "/workload/strategy/layers_per_ipu=[0,32,32,32]"});
+    Experiment e = buildExperiment(kRoot + "/configs/bert/large_phase1_pod16.json",
+                                   {R"(/workload/model={"layers":96})", "/workload/strategy/layers_per_ipu=[0,32,32,32]"});
     const MemoryAccount account = accountMemory(e);
     REQUIRE(account.firstOver == std::optional<std::size_t>(1));
     CHECK(account.memory.size() == 2); // IPUs 2 and 3 were never accounted
@@ -140,6 +140,13 @@ TEST_CASE("An out-of-memory run stops at the first IPU that does not fit", "[sim
     CHECK(r["ipus"][0]["ipu"] == e.schedule.programs[1].ipu);
     CHECK(r["ipus"][0]["fits"] == false);
     CHECK(r["ipus_not_accounted"] == json({e.schedule.programs[2].ipu, e.schedule.programs[3].ipu}));
+    // A sweep worker accounts every program ahead: the report then names each that does not fit.
+    for (const Program& p : e.schedule.programs)
+        e.memory.push_back(std::make_shared<const TileMemory>(p, e.system.ipu));
+    const json all = report::oomReport(e, accountMemory(e));
+    REQUIRE(all["ipus"].size() == 3); // IPUs 1-3 each hold 32 layers
+    CHECK(all["ipus"][0] == r["ipus"][0]);
+    CHECK(all["ipus_not_accounted"].empty());
 }
 
 TEST_CASE("MNIST: a huge micro-batch does not fit", "[sim][mnist]")

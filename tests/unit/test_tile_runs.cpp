@@ -84,7 +84,7 @@ TEST_CASE("Identical layers' steps and tensors share their runs; the program rea
     CHECK(toDense(p.tensors[1].bytes, 16) == linearMapping(16, 1000, 64));
 }
 
-TEST_CASE("A recorded op is emitted again from a later point, its liveness and touches moved with it", "[tiles]")
+TEST_CASE("A recorded op is emitted again from a later point, its liveness and touches moved with it", "[tiles][reuse]")
 {
     IpuParams hw;
     hw.tiles = 4;

@@ -87,7 +87,8 @@ private:
     [[nodiscard]] std::vector<int> slotHandles(const Op& op) const;
     /** Lowers `op` afresh and keeps what it emitted, when it can be emitted again. */
     void lowerAndKeep(const Op& op, std::vector<uint64_t> key);
-    void replay(const Op& op, const LoweredOp& lowered);
+    /** Emits `lowered` for `op`; false, emitting nothing, when its names are ambiguous. */
+    [[nodiscard]] bool replay(const Op& op, const LoweredOp& lowered);
 
     int handleOf(int tensor);
     int produce(int tensor, const TileVector& bytes) { return produce(tensor, toRuns(bytes)); }

@@ -18,6 +18,10 @@ struct NameTemplate
     int source = kLiteral; // kLiteral, kOpName, or a slot: inputs, then outputs
     std::string suffix;
 };
+/** Every way a name reads in terms of its op ("fc.in" of op "fc" reading input "fc.in": the
+ *  op's name plus ".in", or the input's name); an identical op is renamed only when all of
+ *  them agree for it, else it is lowered afresh. */
+using NameReadings = std::vector<NameTemplate>;
 
 /** One op's lowering, kept to be emitted again for an identical op (same kind, attributes,
  *  tensor shapes and types, and tensors placed alike), as Poplar outlines identical
@@ -25,8 +29,8 @@ struct NameTemplate
 struct LoweredOp
 {
     EmittedSteps emitted;
-    std::vector<NameTemplate> stepNames;   // one per step of `emitted`
-    std::vector<NameTemplate> tensorNames; // one per tensor of `emitted`
+    std::vector<NameReadings> stepNames;   // one per step of `emitted`
+    std::vector<NameReadings> tensorNames; // one per tensor of `emitted`
     std::vector<int> touchSlots;           // per touch of `emitted`: the slot whose tensor it was
     /** Each slot's handle after the op: its own from before, a tensor the op allocated, or
      *  the tensor another slot had before (an alias). */

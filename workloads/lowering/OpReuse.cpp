@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 namespace ipusim {
@@ -33,21 +34,21 @@ std::vector<int> slotsOf(const Op& op)
     return slots;
 }
 
-/** `name` as the op's name or a slot tensor's name plus a suffix, the longest that fits. */
-NameTemplate templateOf(const std::string& name, const Op& op, const Graph& g, const std::vector<int>& slots)
+/** Every reading of `name` as the op's name or a slot tensor's name plus a suffix; the name
+ *  itself when it starts with neither. */
+NameReadings readingsOf(const std::string& name, const Op& op, const Graph& g, const std::vector<int>& slots)
 {
-    NameTemplate best{NameTemplate::kLiteral, name};
-    std::size_t matched = 0;
+    NameReadings readings;
     auto consider = [&](int source, const std::string& prefix) {
-        if (prefix.size() > matched && name.compare(0, prefix.size(), prefix) == 0) {
-            matched = prefix.size();
-            best = {source, name.substr(prefix.size())};
-        }
+        if (name.compare(0, prefix.size(), prefix) == 0)
+            readings.push_back({source, name.substr(prefix.size())});
     };
     consider(NameTemplate::kOpName, op.name);
     for (std::size_t s = 0; s < slots.size(); ++s)
         consider(int(s), g.tensor(slots[s]).name);
-    return best;
+    if (readings.empty())
+        readings.push_back({NameTemplate::kLiteral, name});
+    return readings;
 }
 
 std::string nameOf(const NameTemplate& t, const Op& op, const Graph& g, const std::vector<int>& slots)
@@ -55,6 +56,16 @@ std::string nameOf(const NameTemplate& t, const Op& op, const Graph& g, const st
     if (t.source == NameTemplate::kLiteral)
         return t.suffix;
     return (t.source == NameTemplate::kOpName ? op.name : g.tensor(slots.at(std::size_t(t.source))).name) + t.suffix;
+}
+
+/** The name for `op` when every reading gives the same one. */
+std::optional<std::string> nameOf(const NameReadings& readings, const Op& op, const Graph& g, const std::vector<int>& slots)
+{
+    std::string name = nameOf(readings.front(), op, g, slots);
+    for (std::size_t i = 1; i < readings.size(); ++i)
+        if (nameOf(readings[i], op, g, slots) != name)
+            return std::nullopt;
+    return name;
 }
 
 template <class F>
@@ -81,10 +92,10 @@ void GraphLowering::lower(const Op& op)
         return;
     }
     std::vector<uint64_t> key = reuseKey(op);
-    if (auto it = m_lowered.find(key); it != m_lowered.end())
-        replay(op, it->second);
-    else
+    if (auto it = m_lowered.find(key); it == m_lowered.end())
         lowerAndKeep(op, std::move(key));
+    else if (!replay(op, it->second))
+        lowerAfresh(op); // its names do not follow from the op's as the kept one's did
 }
 
 std::vector<int> GraphLowering::slotHandles(const Op& op) const
@@ -130,7 +141,7 @@ void GraphLowering::lowerAndKeep(const Op& op, std::vector<uint64_t> key)
     try {
         lowerAfresh(op);
     } catch (...) {
-        (void)m_b.stopRecording(mark);
+        m_b.cancelRecording();
         throw;
     }
     emitted = m_b.stopRecording(mark);
@@ -159,24 +170,34 @@ void GraphLowering::lowerAndKeep(const Op& op, std::vector<uint64_t> key)
         }
         lowered.slots.push_back(a);
     }
-    forEachStepName(emitted.steps, [&](const std::string& name) { lowered.stepNames.push_back(templateOf(name, op, m_graph, slots)); });
+    forEachStepName(emitted.steps, [&](const std::string& name) { lowered.stepNames.push_back(readingsOf(name, op, m_graph, slots)); });
     for (const auto& t : emitted.tensors)
-        lowered.tensorNames.push_back(templateOf(t.name, op, m_graph, slots));
+        lowered.tensorNames.push_back(readingsOf(t.name, op, m_graph, slots));
     if (auto p = m_plans.find(op.name); p != m_plans.end())
         lowered.plan = p->second;
     lowered.emitted = std::move(emitted);
     m_lowered.emplace(std::move(key), std::move(lowered));
 }
 
-void GraphLowering::replay(const Op& op, const LoweredOp& lowered)
+bool GraphLowering::replay(const Op& op, const LoweredOp& lowered)
 {
     const std::vector<int> slots = slotsOf(op);
     const std::vector<int> before = slotHandles(op);
     EmittedSteps e = lowered.emitted;
+    bool named = true;
     std::size_t n = 0;
-    forEachStepName(e.steps, [&](std::string& name) { name = nameOf(lowered.stepNames[n++], op, m_graph, slots); });
-    for (std::size_t i = 0; i < e.tensors.size(); ++i)
-        e.tensors[i].name = nameOf(lowered.tensorNames[i], op, m_graph, slots);
+    forEachStepName(e.steps, [&](std::string& name) {
+        const auto renamed = nameOf(lowered.stepNames[n++], op, m_graph, slots);
+        named = named && renamed;
+        name = renamed.value_or(std::string());
+    });
+    for (std::size_t i = 0; i < e.tensors.size() && named; ++i) {
+        const auto renamed = nameOf(lowered.tensorNames[i], op, m_graph, slots);
+        named = bool(renamed);
+        e.tensors[i].name = renamed.value_or(std::string());
+    }
+    if (!named)
+        return false;
     std::vector<int> touched;
     for (int slot : lowered.touchSlots)
         touched.push_back(before.at(std::size_t(slot)));
@@ -192,6 +213,7 @@ void GraphLowering::replay(const Op& op, const LoweredOp& lowered)
     }
     if (lowered.plan)
         m_plans[op.name] = *lowered.plan;
+    return true;
 }
 
 } // namespace ipusim

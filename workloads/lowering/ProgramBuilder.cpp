@@ -236,6 +236,8 @@ EmittedSteps ProgramBuilder::stopRecording(const Mark& mark)
 
 int ProgramBuilder::replay(EmittedSteps e, const std::vector<int>& touched)
 {
+    if (m_recording)
+        throw std::logic_error("a replay inside a recording would not be recorded");
     const uint32_t base = m_point;
     const int first = int(m_program.tensors.size());
     growFor(m_program.tensors, e.tensors.size());

@@ -54,7 +54,7 @@ public:
     void touch(int handle);
     /** A tensor's bytes per tile as runs: the builder keeps no dense copy (a BERT-Large IPU
      *  has thousands of tensors, each 1,472 tiles wide). The reference lasts until the next
-     *  allocate(). */
+     *  allocate() or replay(). */
     [[nodiscard]] const TileRuns<uint64_t>& bytes(int handle) const { return m_program.tensors.at(std::size_t(handle)).bytes; }
     [[nodiscard]] TileVector denseBytes(int handle) const { return toDense(bytes(handle), m_hw.tiles); }
 
@@ -92,6 +92,12 @@ public:
     [[nodiscard]] Mark startRecording();
     /** What was emitted since `mark` in the same body, and stops noting touches. */
     [[nodiscard]] EmittedSteps stopRecording(const Mark& mark);
+    /** Stops noting touches, keeping nothing (a lowering that threw). */
+    void cancelRecording() noexcept
+    {
+        m_recording.reset();
+        m_touchLog.clear();
+    }
     /** Emits `e` again from the next point: its steps (outline keys taken afresh from their
      *  names), its tensors (handles from the returned one on), its touches of the handles
      *  `touched` gives in their place. */
