@@ -60,16 +60,8 @@ json perturbIgnored(json doc, bool inferenceToo)
     return doc;
 }
 
-/** Where two compiled schedules first differ ("" if nowhere): a whole model is too large for a
- *  failure message. */
-std::string firstDifference(const Schedule& a, const Schedule& b)
-{
-    const json x = scheduleToJson(a), y = scheduleToJson(b);
-    if (x == y)
-        return "";
-    const json patch = json::diff(x, y);
-    return patch.empty() ? "?" : patch.front().at("path").get<std::string>();
-}
+/** Where two compiled schedules first differ ("" if nowhere). */
+std::string firstDifference(const Schedule& a, const Schedule& b) { return test::firstDifference(scheduleToJson(a), scheduleToJson(b)); }
 
 /** The sweep's rows, by point. */
 std::map<std::size_t, json> rowsOf(const fs::path& jsonl)

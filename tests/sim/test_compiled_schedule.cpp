@@ -45,19 +45,6 @@ void checkRoundTrip(const std::string& config)
     CHECK(got == want);
 }
 
-/** Where two documents first differ, as a JSON pointer with both values (json::diff is too
- *  slow for a whole BERT schedule that differs everywhere). */
-std::string firstDifference(const json& a, const json& b, const std::string& at = "")
-{
-    if (a.type() == b.type() && (a.is_object() || a.is_array()) && a.size() == b.size()) {
-        for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
-            if (*i != *j)
-                return firstDifference(*i, *j, at + "/" + (a.is_object() ? i.key() : std::to_string(std::distance(a.begin(), i))));
-        return "";
-    }
-    return at + ": " + a.dump().substr(0, 300) + " against " + b.dump().substr(0, 300);
-}
-
 /** The compiler lowers each identical op once and emits it again for the others; the Schedule
  *  must be the one lowering every op afresh gives, names and liveness included. */
 void checkReuse(const std::string& config)
@@ -80,7 +67,7 @@ void checkReuse(const std::string& config)
     };
     const json afresh = compile(false), reused = compile(true);
     INFO(config);
-    INFO("first difference: " << firstDifference(afresh, reused));
+    INFO("first difference: " << test::firstDifference(afresh, reused));
     CHECK(reused == afresh);
 }
 

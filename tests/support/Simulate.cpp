@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 
 namespace ipusim::test {
 
@@ -85,6 +86,21 @@ std::map<std::string, uint64_t> busiestStepCycles(const Schedule& schedule)
 nlohmann::json simulateDoc(const nlohmann::json& doc)
 {
     return simulate(config::loadConfig(doc, kRoot + "/configs/inline.json"));
+}
+
+std::string firstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at)
+{
+    if (a == b)
+        return "";
+    if (a.type() == b.type() && (a.is_object() || a.is_array()) && a.size() == b.size())
+        for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
+            const std::string key = a.is_object() ? i.key() : std::to_string(std::distance(a.begin(), i));
+            if (a.is_object() && i.key() != j.key())
+                return at + "/" + key + ": a key against \"" + j.key() + "\"";
+            if (*i != *j)
+                return firstDifference(*i, *j, at + "/" + key);
+        }
+    return at + ": " + a.dump().substr(0, 300) + " against " + b.dump().substr(0, 300);
 }
 
 } // namespace ipusim::test

@@ -45,6 +45,9 @@ std::optional<std::vector<std::string>> bundledModelSets(const std::string& path
 /** Every shipped experiment config (each file under configs/ but the hardware descriptions,
  *  schemas, sweeps and validation suites), relative to the tree, in order. */
 std::vector<std::string> shippedExperiments();
+/** Where two documents first differ, as a JSON pointer with both values; "" when they are
+ *  equal (json::diff of two whole BERT schedules that differ everywhere takes minutes). */
+std::string firstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at = "");
 /** A config file of the tree (relative path) with overrides. */
 nlohmann::json simulateFile(const std::string& file, const std::vector<std::string>& sets = {});
 /** An inline config document; its bases resolve from configs/. */

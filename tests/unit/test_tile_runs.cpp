@@ -94,14 +94,14 @@ TEST_CASE("A recorded op is emitted again from a later point, its liveness and t
     const int input = b.allocate("input", "activation", one); // from point 0
     b.compute("warm-up", one, {Vertex::Copy});                // point 0
     // The op: a temporary live over its two points, and a touch of the input at its second.
-    const ProgramBuilder::Mark mark = b.startRecording();
+    (void)b.startRecording();
     const int temp = b.allocate("op1 temp", "temporary", one);
     b.compute("op1", TileVector{4, 4, 4, 0}, {Vertex::Copy}); // point 1
     b.touch(temp);
     b.compute("op1.more", one, {Vertex::Copy}); // point 2
     b.touch(temp);
     b.touch(input);
-    EmittedSteps e = b.stopRecording(mark);
+    EmittedSteps e = b.stopRecording();
     CHECK(e.points == 2);
     REQUIRE(e.tensors.size() == 1);
     CHECK(e.tensors[0].from == 0); // counted from the op's first point

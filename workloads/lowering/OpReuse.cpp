@@ -144,7 +144,7 @@ void GraphLowering::lowerAndKeep(const Op& op, std::vector<uint64_t> key)
         m_b.cancelRecording();
         throw;
     }
-    emitted = m_b.stopRecording(mark);
+    emitted = m_b.stopRecording();
 
     LoweredOp lowered;
     for (const auto& touch : emitted.touches) {
@@ -182,22 +182,25 @@ void GraphLowering::lowerAndKeep(const Op& op, std::vector<uint64_t> key)
 bool GraphLowering::replay(const Op& op, const LoweredOp& lowered)
 {
     const std::vector<int> slots = slotsOf(op);
-    const std::vector<int> before = slotHandles(op);
-    EmittedSteps e = lowered.emitted;
-    bool named = true;
-    std::size_t n = 0;
-    forEachStepName(e.steps, [&](std::string& name) {
-        const auto renamed = nameOf(lowered.stepNames[n++], op, m_graph, slots);
-        named = named && renamed;
-        name = renamed.value_or(std::string());
-    });
-    for (std::size_t i = 0; i < e.tensors.size() && named; ++i) {
-        const auto renamed = nameOf(lowered.tensorNames[i], op, m_graph, slots);
-        named = bool(renamed);
-        e.tensors[i].name = renamed.value_or(std::string());
-    }
-    if (!named)
+    // Names first: an op whose names do not follow from it as the kept one's did emits nothing.
+    auto namesOf = [&](const std::vector<NameReadings>& kept, std::vector<std::string>& names) {
+        for (const NameReadings& r : kept) {
+            auto name = nameOf(r, op, m_graph, slots);
+            if (!name)
+                return false;
+            names.push_back(std::move(*name));
+        }
+        return true;
+    };
+    std::vector<std::string> stepNames, tensorNames;
+    if (!namesOf(lowered.stepNames, stepNames) || !namesOf(lowered.tensorNames, tensorNames))
         return false;
+    EmittedSteps e = lowered.emitted;
+    std::size_t n = 0;
+    forEachStepName(e.steps, [&](std::string& name) { name = std::move(stepNames[n++]); });
+    for (std::size_t i = 0; i < e.tensors.size(); ++i)
+        e.tensors[i].name = std::move(tensorNames[i]);
+    const std::vector<int> before = slotHandles(op);
     std::vector<int> touched;
     for (int slot : lowered.touchSlots)
         touched.push_back(before.at(std::size_t(slot)));

@@ -208,8 +208,11 @@ ProgramBuilder::Mark ProgramBuilder::startRecording()
     return *m_recording;
 }
 
-EmittedSteps ProgramBuilder::stopRecording(const Mark& mark)
+EmittedSteps ProgramBuilder::stopRecording()
 {
+    if (!m_recording)
+        throw std::logic_error("stopRecording without startRecording");
+    const Mark mark = *m_recording;
     m_recording.reset();
     if (mark.body != &body())
         throw std::logic_error("a recording must end in the body it began in");

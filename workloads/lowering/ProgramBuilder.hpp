@@ -90,8 +90,8 @@ public:
     };
     /** Starts noting which earlier tensors are touched (one recording at a time). */
     [[nodiscard]] Mark startRecording();
-    /** What was emitted since `mark` in the same body, and stops noting touches. */
-    [[nodiscard]] EmittedSteps stopRecording(const Mark& mark);
+    /** What was emitted since startRecording() (in the body it began in); stops noting touches. */
+    [[nodiscard]] EmittedSteps stopRecording();
     /** Stops noting touches, keeping nothing (a lowering that threw). */
     void cancelRecording() noexcept
     {
