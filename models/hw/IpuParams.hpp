@@ -4,6 +4,7 @@
 #include "models/hw/SchemaDefaults.hpp" // generated from the schema at configure time
 
 #include <cstdint>
+#include <tuple>
 
 namespace ipusim {
 
@@ -15,6 +16,10 @@ struct AmpParams
     uint32_t inChansPerGroup = schema::kIpuAmpFp16Fp16InChansPerGroup; // input channels each unit consumes per output position
     /** Worker cycles to push one output position through all units: the AMP core step. */
     [[nodiscard]] uint32_t cyclesPerPosition() const { return units * inChansPerGroup / macsPerCycle; }
+    friend bool operator==(const AmpParams& a, const AmpParams& b)
+    {
+        return a.macsPerCycle == b.macsPerCycle && a.units == b.units && a.inChansPerGroup == b.inChansPerGroup;
+    }
 };
 
 /** One IPU's parameters. Plain data: sim/config decodes them from a config. Units, sources and
@@ -55,6 +60,19 @@ struct IpuParams
     [[nodiscard]] uint32_t vectorWidth(Precision p) const { return vectorWidthBits / (8 * bytesOf(p)); }
     /** Rows of tiles an exchange path may cross. */
     [[nodiscard]] uint32_t rows() const { return (tiles + columns - 1) / columns; }
+
+    /** Every field above: a new field joins this list. */
+    [[nodiscard]] auto fields() const
+    {
+        return std::tie(tiles, columns, tileMemoryBytes, workers, clockHz, vectorWidthBits, supervisorOverhead, memcpyBytesPerCycle,
+                        sendBytesPerCycle, recvBytesPerCycle, tilesPerReceiveBus, exchangeLatencyBase, exchangeLatencyPerRow,
+                        internalSyncCycles, ampHalfHalf, ampHalfFloat, ampFloatFloat, coeffLoadBytesPerCycle, codeBytesPerVertexType,
+                        vertexStateBytes, controlCodeBytesPerStep, exchangeCodeBytesPerPhase, availableMemoryProportion);
+    }
+
+    /** Two IPUs whose parameters are equal lower an op alike (their compiles share lowered ops). */
+    friend bool operator==(const IpuParams& a, const IpuParams& b) { return a.fields() == b.fields(); }
+    friend bool operator!=(const IpuParams& a, const IpuParams& b) { return !(a == b); }
 };
 
 } // namespace ipusim

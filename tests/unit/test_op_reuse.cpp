@@ -74,3 +74,53 @@ TEST_CASE("An identical op whose names read two ways for it is lowered afresh un
     CHECK(std::count(names.begin(), names.end(), "n.in") == 1);
     CHECK(std::count(names.begin(), names.end(), "z") == 0);
 }
+
+namespace {
+/** Lowers every op of `g` with `l` and returns the program's steps as names and cycles. */
+std::vector<std::pair<std::string, uint64_t>> lowerAll(const Graph& g, ProgramBuilder& b, GraphLowering& l)
+{
+    l.placePersistent();
+    for (const Op& op : g.ops)
+        l.lower(op);
+    std::vector<std::pair<std::string, uint64_t>> steps;
+    for (const Step& s : b.finish(0).steps)
+        if (const auto* c = std::get_if<ComputeStep>(&s.op))
+            steps.emplace_back(c->name, c->cycles.runs().empty() ? 0 : c->cycles.runs().front().value);
+    return steps;
+}
+} // namespace
+
+TEST_CASE("Equivalent IPUs share lowered ops: an op placed alike on a second IPU is not lowered again", "[reuse]")
+{
+    const TwoMatmuls model("x");
+    IpuParams hw;
+    ProgramBuilder first(hw);
+    GraphLowering onFirst(model.g, first);
+    const auto firstSteps = lowerAll(model.g, first, onFirst);
+    const std::size_t lowered = onFirst.loweredOps().size();
+    REQUIRE(lowered > 0);
+
+    ProgramBuilder second(hw, first.pools());
+    GraphLowering onSecond(model.g, second);
+    onSecond.shareLoweredOps(onFirst);
+    CHECK(lowerAll(model.g, second, onSecond) == firstSteps);
+    CHECK(&onSecond.loweredOps() == &onFirst.loweredOps());
+    CHECK(onFirst.loweredOps().size() == lowered); // every op of the second IPU was replayed
+
+    // Without the shared store, the second IPU lowers its ops itself: the same program.
+    ProgramBuilder alone(hw);
+    GraphLowering onAlone(model.g, alone);
+    CHECK(lowerAll(model.g, alone, onAlone) == firstSteps);
+    CHECK(onAlone.loweredOps().size() == lowered);
+}
+
+TEST_CASE("Lowered ops are shared only between IPUs with equal parameters and pools", "[reuse]")
+{
+    const TwoMatmuls model("x");
+    IpuParams hw, smaller;
+    smaller.availableMemoryProportion = hw.availableMemoryProportion / 2;
+    ProgramBuilder first(hw), ownPools(hw), otherParams(smaller, first.pools());
+    GraphLowering onFirst(model.g, first), onOwnPools(model.g, ownPools), onOtherParams(model.g, otherParams);
+    CHECK_THROWS_AS(onOwnPools.shareLoweredOps(onFirst), std::logic_error);
+    CHECK_THROWS_AS(onOtherParams.shareLoweredOps(onFirst), std::logic_error);
+}

@@ -7,6 +7,7 @@
 #include "workloads/lowering/ProgramBuilder.hpp"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,30 +37,27 @@ public:
      *  steps and tensors again under its own names instead. */
     void lower(const Op& op);
     /** Whether identical ops are lowered once (default); off, every op is lowered afresh. */
-    void setReuseIdenticalOps(bool reuse)
-    {
-        m_reuse = reuse;
-        m_lowered.clear();
-    }
+    void setReuseIdenticalOps(bool reuse) { m_reuse = reuse; }
+    /** Keeps lowered ops with `other`, for an equivalent IPU: equal parameters, and a builder
+     *  sharing this one's pools. The settings below are part of each op's key. */
+    void shareLoweredOps(const GraphLowering& other);
+    [[nodiscard]] const LoweredOps& loweredOps() const { return *m_lowered; }
     /** Data parallelism: gradients are averaged over `replicas`; with sharding, each replica
      *  keeps and updates 1/replicas of the optimizer state. Call before placePersistent(). */
     void setReplication(uint32_t replicas, bool sharded)
     {
-        m_lowered.clear();
         m_replicas = replicas;
         m_sharded = sharded;
     }
     /** Optimizer state in Streaming Memory: loaded before and stored after each update. */
     void setOffloadOptimizer(bool offload)
     {
-        m_lowered.clear();
         m_offload = offload;
     }
     /** Tiles [first, first + count) of the chip are IO tiles: host inputs are prefetched into
      *  them and moved to the compute tiles (this lowering's tiles) over the exchange. */
     void setIoTiles(uint32_t first, uint32_t count)
     {
-        m_lowered.clear();
         m_ioFirst = first;
         m_ioCount = count;
     }
@@ -153,12 +151,8 @@ private:
     bool m_offload = false;
     uint32_t m_ioFirst = 0, m_ioCount = 0;
     uint64_t m_offloadedBytes = 0;
-    struct KeyHash
-    {
-        std::size_t operator()(const std::vector<uint64_t>& key) const;
-    };
     bool m_reuse = true;
-    std::unordered_map<std::vector<uint64_t>, LoweredOp, KeyHash> m_lowered;
+    std::shared_ptr<LoweredOps> m_lowered = std::make_shared<LoweredOps>();
 };
 
 } // namespace ipusim

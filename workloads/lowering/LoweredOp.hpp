@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ipusim {
@@ -42,6 +43,28 @@ struct LoweredOp
     };
     std::vector<SlotAfter> slots;
     std::optional<ConvPlan> plan;
+};
+
+/** Lowered ops by the key of what their lowering reads (GraphLowering::reuseKey). One store
+ *  serves the lowerings of equivalent IPUs, whose builders share their pools of runs. */
+class LoweredOps
+{
+public:
+    [[nodiscard]] const LoweredOp* find(const std::vector<uint64_t>& key) const
+    {
+        const auto it = m_ops.find(key);
+        return it == m_ops.end() ? nullptr : &it->second;
+    }
+    void keep(std::vector<uint64_t> key, LoweredOp op) { m_ops.emplace(std::move(key), std::move(op)); }
+    /** Ops lowered (not replayed) so far. */
+    [[nodiscard]] std::size_t size() const { return m_ops.size(); }
+
+private:
+    struct KeyHash
+    {
+        std::size_t operator()(const std::vector<uint64_t>& key) const;
+    };
+    std::unordered_map<std::vector<uint64_t>, LoweredOp, KeyHash> m_ops;
 };
 
 } // namespace ipusim

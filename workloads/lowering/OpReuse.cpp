@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <type_traits>
 
 namespace ipusim {
@@ -80,9 +81,16 @@ void forEachStepName(std::vector<Step>& steps, F&& f)
 
 } // namespace
 
-std::size_t GraphLowering::KeyHash::operator()(const std::vector<uint64_t>& key) const
+std::size_t LoweredOps::KeyHash::operator()(const std::vector<uint64_t>& key) const
 {
     return boost::hash_range(key.begin(), key.end());
+}
+
+void GraphLowering::shareLoweredOps(const GraphLowering& other)
+{
+    if (other.m_hw != m_hw || other.m_b.pools() != m_b.pools())
+        throw std::logic_error("lowered ops are shared only between equivalent IPUs whose builders share their pools");
+    m_lowered = other.m_lowered;
 }
 
 void GraphLowering::lower(const Op& op)
@@ -92,9 +100,9 @@ void GraphLowering::lower(const Op& op)
         return;
     }
     std::vector<uint64_t> key = reuseKey(op);
-    if (auto it = m_lowered.find(key); it == m_lowered.end())
+    if (const LoweredOp* kept = m_lowered->find(key); !kept)
         lowerAndKeep(op, std::move(key));
-    else if (!replay(op, it->second))
+    else if (!replay(op, *kept))
         lowerAfresh(op); // its names do not follow from the op's as the kept one's did
 }
 
@@ -110,7 +118,9 @@ std::vector<uint64_t> GraphLowering::reuseKey(const Op& op) const
 {
     std::vector<uint64_t> k{uint64_t(op.kind), op.inputs.size(), op.outputs.size(), op.window, op.channels, op.forward, op.rows,
                             op.unscale, op.masterWeights, op.attentionScaleMask, op.training, uint64_t(int64_t(op.broadcast)),
-                            op.broadcastRun, op.paramChannels};
+                            op.broadcastRun, op.paramChannels,
+                            // This lowering's settings: a store may serve several lowerings.
+                            m_replicas, m_sharded, m_offload, m_ioFirst, m_ioCount};
     addConv(k, op.conv);
     addGeometry(k, op.geometry);
     const std::vector<int> slots = slotsOf(op);
@@ -123,9 +133,10 @@ std::vector<uint64_t> GraphLowering::reuseKey(const Op& op) const
         const auto sameTensor = std::find(slots.begin(), slots.end(), slots[s]) - slots.begin();
         const auto sameHandle = std::find(handles.begin(), handles.end(), handles[s]) - handles.begin();
         k.insert(k.end(), {uint64_t(sameTensor), uint64_t(sameHandle), m_width.at(std::size_t(slots[s]))});
-        // The placement by the address of its runs: the builder keeps equal runs once and keeps
-        // every set alive while it builds, so one address is one placement, never reused
-        // (equal runs at two addresses would only cost a lowering).
+        // The placement by the address of its runs: the pools keep equal runs once and keep
+        // every set alive while their builders build, and every lowering this store serves
+        // builds with the same pools, so one address is one placement, never reused (equal
+        // runs at two addresses would only cost a lowering).
         if (handles[s] >= 0 && std::size_t(sameHandle) == s)
             k.push_back(uint64_t(reinterpret_cast<std::uintptr_t>(&m_b.bytes(handles[s]).runs())));
     }
@@ -176,7 +187,7 @@ void GraphLowering::lowerAndKeep(const Op& op, std::vector<uint64_t> key)
     if (auto p = m_plans.find(op.name); p != m_plans.end())
         lowered.plan = p->second;
     lowered.emitted = std::move(emitted);
-    m_lowered.emplace(std::move(key), std::move(lowered));
+    m_lowered->keep(std::move(key), std::move(lowered));
 }
 
 bool GraphLowering::replay(const Op& op, const LoweredOp& lowered)

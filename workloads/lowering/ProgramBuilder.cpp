@@ -63,7 +63,10 @@ TileVector linearMapping(uint32_t totalTiles, uint64_t bytes, uint64_t grain, ui
     return v;
 }
 
-ProgramBuilder::ProgramBuilder(const IpuParams& hw) : m_hw(hw) { m_bodies.push_back(&m_program.steps); }
+ProgramBuilder::ProgramBuilder(const IpuParams& hw, std::shared_ptr<TileRunsPools> pools) : m_hw(hw), m_pools(std::move(pools))
+{
+    m_bodies.push_back(&m_program.steps);
+}
 
 int ProgramBuilder::allocate(const std::string& name, const std::string& kind, const TileVector& bytes, bool alwaysLive)
 {
@@ -76,7 +79,7 @@ int ProgramBuilder::allocate(const std::string& name, const std::string& kind, T
     t.name = name;
     t.kind = kind;
     t.bytes = std::move(bytes);
-    m_bytesAndCycles.share(t.bytes);
+    m_pools->bytesAndCycles.share(t.bytes);
     t.alwaysLive = alwaysLive;
     t.from = m_point;
     t.to = m_point;
@@ -102,7 +105,7 @@ void ProgramBuilder::exchange(const std::string& name, const std::vector<Exchang
     x.bytes = runsOf(perTile);
     if (x.bytes.empty())
         return;
-    m_exchanges.share(x.bytes);
+    m_pools->exchanges.share(x.bytes);
     x.point = m_point++;
     if (m_outline)
         x.outline = m_outline(name);
@@ -122,8 +125,8 @@ void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, 
     c.vertices.reserve(gaps);
     for (const auto& r : c.cycles.runs())
         c.vertices.add(r.first, r.count, verticesPerActiveTile);
-    m_bytesAndCycles.share(c.cycles);
-    m_vertices.share(c.vertices);
+    m_pools->bytesAndCycles.share(c.cycles);
+    m_pools->vertices.share(c.vertices);
     c.vertexTypes = codeletNames(codelets);
     c.point = m_point++;
     if (m_outline)

@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,10 +43,12 @@ struct EmittedSteps
 class ProgramBuilder
 {
 public:
-    explicit ProgramBuilder(const IpuParams& hw);
+    /** Runs are kept in `pools`: its own, or those of builders for equivalent IPUs. */
+    explicit ProgramBuilder(const IpuParams& hw, std::shared_ptr<TileRunsPools> pools = std::make_shared<TileRunsPools>());
 
     [[nodiscard]] uint32_t tiles() const { return m_hw.tiles; }
     [[nodiscard]] const IpuParams& hw() const { return m_hw; }
+    [[nodiscard]] const std::shared_ptr<TileRunsPools>& pools() const { return m_pools; }
 
     /** A tensor live from the next emitted point on (or always). Returns its handle. */
     int allocate(const std::string& name, const std::string& kind, const TileVector& bytes, bool alwaysLive = false);
@@ -121,9 +124,7 @@ private:
     std::function<std::string(const std::string&)> m_outline;
     std::optional<Mark> m_recording;
     std::vector<EmittedSteps::Touch> m_touchLog; // of tensors allocated before m_recording
-    TileRunsPool<uint64_t> m_bytesAndCycles;
-    TileRunsPool<uint32_t> m_vertices;
-    TileRunsPool<ExchangeBytes> m_exchanges;
+    std::shared_ptr<TileRunsPools> m_pools;
 };
 
 } // namespace ipusim

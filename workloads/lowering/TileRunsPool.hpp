@@ -51,4 +51,14 @@ private:
     std::unordered_set<TileRuns<T>, Hash> m_kept;
 };
 
+/** The pools a program builder keeps its runs in. Builders of equivalent IPUs share one, so
+ *  an op placed alike on two IPUs has its tensors' runs at one address (GraphLowering keys a
+ *  placement by it). */
+struct TileRunsPools
+{
+    TileRunsPool<uint64_t> bytesAndCycles;
+    TileRunsPool<uint32_t> vertices;
+    TileRunsPool<ExchangeBytes> exchanges;
+};
+
 } // namespace ipusim

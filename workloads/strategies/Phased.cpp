@@ -24,7 +24,7 @@ public:
           m_fwdLoad(m_P, -1), m_fwd(m_P, -1), m_bwdLoad(m_P, -1), m_bwd(m_P, -1), m_update(m_P, -1), m_saved(m_P)
     {
         for (uint32_t i = 0; i < m_groups; ++i) {
-            m_owned.push_back(std::make_unique<IpuLowering>(m_g, system, placement, opt, i));
+            m_owned.push_back(std::make_unique<IpuLowering>(m_g, system, placement, opt, i, m_owned));
             m_builders.push_back(&m_owned.back()->builder);
             m_lowerings.push_back(&m_owned.back()->lowering);
         }

@@ -59,7 +59,7 @@ private:
     void setUpIpus()
     {
         for (uint32_t ipu : m_ipus) {
-            m_owned.push_back(std::make_unique<IpuLowering>(m_g, m_system, m_placement, m_opt, ipu));
+            m_owned.push_back(std::make_unique<IpuLowering>(m_g, m_system, m_placement, m_opt, ipu, m_owned));
             m_builders.push_back(&m_owned.back()->builder);
             m_lowerings.push_back(&m_owned.back()->lowering);
             std::vector<std::string> blocks;

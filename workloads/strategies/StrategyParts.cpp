@@ -86,11 +86,27 @@ IpuParams computeTilesOf(const SystemParams& system, const CompileOptions& opt, 
         p.availableMemoryProportion = opt.availableMemoryProportion[ipu];
     return p;
 }
+
+const IpuLowering* equivalentOf(const std::vector<std::unique_ptr<IpuLowering>>& earlier, const IpuParams& params)
+{
+    for (const auto& l : earlier)
+        if (l->params == params)
+            return l.get();
+    return nullptr;
+}
+
+std::shared_ptr<TileRunsPools> poolsFor(const IpuLowering* equivalent)
+{
+    return equivalent ? equivalent->builder.pools() : std::make_shared<TileRunsPools>();
+}
 } // namespace
 
-IpuLowering::IpuLowering(const Graph& g, const SystemParams& system, const Placement& placement, const CompileOptions& opt, uint32_t ipu)
-    : params(computeTilesOf(system, opt, ipu)), builder(params), lowering(g, builder)
+IpuLowering::IpuLowering(const Graph& g, const SystemParams& system, const Placement& placement, const CompileOptions& opt, uint32_t ipu,
+                         const std::vector<std::unique_ptr<IpuLowering>>& earlier)
+    : params(computeTilesOf(system, opt, ipu)), builder(params, poolsFor(equivalentOf(earlier, params))), lowering(g, builder)
 {
+    if (const IpuLowering* equivalent = equivalentOf(earlier, params))
+        lowering.shareLoweredOps(equivalent->lowering);
     builder.setOutlineRule(opt.outline);
     lowering.setIoTiles(params.tiles, opt.ioTiles);
     lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);

@@ -5,6 +5,7 @@
 #include "workloads/strategies/CompileGraph.hpp"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,11 @@ void lowerBackward(GraphLowering& l, const ModelGraph& m, const std::vector<std:
 /** One IPU's program builder and lowering, set up alike by every strategy. */
 struct IpuLowering
 {
-    IpuLowering(const Graph& g, const SystemParams& system, const Placement& placement, const CompileOptions& opt, uint32_t ipu);
+    /** `earlier`: the lowerings of this compile's other IPUs. One with equal parameters shares
+     *  its pools of runs and its lowered ops with this one, so a layer placed alike on both
+     *  is lowered once (as Poplar compiles one graph for all the IPUs). */
+    IpuLowering(const Graph& g, const SystemParams& system, const Placement& placement, const CompileOptions& opt, uint32_t ipu,
+                const std::vector<std::unique_ptr<IpuLowering>>& earlier = {});
     IpuParams params; // the builder keeps a reference
     ProgramBuilder builder;
     GraphLowering lowering;
