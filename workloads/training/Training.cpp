@@ -475,7 +475,7 @@ private:
             Op op{wd.name + suffix, kind, in, {w}, {}, {}, 1, 1, false, wd.block};
             op.unscale = m_opt.optimizer.lossScaling != 1.0;
             op.masterWeights = master;
-            m_g.ops.push_back(op);
+            m_g.ops.push_back(std::move(op));
             m_out.update.push_back(m_g.ops.size() - 1);
         }
     }
