@@ -167,16 +167,17 @@ int sc_main(int argc, char* argv[])
                engines[4].simSeconds / engines[3].simSeconds);
 
     // How wall time grows: replicas and gradient accumulation, any schedule (flat), layers.
+    // Medians of as many runs as the speed table: the ratios printed below come from these.
     auto total = [](const Figures& f) { return f.buildSeconds + f.simSeconds; };
     table("BERT-Large phase 1, POD64, by replicas", {{"2 replicas", pod64, {"/workload/strategy/replicas=2"}},
                                                      {"4 replicas", pod64, {"/workload/strategy/replicas=4"}},
-                                                     {"16 replicas", pod64, {"/workload/strategy/replicas=16"}}}, 1);
+                                                     {"16 replicas", pod64, {"/workload/strategy/replicas=16"}}}, repeats);
     table("BERT-Large phase 1, POD16, by gradient accumulation", {{"GA 128", pod16, {"/run/gradient_accumulation=128"}},
                                                                   {"GA 512", pod16, {"/run/gradient_accumulation=512"}},
-                                                                  {"GA 2048", pod16, {"/run/gradient_accumulation=2048"}}}, 1);
+                                                                  {"GA 2048", pod16, {"/run/gradient_accumulation=2048"}}}, repeats);
     const std::string interleaved = R"(/workload/strategy/schedule="interleaved")";
     const auto oneF1B = table("BERT-Large phase 1, POD64, interleaved (1F1B) schedule, by gradient accumulation",
-                              {{"GA 512", pod64, {interleaved}}, {"GA 32768", pod64, {interleaved, "/run/gradient_accumulation=32768"}}}, 1);
+                              {{"GA 512", pod64, {interleaved}}, {"GA 32768", pod64, {interleaved, "/run/gradient_accumulation=32768"}}}, repeats);
     fmt::print("interleaved GA 32768 / GA 512: {:.2f}x\n", total(oneF1B[1]) / total(oneF1B[0]));
     // 96 BERT-Large layers do not fit four IPUs: that row is timed to its out-of-memory report.
     // A narrower encoder fits at 96 layers, so its pair times whole runs.
@@ -185,12 +186,12 @@ int sc_main(int argc, char* argv[])
                               {"12 layers", pod16, {R"(/workload/model={"layers":12})", "/workload/strategy/layers_per_ipu=[0,4,4,4]"}},
                               {"24 layers", pod16, {"/workload/strategy/layers_per_ipu=[0,8,8,8]"}},
                               {"96 layers (does not fit)", pod16, {R"(/workload/model={"layers":96})", "/workload/strategy/layers_per_ipu=[0,32,32,32]"}}},
-                             1);
+                             repeats);
     const std::string narrow = R"("hidden":256,"heads":4,"ffn":1024})";
     const auto narrowRows = table("Encoder of hidden size 256 (4 heads, FFN 1,024), POD16, by layers",
                                   {{"24 layers", pod16, {R"(/workload/model={"layers":24,)" + narrow, "/workload/strategy/layers_per_ipu=[0,8,8,8]"}},
                                    {"96 layers", pod16, {R"(/workload/model={"layers":96,)" + narrow, "/workload/strategy/layers_per_ipu=[0,32,32,32]"}}},
-                                  1);
+                                  repeats);
     fmt::print("96 / 24 layers: BERT-Large-sized {:.2f}x (to the out-of-memory report), hidden 256 {:.2f}x (whole runs)\n",
                total(large[3]) / total(large[2]), total(narrowRows[1]) / total(narrowRows[0]));
 
