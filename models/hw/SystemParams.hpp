@@ -8,6 +8,13 @@
 
 namespace ipusim {
 
+/** The host computer driving the IPUs. */
+struct HostParams
+{
+    /** Host time before each host call (the framework dispatching it); the IPUs wait. */
+    double callOverheadSeconds = schema::kHostCallOverheadSeconds;
+};
+
 /** The IPU's link to the host (PCIe Gen4 x8 through the gateway). */
 struct HostLinkParams
 {
@@ -39,6 +46,7 @@ struct SystemParams
 {
     uint32_t numIpus = schema::kNumIpus;
     IpuParams ipu;
+    HostParams host;
     HostLinkParams hostLink;
     IpuLinkParams ipuLink;
     double syncHopSeconds = schema::kExternalSyncHopSeconds;

@@ -477,6 +477,14 @@ void Ipu::sequence()
                 return;
             }
             m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++, -1, 0, -1, nullptr});
+            if (m_callOverheadCycles > 0) { // the host dispatches the call; the IPU waits for it
+                const uint64_t end = std::max(m_cycle, tiles.lastReady()) + m_callOverheadCycles;
+                m_activity = 1 + int(PhaseKind::HostWait);
+                endPhaseOnAllTiles(PhaseKind::HostWait, "host call " + std::to_string(m_callsStarted), end);
+                if (wakeAt(end, m_cycle))
+                    m_cycle = end;
+                return;
+            }
         }
         Frame& f = m_stack.back();
         if (f.pc == f.steps->size()) {

@@ -80,6 +80,8 @@ public:
     /** Records when each micro-batch's fragments (calls numbered with one) begin and end, over
      *  the first host call; its loops then run every iteration (a skip would hide some). */
     void recordMicroBatches() { m_recordMicroBatches = true; }
+    /** The host's time before each host call (hostCallOverheadCycles): the IPU waits for it. */
+    void setHostCallOverhead(uint64_t cycles) { m_callOverheadCycles = cycles; }
     /** Per micro-batch of the first host call: its first fragment's start, its last one's end. */
     [[nodiscard]] const std::map<int64_t, std::pair<uint64_t, uint64_t>>& microBatchSpans() const { return m_microBatches; }
     /** Simulate every loop iteration (the default skips identical ones, outside any trace window). */
@@ -212,6 +214,7 @@ private:
     sc_core::sc_event m_wake;
     bool m_fastForward = true;
     bool m_recordMicroBatches = false;
+    uint64_t m_callOverheadCycles = 0;
     std::map<int64_t, std::pair<uint64_t, uint64_t>> m_microBatches;
     uint64_t m_grant = 0;
     uint64_t m_skipped = 0; // iterations ExternalSync granted at the barrier ending this iteration

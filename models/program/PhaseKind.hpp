@@ -11,7 +11,7 @@ namespace ipusim {
 
 /** What an IPU spends time in. The table below is the one list of kinds: engines, summaries,
  *  the printed table, traces and sweep columns all iterate it. */
-enum class PhaseKind : uint8_t { Compute, Sync, Exchange, Host, IpuCopy, Collective, StreamingMemory };
+enum class PhaseKind : uint8_t { Compute, Sync, Exchange, Host, IpuCopy, Collective, StreamingMemory, HostWait };
 
 struct PhaseKindInfo
 {
@@ -20,7 +20,7 @@ struct PhaseKindInfo
     bool alwaysShown;  // the printed summary shows it even when it took no time
 };
 
-inline constexpr std::array<PhaseKindInfo, 7> kPhaseKinds{{
+inline constexpr std::array<PhaseKindInfo, 8> kPhaseKinds{{
     {PhaseKind::Compute, "compute", true},
     {PhaseKind::Sync, "sync", true},
     {PhaseKind::Exchange, "exchange", true},
@@ -28,6 +28,7 @@ inline constexpr std::array<PhaseKindInfo, 7> kPhaseKinds{{
     {PhaseKind::IpuCopy, "ipu_copy", false},
     {PhaseKind::Collective, "collective", false},
     {PhaseKind::StreamingMemory, "streaming_memory", false},
+    {PhaseKind::HostWait, "host_wait", false}, // before a host call, while the host dispatches it
 }};
 
 constexpr bool phaseKindsInOrder()

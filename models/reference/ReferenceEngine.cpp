@@ -3,6 +3,7 @@
 
 #include "models/link/CopyRendezvous.hpp"
 #include "models/system/Kernel.hpp"
+#include "models/timing/HostCallTiming.hpp"
 
 #include <fmt/format.h>
 #include <systemc>
@@ -79,6 +80,7 @@ struct Transfer
 struct FlatStep
 {
     const Step* step;
+    uint64_t hostCall = 0; // the host's dispatch before host call n (from 1), not a program step
 };
 
 void flatten(const Program& program, const std::vector<Step>& steps, std::vector<FlatStep>& out, std::map<uint32_t, uint64_t>& periodic)
@@ -109,11 +111,15 @@ class RefIpu
 {
 public:
     RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls, CopyArrivals& copies)
-        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_copies(copies)
+        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_copies(copies),
+          m_hostCallCycles(hostCallOverheadCycles(sys.host, sys.ipu.clockHz))
     {
         std::map<uint32_t, uint64_t> periodic;
-        for (uint64_t c = 0; c < hostCalls; ++c)
+        for (uint64_t c = 0; c < hostCalls; ++c) {
+            if (m_hostCallCycles > 0) // a step of its own, which every tile reaches before the call
+                m_flat.push_back({&m_hostCallStep, c + 1});
             flatten(program, program.steps, m_flat, periodic);
+        }
         m_pc.assign(m_tiles, 0);
         m_busy.assign(m_tiles, 0);
         m_done.assign(m_flat.size(), 0);
@@ -223,6 +229,8 @@ public:
                 r.kind = PhaseKind::Compute;
                 r.name = c->name;
                 r.end = std::max(now, m_done[k]);
+            } else if (m_flat[k].hostCall) {
+                r = {m_program.ipu, PhaseKind::HostWait, "host call " + std::to_string(m_flat[k].hostCall), m_startOf[k], m_endOf[k]};
             } else if (auto* c = std::get_if<IpuCopyStep>(&s.op); c && m_copyPhases.count(k)) {
                 for (const auto& p : m_copyPhases.at(k))
                     out.push_back({m_program.ipu, p.copying ? PhaseKind::IpuCopy : PhaseKind::Sync,
@@ -361,7 +369,10 @@ private:
         m_transfers.clear();
         m_copy.clear();
         m_barrierDone = false;
-        if (auto* sy = std::get_if<SyncStep>(&s.op)) {
+        if (&s == &m_hostCallStep) {
+            m_activeKind = Activity::Countdown;
+            m_countdown = m_hostCallCycles;
+        } else if (auto* sy = std::get_if<SyncStep>(&s.op)) {
             if (sy->kind == SyncKind::External) {
                 m_activeKind = Activity::Barrier;
             } else {
@@ -511,6 +522,8 @@ private:
     std::vector<uint64_t> m_send, m_recv;
     std::vector<Transfer> m_transfers;
     CopyArrivals& m_copies;
+    const uint64_t m_hostCallCycles;                    // the host's dispatch before each call
+    const Step m_hostCallStep{SyncStep{SyncKind::Internal}}; // stands for it among the steps
     std::vector<CopyTransfer> m_copy;          // the current IPU copy's transfers
     std::map<std::size_t, std::vector<CopyRendezvous::Phase>> m_copyPhases; // per copy step
     const CollectiveStep* m_ring = nullptr;

@@ -3,6 +3,7 @@
 
 #include "models/common/SaturatingCycles.hpp"
 #include "models/system/ClockPeriod.hpp"
+#include "models/timing/HostCallTiming.hpp"
 
 #include "sim/config/ConfigError.hpp"
 #include "sim/engine/Interrupt.hpp"
@@ -39,6 +40,7 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
                                                m_period, observer, SystemPorts{m_sync.get(), m_links.get(), &m_copies, uint32_t(i)},
                                                sys.streamingMemory, memory.empty() ? nullptr : memory.at(i)));
+        m_ipus.back()->setHostCallOverhead(hostCallOverheadCycles(sys.host, sys.ipu.clockHz));
     }
 }
 

@@ -70,6 +70,27 @@ TEST_CASE("Tiles run consecutive compute sets from their own ready time until a 
     CHECK(s["breakdown"]["compute"] == 210);
 }
 
+TEST_CASE("Host call overhead: every IPU waits for the host before each host call, by hand", "[sim][host]")
+{
+    // The tutorial's first epoch: 15 host calls of 4,000 images on 4 IPUs. 1 ms of host time
+    // a call is 1,330,000 cycles at 1.33 GHz, on each IPU, before each call.
+    const std::vector<std::string> epoch{"/run/epochs=1"};
+    json ideal = simulateFile("configs/mnist/pipelined.json", epoch);
+    std::vector<std::string> slow(epoch);
+    slow.push_back("/system/host/call_overhead_seconds=0.001");
+    json s = simulateFile("configs/mnist/pipelined.json", slow);
+    CHECK(ideal["breakdown"]["host_wait"] == 0);
+    CHECK(s["total_cycles"] == ideal["total_cycles"].get<uint64_t>() + 15 * 1330000ull);
+    CHECK(s["breakdown"]["host_wait"] == 4 * 15 * 1330000ull);
+    CHECK(s["epochs"][0]["cycles"] == s["total_cycles"]);
+    for (const char* k : {"compute", "sync", "exchange", "host", "ipu_copy"}) // the calls themselves are unchanged
+        CHECK(s["breakdown"][k] == ideal["breakdown"][k]);
+    CHECK(s["samples_per_second"].get<double>() < ideal["samples_per_second"].get<double>());
+    CHECK(test::configErrorOf({{"base", "mnist/pipelined.json"}, {"system", {{"host", {{"call_overhead_seconds", -1}}}}}},
+                              kRoot + "/configs/bad.json")
+              .find("/system/host/call_overhead_seconds") != std::string::npos);
+}
+
 TEST_CASE("Host transfers and repeats", "[sim]")
 {
     json steps = json::array({

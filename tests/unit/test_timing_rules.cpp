@@ -5,6 +5,7 @@
 #include "models/sync/Sync.hpp"
 #include "models/tile/TileArray.hpp"
 #include "models/timing/ExchangeTiming.hpp"
+#include "models/timing/HostCallTiming.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -53,6 +54,18 @@ TEST_CASE("Host link: latency plus bytes at the effective bandwidth, in tile cyc
     CHECK(link.transferCycles(0) == 0);
     CHECK(link.transfer(Direction::ToIpu, 10) == 2001);
     CHECK(link.bytesToIpu() == 10);
+}
+
+TEST_CASE("Host call overhead: seconds at the IPU clock, rounded up to whole cycles", "[host]")
+{
+    HostParams host;
+    CHECK(hostCallOverheadCycles(host, 1.33e9) == 0); // the default: an ideal host
+    host.callOverheadSeconds = 1e-3;
+    CHECK(hostCallOverheadCycles(host, 1.33e9) == 1330000);
+    host.callOverheadSeconds = 1.5e-9; // 1.995 cycles
+    CHECK(hostCallOverheadCycles(host, 1.33e9) == 2);
+    host.callOverheadSeconds = 2e-9; // 2.66 cycles
+    CHECK(hostCallOverheadCycles(host, 1.33e9) == 3);
 }
 
 TEST_CASE("Tile runs add tile by tile", "[tiles]")

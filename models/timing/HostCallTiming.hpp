@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/common/SaturatingCycles.hpp"
+#include "models/hw/SystemParams.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+namespace ipusim {
+
+/** IPU cycles the host takes before each host call (its framework dispatching the call), during
+ *  which the IPUs wait: the overhead in seconds at the IPU clock, rounded up to whole cycles. */
+inline uint64_t hostCallOverheadCycles(const HostParams& host, double clockHz)
+{
+    return saturatedCycles(std::ceil(static_cast<long double>(host.callOverheadSeconds) * clockHz - 1e-9L));
+}
+
+} // namespace ipusim
