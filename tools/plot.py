@@ -28,7 +28,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
 PHASE_COLOURS = {"compute": "#4c72b0", "sync": "#c0c0c0", "exchange": "#dd8452", "host": "#55a868",
-                 "ipu_copy": "#8172b3", "collective": "#c44e52", "streaming_memory": "#937860"}
+                 "ipu_copy": "#8172b3", "collective": "#c44e52", "streaming_memory": "#937860", "host_wait": "#da8bc3"}
 STAGE_COLOURS = {"forward": "#2ca02c", "backward": "#d62728", "stash": "#bcbd22", "restore": "#17becf",
                  "recompute": "#9467bd", "update": "#7f7f7f", "output": "#8c564b"}
 
