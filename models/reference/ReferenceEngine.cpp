@@ -186,7 +186,7 @@ public:
                 std::all_of(m_busy.begin(), m_busy.end(), [](uint64_t b) { return b == 0; })) {
                 m_released = k;
                 m_startOf[k] = cycle;
-                start(*m_flat[k].step, cycle);
+                start(m_flat[k], cycle);
                 changed = true;
             } else if (k == m_flat.size() && allTilesAtEnd()) {
                 m_released = k;
@@ -362,14 +362,15 @@ private:
         return x;
     }
 
-    void start(const Step& s, uint64_t cycle)
+    void start(const FlatStep& flat, uint64_t cycle)
     {
+        const Step& s = *flat.step;
         m_active = true;
         m_countdown = 0;
         m_transfers.clear();
         m_copy.clear();
         m_barrierDone = false;
-        if (&s == &m_hostCallStep) {
+        if (flat.hostCall) {
             m_activeKind = Activity::Countdown;
             m_countdown = m_hostCallCycles;
         } else if (auto* sy = std::get_if<SyncStep>(&s.op)) {
@@ -523,7 +524,7 @@ private:
     std::vector<Transfer> m_transfers;
     CopyArrivals& m_copies;
     const uint64_t m_hostCallCycles;                    // the host's dispatch before each call
-    const Step m_hostCallStep{SyncStep{SyncKind::Internal}}; // stands for it among the steps
+    const Step m_hostCallStep{SyncStep{SyncKind::Internal}}; // where a host call's entry points: not a compute set
     std::vector<CopyTransfer> m_copy;          // the current IPU copy's transfers
     std::map<std::size_t, std::vector<CopyRendezvous::Phase>> m_copyPhases; // per copy step
     const CollectiveStep* m_ring = nullptr;

@@ -34,13 +34,14 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
     const uint32_t replicas = experiment.schedule.strategy ? experiment.schedule.strategy->replicas : 1;
     m_sync = std::make_unique<ExternalSync>("external_sync", uint32_t(programs.size()), uint32_t(programs.size()) * replicas,
                                             sys.syncHopSeconds, sys.ipu.clockHz);
+    const uint64_t hostCallOverhead = hostCallOverheadCycles(sys.host, sys.ipu.clockHz);
     for (std::size_t i = 0; i < programs.size(); ++i) {
         std::string name = "ipu" + std::to_string(programs[i].ipu);
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
                                                m_period, observer, SystemPorts{m_sync.get(), m_links.get(), &m_copies, uint32_t(i)},
                                                sys.streamingMemory, memory.empty() ? nullptr : memory.at(i)));
-        m_ipus.back()->setHostCallOverhead(hostCallOverheadCycles(sys.host, sys.ipu.clockHz));
+        m_ipus.back()->setHostCallOverhead(hostCallOverhead);
     }
 }
 
