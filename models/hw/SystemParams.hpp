@@ -13,6 +13,8 @@ struct HostParams
 {
     /** Host time before each host call (the framework dispatching it); the IPUs wait. */
     double callOverheadSeconds = schema::kHostCallOverheadSeconds;
+    /** CPU cores the data loader's workers share. */
+    uint32_t cores = schema::kHostCores;
 };
 
 /** The IPU's link to the host (PCIe Gen4 x8 through the gateway). */

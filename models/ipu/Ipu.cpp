@@ -466,6 +466,23 @@ void Ipu::release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant)
     wakeAt(releaseCycle, nowCycle);
 }
 
+void Ipu::startCall(const HostCallClock::Call& call)
+{
+    // From this IPU's end of the last call: the other IPUs' ends (a sync), then the host waiting
+    // for its data loader, then the host dispatching the call.
+    const std::string n = std::to_string(m_callsStarted);
+    const uint64_t allBack = call.start - call.dispatch - call.loaderWait;
+    for (const auto& [kind, name, end] : {std::tuple{PhaseKind::Sync, "host call " + n + " wait", allBack},
+                                          std::tuple{PhaseKind::HostWait, "data loader, call " + n, allBack + call.loaderWait},
+                                          std::tuple{PhaseKind::HostWait, "host call " + n, call.start}})
+        if (end > m_cycle) {
+            phase(kind, name, end);
+            m_cycle = end;
+        }
+    tiles.align(m_cycle);
+    wakeAt(m_cycle, nowCycle());
+}
+
 void Ipu::sequence()
 {
     while (true) {
@@ -477,12 +494,10 @@ void Ipu::sequence()
                 return;
             }
             m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++, -1, 0, -1, nullptr});
-            if (m_callOverheadCycles > 0) { // the host dispatches the call; the IPU waits for it
-                const uint64_t end = std::max(m_cycle, tiles.lastReady()) + m_callOverheadCycles;
+            if (m_ports.host) { // the host starts the call: wait for it
                 m_activity = 1 + int(PhaseKind::HostWait);
-                endPhaseOnAllTiles(PhaseKind::HostWait, "host call " + std::to_string(m_callsStarted), end);
-                if (wakeAt(end, m_cycle))
-                    m_cycle = end;
+                m_ports.host->arrive(m_ports.syncSlot, std::max(m_cycle, tiles.lastReady()),
+                                     [this](const HostCallClock::Call& call) { startCall(call); });
                 return;
             }
         }

@@ -3,6 +3,7 @@
 #include "models/exchange/Exchange.hpp"
 #include "models/host/HostLink.hpp"
 #include "models/host/StreamingMemory.hpp"
+#include "models/host/HostProcess.hpp"
 #include "models/link/CopyRendezvous.hpp"
 #include "models/link/IpuLinks.hpp"
 #include "models/sync/ExternalSync.hpp"
@@ -27,7 +28,8 @@ struct SystemPorts
     ExternalSync* sync = nullptr;
     IpuLinks* links = nullptr;
     CopyRendezvous* copies = nullptr;
-    uint32_t syncSlot = 0; // this IPU's participant number at `sync` (programs need not be on IPUs 0..n-1)
+    uint32_t syncSlot = 0; // this IPU's participant number at `sync` and `host` (programs need not be on IPUs 0..n-1)
+    HostProcess* host = nullptr; // starts each host call; without it, each call starts as the last ends
 };
 
 /** One Mk2 IPU executing its program as BSP supersteps. A single SC_METHOD is the program
@@ -80,8 +82,6 @@ public:
     /** Records when each micro-batch's fragments (calls numbered with one) begin and end, over
      *  the first host call; its loops then run every iteration (a skip would hide some). */
     void recordMicroBatches() { m_recordMicroBatches = true; }
-    /** The host's time before each host call (hostCallOverheadCycles): the IPU waits for it. */
-    void setHostCallOverhead(uint64_t cycles) { m_callOverheadCycles = cycles; }
     /** Per micro-batch of the first host call: its first fragment's start, its last one's end. */
     [[nodiscard]] const std::map<int64_t, std::pair<uint64_t, uint64_t>>& microBatchSpans() const { return m_microBatches; }
     /** Simulate every loop iteration (the default skips identical ones, outside any trace window). */
@@ -110,6 +110,8 @@ private:
     uint64_t exec(const CallStep& step);
     uint64_t exec(const RepeatStep& step);
     void release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant);
+    /** The host started the next host call (HostProcess): account the wait, then run it. */
+    void startCall(const HostCallClock::Call& call);
     /** Once every partner of copy `c` is there: its transfers, each from when both ends were
      *  ready (`ready` this IPU's), and the sequencer woken at the copy's end. */
     void finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uint64_t>& partnerReady);
@@ -214,7 +216,6 @@ private:
     sc_core::sc_event m_wake;
     bool m_fastForward = true;
     bool m_recordMicroBatches = false;
-    uint64_t m_callOverheadCycles = 0;
     std::map<int64_t, std::pair<uint64_t, uint64_t>> m_microBatches;
     uint64_t m_grant = 0;
     uint64_t m_skipped = 0; // iterations ExternalSync granted at the barrier ending this iteration

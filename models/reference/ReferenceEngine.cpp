@@ -3,7 +3,6 @@
 
 #include "models/link/CopyRendezvous.hpp"
 #include "models/system/Kernel.hpp"
-#include "models/timing/HostCallTiming.hpp"
 
 #include <fmt/format.h>
 #include <systemc>
@@ -80,7 +79,7 @@ struct Transfer
 struct FlatStep
 {
     const Step* step;
-    uint64_t hostCall = 0; // the host's dispatch before host call n (from 1), not a program step
+    uint64_t hostCall = 0; // the host starting host call n (from 1), not a program step
 };
 
 void flatten(const Program& program, const std::vector<Step>& steps, std::vector<FlatStep>& out, std::map<uint32_t, uint64_t>& periodic)
@@ -111,13 +110,11 @@ class RefIpu
 {
 public:
     RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls, CopyArrivals& copies)
-        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_copies(copies),
-          m_hostCallCycles(hostCallOverheadCycles(sys.host, sys.ipu.clockHz))
+        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_copies(copies)
     {
         std::map<uint32_t, uint64_t> periodic;
         for (uint64_t c = 0; c < hostCalls; ++c) {
-            if (m_hostCallCycles > 0) // a step of its own, which every tile reaches before the call
-                m_flat.push_back({&m_hostCallStep, c + 1});
+            m_flat.push_back({&m_hostCallStep, c + 1}); // a step of its own, which every tile reaches before the call
             flatten(program, program.steps, m_flat, periodic);
         }
         m_pc.assign(m_tiles, 0);
@@ -129,6 +126,15 @@ public:
 
     [[nodiscard]] bool finished() const { return m_released == m_flat.size() && allTilesAtEnd(); }
     [[nodiscard]] bool atExternalBarrier() const { return m_active && m_activeKind == Activity::Barrier; }
+    /** Every tile is at the next host call, which the host has not started yet. */
+    [[nodiscard]] bool atHostCall() const { return m_active && m_activeKind == Activity::HostCall && !m_hostCallGranted; }
+    /** The host starts the call this IPU waits at (at the current cycle every IPU is back). */
+    void startHostCall(const HostCallClock::Call& call, uint64_t cycle)
+    {
+        m_hostCallGranted = true;
+        m_countdown = call.start - cycle;
+        m_hostCalls[m_released] = call;
+    }
     /** At an IPU copy, a transfer's partner not yet there: only another IPU's move frees it. */
     [[nodiscard]] bool waitingForCopyPartner() const
     {
@@ -230,7 +236,20 @@ public:
                 r.name = c->name;
                 r.end = std::max(now, m_done[k]);
             } else if (m_flat[k].hostCall) {
-                r = {m_program.ipu, PhaseKind::HostWait, "host call " + std::to_string(m_flat[k].hostCall), m_startOf[k], m_endOf[k]};
+                // Waiting for the other IPUs, then the host's data loader, then its dispatch.
+                const HostCallClock::Call& call = m_hostCalls.at(k);
+                const std::string n = std::to_string(m_flat[k].hostCall);
+                const uint64_t allBack = call.start - call.dispatch - call.loaderWait;
+                uint64_t from = m_startOf[k];
+                for (auto [kind, name, end] : {std::tuple{PhaseKind::Sync, "host call " + n + " wait", allBack},
+                                               std::tuple{PhaseKind::HostWait, "data loader, call " + n, allBack + call.loaderWait},
+                                               std::tuple{PhaseKind::HostWait, "host call " + n, m_endOf[k]}})
+                    if (end > from) {
+                        out.push_back({m_program.ipu, kind, name, from, end});
+                        from = end;
+                    }
+                now = std::max(now, m_endOf[k]);
+                continue;
             } else if (auto* c = std::get_if<IpuCopyStep>(&s.op); c && m_copyPhases.count(k)) {
                 for (const auto& p : m_copyPhases.at(k))
                     out.push_back({m_program.ipu, p.copying ? PhaseKind::IpuCopy : PhaseKind::Sync,
@@ -265,7 +284,7 @@ public:
     }
 
 private:
-    enum class Activity { Countdown, Exchange, Transfers, Copy, Ring, Barrier, Prefetched };
+    enum class Activity { Countdown, Exchange, Transfers, Copy, Ring, Barrier, Prefetched, HostCall };
 
     /** One transfer of an IPU copy as this IPU lists it, and where its partner's listing is. */
     struct CopyTransfer
@@ -371,8 +390,8 @@ private:
         m_copy.clear();
         m_barrierDone = false;
         if (flat.hostCall) {
-            m_activeKind = Activity::Countdown;
-            m_countdown = m_hostCallCycles;
+            m_activeKind = Activity::HostCall; // RefSystem starts it once every IPU is here
+            m_hostCallGranted = false;
         } else if (auto* sy = std::get_if<SyncStep>(&s.op)) {
             if (sy->kind == SyncKind::External) {
                 m_activeKind = Activity::Barrier;
@@ -449,6 +468,7 @@ private:
         switch (m_activeKind) {
         case Activity::Countdown:
         case Activity::Barrier:
+        case Activity::HostCall:
             if (m_countdown > 0)
                 --m_countdown;
             break;
@@ -495,6 +515,7 @@ private:
         switch (m_activeKind) {
         case Activity::Countdown: return m_countdown == 0;
         case Activity::Barrier: return m_barrierDone;
+        case Activity::HostCall: return m_hostCallGranted && m_countdown == 0;
         case Activity::Exchange: return !m_bytesLeft && m_countdown == 0;
         case Activity::Transfers:
             return std::all_of(m_transfers.begin(), m_transfers.end(), [](const Transfer& x) { return x.done(); });
@@ -523,8 +544,9 @@ private:
     std::vector<uint64_t> m_send, m_recv;
     std::vector<Transfer> m_transfers;
     CopyArrivals& m_copies;
-    const uint64_t m_hostCallCycles;                    // the host's dispatch before each call
     const Step m_hostCallStep{SyncStep{SyncKind::Internal}}; // where a host call's entry points: not a compute set
+    bool m_hostCallGranted = false;
+    std::map<std::size_t, HostCallClock::Call> m_hostCalls; // per host call entry: how the host started it
     std::vector<CopyTransfer> m_copy;          // the current IPU copy's transfers
     std::map<std::size_t, std::vector<CopyRendezvous::Phase>> m_copyPhases; // per copy step
     const CollectiveStep* m_ring = nullptr;
@@ -540,8 +562,10 @@ class RefSystem : public sc_core::sc_module
 {
 public:
     SC_HAS_PROCESS(RefSystem);
-    RefSystem(sc_core::sc_module_name name, const Schedule& schedule, const SystemParams& sys, uint64_t hostCalls)
-        : sc_module(name), clock("clock", sc_core::sc_time(1, sc_core::SC_NS)), m_sys(sys)
+    RefSystem(sc_core::sc_module_name name, const Schedule& schedule, const SystemParams& sys, uint64_t hostCalls,
+              const DataLoaderParams& loader)
+        : sc_module(name), clock("clock", sc_core::sc_time(1, sc_core::SC_NS)), m_sys(sys),
+          m_host(sys.host, loader, schedule.samplesPerHostCall, sys.ipu.clockHz)
     {
         const uint32_t replicas = schedule.strategy ? schedule.strategy->replicas : 1;
         const uint32_t extent = uint32_t(schedule.programs.size()) * replicas;
@@ -578,6 +602,12 @@ private:
             changed = false;
             for (auto& ipu : m_ipus)
                 changed |= ipu->settle(m_cycle);
+            if (std::all_of(m_ipus.begin(), m_ipus.end(), [](const auto& i) { return i->atHostCall(); })) {
+                const HostCallClock::Call call = m_host.next(m_cycle); // every IPU is back now
+                for (auto& ipu : m_ipus)
+                    ipu->startHostCall(call, m_cycle);
+                changed = true;
+            }
             if (!m_barrierCounting && std::all_of(m_ipus.begin(), m_ipus.end(), [](const auto& i) { return i->atExternalBarrier(); })) {
                 m_barrierCounting = true; // every IPU is at the barrier: the signal goes out now
                 m_barrierElapsed = 0;
@@ -591,7 +621,7 @@ private:
         // Nothing can move when every IPU is done or waits for another: at a barrier some IPU
         // never reaches, or at a copy whose partner never comes.
         const bool blocked = !m_barrierCounting && std::all_of(m_ipus.begin(), m_ipus.end(), [](const auto& i) {
-            return i->finished() || i->atExternalBarrier() || i->waitingForCopyPartner();
+            return i->finished() || i->atExternalBarrier() || i->waitingForCopyPartner() || i->atHostCall();
         });
         if (allDone || blocked) {
             m_stuck = !allDone;
@@ -607,6 +637,7 @@ private:
     }
 
     const SystemParams& m_sys;
+    HostCallClock m_host;
     CopyArrivals m_copies; // before the IPUs, which hold it
     std::vector<std::unique_ptr<RefIpu>> m_ipus;
     uint64_t m_cycle = 0;
@@ -619,12 +650,12 @@ private:
 
 } // namespace
 
-ReferenceResult runReference(const Schedule& schedule, const SystemParams& system, uint64_t hostCalls)
+ReferenceResult runReference(const Schedule& schedule, const SystemParams& system, uint64_t hostCalls, const DataLoaderParams& loader)
 {
     KernelContext kernel; // before the system: its modules unregister from it when they go
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING); // "stopped by user"
     const auto t0 = std::chrono::steady_clock::now();
-    RefSystem sys("reference", schedule, system, hostCalls);
+    RefSystem sys("reference", schedule, system, hostCalls, loader);
     sc_core::sc_start();
     ReferenceResult r;
     r.deadlocked = sys.stuck();

@@ -3,6 +3,7 @@
 #include "models/ipu/PhaseObserver.hpp"
 #include "models/hw/SystemParams.hpp"
 #include "models/program/Schedule.hpp"
+#include "models/timing/HostCallClock.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -40,9 +41,12 @@ struct ReferenceResult
  *  step it waits until every tile of its IPU arrives, and the step's activity then counts its
  *  bytes down per cycle (exchange: per tile; links: at the link's bytes per cycle after each
  *  hop's latency) or its latency down (syncs). Nothing here uses the fast engine's duration
- *  formulas; it is the oracle the fast engine is tested against. Meant for small systems and
- *  short schedules: its cost grows with cycles x tiles. */
-ReferenceResult runReference(const Schedule& schedule, const SystemParams& system, uint64_t hostCalls);
+ *  formulas; it is the oracle the fast engine is tested against. (The host's side is not
+ *  ticked: when each host call starts, once every IPU has ended the previous one, comes from
+ *  the HostCallClock both engines share.) Meant for small systems and short schedules: its
+ *  cost grows with cycles x tiles. */
+ReferenceResult runReference(const Schedule& schedule, const SystemParams& system, uint64_t hostCalls,
+                             const DataLoaderParams& loader = {});
 
 /** "" when both engines report the same phases, else the first difference, described. */
 std::string firstDifference(const std::vector<PhaseRecord>& fast, const std::vector<PhaseRecord>& reference);

@@ -16,6 +16,8 @@ RunSpec decodeRun(const config::LoadedConfig& cfg, const SystemParams& system)
     r.datasetSamples = run.at("dataset_samples");
     if (r.datasetSamples == 0 && r.epochs > 1)
         cfg.fail("/run/epochs", "expected 1 unless /run/dataset_samples says how large an epoch is");
+    const auto& loader = run.at("data_loader");
+    r.dataLoader = {loader.at("workers"), loader.at("mode") == "async", loader.at("buffer"), loader.at("sample_seconds")};
     if (!run.contains("trace"))
         return r;
     const auto& t = run.at("trace");

@@ -94,7 +94,7 @@ SystemParams decodeSystem(const config::LoadedConfig& cfg, std::set<std::string>
     SystemParams p;
     p.numIpus = r.at<uint32_t>("/system/num_ipus");
     p.ipu = ipuOf(r);
-    p.host = {r.at<double>("/system/host/call_overhead_seconds")};
+    p.host = {r.at<double>("/system/host/call_overhead_seconds"), r.at<uint32_t>("/system/host/cores")};
     p.hostLink = {r.at<double>("/system/host_link/bandwidth_bytes_per_second"), r.at<double>("/system/host_link/efficiency"),
                   r.at<uint64_t>("/system/host_link/latency_cycles")};
     p.ipuLink = {r.at<double>("/system/ipu_link/bandwidth_bytes_per_second"), r.at<double>("/system/ipu_link/efficiency"),

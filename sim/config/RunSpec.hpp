@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/timing/HostCallClock.hpp"
+
 #include <cstdint>
 
 namespace ipusim {
@@ -23,6 +25,7 @@ struct RunSpec
     uint64_t datasetSamples = 0;    // 0: epochs are not tracked
     uint64_t hostCallsPerEpoch = 0; // 0: epochs are not tracked
     TraceWindow trace;
+    DataLoaderParams dataLoader; // `/run/data_loader`
 };
 
 } // namespace ipusim

@@ -3,7 +3,6 @@
 
 #include "models/common/SaturatingCycles.hpp"
 #include "models/system/ClockPeriod.hpp"
-#include "models/timing/HostCallTiming.hpp"
 
 #include "sim/config/ConfigError.hpp"
 #include "sim/engine/Interrupt.hpp"
@@ -34,14 +33,15 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
     const uint32_t replicas = experiment.schedule.strategy ? experiment.schedule.strategy->replicas : 1;
     m_sync = std::make_unique<ExternalSync>("external_sync", uint32_t(programs.size()), uint32_t(programs.size()) * replicas,
                                             sys.syncHopSeconds, sys.ipu.clockHz);
-    const uint64_t hostCallOverhead = hostCallOverheadCycles(sys.host, sys.ipu.clockHz);
+    m_host = std::make_unique<HostProcess>(
+        uint32_t(programs.size()),
+        HostCallClock(sys.host, experiment.run.dataLoader, experiment.schedule.samplesPerHostCall, sys.ipu.clockHz));
     for (std::size_t i = 0; i < programs.size(); ++i) {
         std::string name = "ipu" + std::to_string(programs[i].ipu);
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
-                                               m_period, observer, SystemPorts{m_sync.get(), m_links.get(), &m_copies, uint32_t(i)},
+                                               m_period, observer, SystemPorts{m_sync.get(), m_links.get(), &m_copies, uint32_t(i), m_host.get()},
                                                sys.streamingMemory, memory.empty() ? nullptr : memory.at(i)));
-        m_ipus.back()->setHostCallOverhead(hostCallOverhead);
     }
 }
 
@@ -187,6 +187,13 @@ std::string Simulation::stuck() const
                                   "pass the same number of external syncs",
                                   ipus.size() > 1 ? "s" : "", fmt::join(ipus, ", "), ipus.size() > 1 ? "" : "s",
                                   why.empty() ? "" : " (stuck at the copies above or finished)"));
+    }
+    if (auto waiting = m_host->waiting(); !waiting.empty() && !why.empty()) {
+        std::vector<uint32_t> ipus;
+        for (uint32_t i : waiting)
+            ipus.push_back(m_experiment.schedule.programs[i].ipu);
+        why.push_back(fmt::format("IPU{} {} wait{} for the next host call, which starts when every IPU has ended this one",
+                                  ipus.size() > 1 ? "s" : "", fmt::join(ipus, ", "), ipus.size() > 1 ? "" : "s"));
     }
     return fmt::format("{}", fmt::join(why, "; "));
 }

@@ -32,6 +32,7 @@ public:
     [[nodiscard]] const std::vector<std::unique_ptr<Ipu>>& ipus() const { return m_ipus; }
     [[nodiscard]] const IpuLinks& links() const { return *m_links; }
     [[nodiscard]] const ExternalSync& externalSync() const { return *m_sync; }
+    [[nodiscard]] const HostProcess& host() const { return *m_host; }
     SimResult run();
     /** Measures each micro-batch's latency over the first host call (microBatchLatencies). */
     void recordMicroBatchLatency()
@@ -64,6 +65,7 @@ private:
     std::unique_ptr<IpuLinks> m_links;
     std::unique_ptr<ExternalSync> m_sync;
     CopyRendezvous m_copies;
+    std::unique_ptr<HostProcess> m_host;
     std::vector<std::unique_ptr<Ipu>> m_ipus;
     std::string m_vcdPath;
     sc_core::sc_trace_file* m_vcd = nullptr;

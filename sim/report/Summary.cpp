@@ -537,6 +537,31 @@ json latencyFigures(const Simulation& sim, double clock)
             {"max_seconds", double(cycles.back()) / clock}};
 }
 
+/** What the IPUs waited for the host between host calls: its data loader and its dispatch of
+ *  each call (HostCallClock), and whether the host or the IPUs set the pace. */
+json hostFigures(const Experiment& e, const Simulation& sim, const SimResult& r)
+{
+    const HostProcess& host = sim.host();
+    const double clock = e.system.ipu.clockHz;
+    const uint64_t waited = host.loaderWaitCycles() + host.dispatchCycles();
+    const double share = r.totalCycles > 0 ? double(waited) / double(r.totalCycles) : 0.0;
+    std::string waitingFor = "nothing";
+    if (waited > 0)
+        waitingFor = host.loaderWaitCycles() >= host.dispatchCycles() ? "data loader" : "call dispatch";
+    const DataLoaderParams& l = e.run.dataLoader;
+    return {{"calls", host.calls()},
+            {"wait_cycles", waited},
+            {"wait_share", share},
+            {"loader_wait_cycles", host.loaderWaitCycles()},
+            {"dispatch_cycles", host.dispatchCycles()},
+            {"waiting_for", waitingFor},
+            {"data_loader", {{"workers", l.workers},
+                             {"mode", l.async ? "async" : "sync"},
+                             {"builders", host.clock().builders()},
+                             {"batch_cycles", host.clock().batchCycles()},
+                             {"batch_seconds", double(host.clock().batchCycles()) / clock}}}};
+}
+
 } // namespace
 
 json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
@@ -578,6 +603,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"pipeline", pipelineFigures(e, sim)},
             {"latency", latencyFigures(sim, clock)},
             {"external_syncs", sim.externalSync().barriers()},
+            {"host", hostFigures(e, sim, r)},
             {"links", linkFigures(e, sim)},
             {"tile_balance", tileBalance(e, sim)},
             {"op_types", opTypes(sim, e.system.ipu.clockHz)},
@@ -686,6 +712,16 @@ void printSummary(std::ostream& out, const json& s)
             shares += fmt::format(" {:.1f}%", 100 * v.get<double>());
         fmt::print(out, "  epoch {:<6} {:>16} cycles  {:.1f} samples/s  IPU compute{}\n", ep.at("epoch").get<int>(),
                    withCommas(ep.at("cycles")), ep.at("samples_per_second").get<double>(), shares);
+    }
+    if (const auto& h = s.at("host"); h.at("wait_cycles").get<uint64_t>() > 0) {
+        const double clock = s.at("clock_hz").get<double>(), run = std::max(s.at("total_cycles").get<double>(), 1.0);
+        fmt::print(out, "  host         the IPUs wait for it {:.1f} % of the run: data loader {:.1f} %, call dispatch {:.1f} %",
+                   100 * h.at("wait_share").get<double>(), 100 * h.at("loader_wait_cycles").get<double>() / run,
+                   100 * h.at("dispatch_cycles").get<double>() / run);
+        if (const auto& l = h.at("data_loader"); l.at("batch_cycles").get<uint64_t>() > 0)
+            fmt::print(out, " (a batch takes {:.2f} ms, {} at once)", 1e3 * l.at("batch_cycles").get<double>() / clock,
+                       l.at("builders").get<uint32_t>());
+        fmt::print(out, "\n");
     }
     const auto& sim = s.at("simulator");
     fmt::print(out, "  simulator    {:.3f} s wall, {:.3g} cycles/s, {:.3g} tile-supersteps/s\n",

@@ -193,7 +193,7 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
     PhaseRecorder recorder;
     if (o.engine == EngineKind::Reference) {
         requireShortEnoughForReference(e);
-        reference = runReference(e.schedule, e.system, e.run.hostCalls);
+        reference = runReference(e.schedule, e.system, e.run.hostCalls, e.run.dataLoader);
     }
     TeeObserver tee(p.trace.get(), reference ? &recorder : nullptr);
     const auto t1 = std::chrono::steady_clock::now();

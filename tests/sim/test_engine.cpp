@@ -91,6 +91,90 @@ TEST_CASE("Host call overhead: every IPU waits for the host before each host cal
               .find("/system/host/call_overhead_seconds") != std::string::npos);
 }
 
+TEST_CASE("Host calls: each starts when every IPU has ended the last one, by hand", "[sim][host]")
+{
+    // Two IPUs with no sync between them: IPU 0 computes 100 cycles a call, IPU 1 300. The host
+    // runs the engine once a call, so IPU 0 waits 200 cycles before calls 2 and 3.
+    auto program = [](int ipu, int cycles) {
+        return json{{"ipu", ipu}, {"steps", {{{"op", "compute"}, {"name", "work"}, {"tiles", {{{"tiles", "all"}, {"cycles", cycles}}}}}}}};
+    };
+    json s = test::simulateDoc({{"system", {{"base", "hardware/m2000.json"}}},
+                                {"workload", {{"kind", "schedule"}, {"programs", {program(0, 100), program(1, 300)}}}},
+                                {"run", {{"host_calls", 3}}}});
+    CHECK(s["total_cycles"] == 900);
+    CHECK(s["ipus"][0]["cycles"] == 2 * 300 + 100);
+    CHECK(s["ipus"][0]["breakdown"]["sync"] == 2 * 200);
+    CHECK(s["ipus"][1]["breakdown"]["sync"] == 0);
+    CHECK(s["host"]["calls"] == 3);
+    CHECK(s["host"]["wait_cycles"] == 0);
+    CHECK(s["host"]["waiting_for"] == "nothing");
+}
+
+TEST_CASE("Host data loader: a loader slower than the IPUs sets the pace, by hand", "[sim][host]")
+{
+    // The tutorial's first epoch: 15 calls of 4,000 images, 77,026,350 cycles on an ideal host
+    // (5,135,090 a call, each alike).
+    const std::vector<std::string> epoch{"/run/epochs=1"};
+    const json ideal = simulateFile("configs/mnist/pipelined.json", epoch);
+    REQUIRE(ideal["total_cycles"] == 77026350);
+    CHECK(ideal["host"]["data_loader"]["batch_cycles"] == 0);
+    auto with = [&](std::vector<std::string> sets) {
+        sets.insert(sets.end(), epoch.begin(), epoch.end());
+        return simulateFile("configs/mnist/pipelined.json", sets);
+    };
+    // Sync, no workers: the main process builds each batch (4,000 x 1 us = 5,320,000 cycles)
+    // after the last call returns, in series with the IPUs.
+    json s = with({"/run/data_loader/sample_seconds=1e-6"});
+    CHECK(s["total_cycles"] == 77026350 + 15 * 5320000ull);
+    CHECK(s["host"]["loader_wait_cycles"] == 15 * 5320000ull);
+    CHECK(s["breakdown"]["host_wait"] == 4 * 15 * 5320000ull);
+    CHECK(s["host"]["waiting_for"] == "data loader");
+    for (const char* k : {"compute", "sync", "exchange", "host", "ipu_copy"}) // the calls themselves are unchanged
+        CHECK(s["breakdown"][k] == ideal["breakdown"][k]);
+    // Async, 16 workers, 0.1 us a sample: a batch takes 532,000 cycles, faster than a call, so
+    // only the first call waits.
+    s = with({"/run/data_loader/sample_seconds=1e-7", "/run/data_loader/workers=16", "/run/data_loader/mode=async"});
+    CHECK(s["total_cycles"] == 77026350 + 532000);
+    // Async, 2 workers, 5 us a sample: 26,600,000 cycles a batch, two at once. Batch 14, the
+    // last, is worker 0's eighth: the last call starts at 8 x 26,600,000.
+    s = with({"/run/data_loader/sample_seconds=5e-6", "/run/data_loader/workers=2", "/run/data_loader/mode=async"});
+    CHECK(s["total_cycles"] == 8 * 26600000ull + 5135090);
+    CHECK(s["host"]["data_loader"]["builders"] == 2);
+    // Twice the workers on a host of 2 cores time-share them: 53,200,000 cycles a batch, four at
+    // once. Batches 12 to 14 come together at 4 x 53,200,000, so the last call starts two calls
+    // later: no faster than two workers, burstier.
+    CHECK(with({"/run/data_loader/sample_seconds=5e-6", "/run/data_loader/workers=4", "/run/data_loader/mode=async",
+                "/system/host/cores=2"})["total_cycles"] == 4 * 53200000ull + 3 * 5135090);
+    CHECK(test::configErrorOf({{"base", "mnist/pipelined.json"}, {"run", {{"data_loader", {{"mode", "eager"}}}}}},
+                              kRoot + "/configs/bad.json")
+              .find("/run/data_loader/mode") != std::string::npos);
+}
+
+TEST_CASE("Host data loader: more workers (up to the cores), more cores and cheaper samples never cost cycles", "[sim][host][metamorphic]")
+{
+    auto total = [](std::vector<std::string> sets) {
+        sets.push_back("/run/epochs=1");
+        return simulateFile("configs/mnist/pipelined.json", sets)["total_cycles"].get<uint64_t>();
+    };
+    uint64_t last = UINT64_MAX;
+    // (More workers than cores time-share them and finish their batches together, later.)
+    for (const char* workers : {"0", "1", "2", "4"}) {
+        const uint64_t t = total({"/run/data_loader/sample_seconds=4e-6", std::string("/run/data_loader/workers=") + workers,
+                                  "/system/host/cores=4"});
+        CHECK(t <= last);
+        last = t;
+    }
+    const std::vector<std::string> base{"/run/data_loader/sample_seconds=4e-6", "/run/data_loader/workers=3"};
+    auto plus = [&](const std::string& set) {
+        auto sets = base;
+        sets.push_back(set);
+        return total(sets);
+    };
+    CHECK(plus("/run/data_loader/mode=async") <= total(base));
+    CHECK(plus("/system/host/cores=2") >= total(base));
+    CHECK(plus("/run/data_loader/sample_seconds=1e-6") <= total(base));
+}
+
 TEST_CASE("Host transfers and repeats", "[sim]")
 {
     json steps = json::array({

@@ -189,6 +189,12 @@ Experiment randomSchedule(uint64_t seed)
         e.schedule.programs.push_back(b[i]->finish(i));
     if (pick(0, 2) == 0) // a host that takes its time before each call (picked last: earlier seeds keep their schedules)
         e.system.host.callOverheadSeconds = double(pick(1, 5000)) / e.system.ipu.clockHz;
+    if (pick(0, 2) == 0) { // a data loader that takes its time, over more calls (picked last, as above)
+        e.run.hostCalls = pick(1, 5);
+        e.schedule.samplesPerHostCall = pick(1, 8);
+        e.run.dataLoader = {uint32_t(pick(0, 3)), pick(0, 1) == 1, uint32_t(pick(1, 3)), double(pick(1, 3000)) / e.system.ipu.clockHz};
+        e.system.host.cores = uint32_t(pick(1, 4));
+    }
     return e;
 }
 
@@ -208,6 +214,10 @@ TEST_CASE("Reference engine: shipped schedules and a shrunk MNIST step agree pha
              {"configs/mnist/pipelined.json", {"/system/ipu/tiles=32", "/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=2",
                                                "/run/gradient_accumulation=7", "/run/device_iterations=1", "/workload/micro_batch=4",
                                                "/system/host/call_overhead_seconds=2e-6"}},
+             {"configs/mnist/pipelined.json", {"/system/ipu/tiles=32", "/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=4",
+                                               "/run/gradient_accumulation=7", "/run/device_iterations=1", "/workload/micro_batch=4",
+                                               "/run/data_loader/workers=2", "/run/data_loader/mode=async",
+                                               "/run/data_loader/sample_seconds=1e-5", "/system/host/call_overhead_seconds=1e-6"}},
              {"configs/mnist/sharded.json", {"/system/ipu/tiles=32", "/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1",
                                              "/run/gradient_accumulation=2", "/run/device_iterations=1", "/workload/micro_batch=4"}},
              {"configs/mnist/pipelined_pod16.json", {"/system/ipu/tiles=16", "/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1",

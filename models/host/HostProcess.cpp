@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#include "models/host/HostProcess.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ipusim {
+
+HostProcess::HostProcess(uint32_t participants, HostCallClock clock) : m_clock(std::move(clock)), m_waiting(participants) {}
+
+void HostProcess::arrive(uint32_t ipu, uint64_t cycle, Start start)
+{
+    if (ipu >= m_waiting.size() || m_waiting[ipu])
+        throw std::logic_error("host call: participant " + std::to_string(ipu) + " unknown or already waiting");
+    m_waiting[ipu] = std::move(start);
+    m_lastArrival = m_arrived == 0 ? cycle : std::max(m_lastArrival, cycle);
+    if (++m_arrived < m_waiting.size())
+        return;
+    const HostCallClock::Call call = m_clock.next(m_lastArrival);
+    m_loaderWait += call.loaderWait;
+    m_dispatch += call.dispatch;
+    ++m_calls;
+    m_arrived = 0;
+    std::vector<Start> starts;
+    starts.swap(m_waiting);
+    m_waiting.resize(starts.size());
+    for (auto& s : starts)
+        s(call);
+}
+
+std::vector<uint32_t> HostProcess::waiting() const
+{
+    std::vector<uint32_t> out;
+    for (uint32_t i = 0; i < m_waiting.size(); ++i)
+        if (m_waiting[i])
+            out.push_back(i);
+    return out;
+}
+
+} // namespace ipusim
