@@ -77,6 +77,8 @@ WorkloadOptions optionsOf(const LoadedConfig& cfg, const SystemParams& system, c
                    : o.train           ? OutputMode::Final : OutputMode::All;
     o.outputPeriod = o.outputMode == OutputMode::EveryN ? w.at("output_return_period").get<uint32_t>() : 1;
     o.strategy = strategyOf(w.at("strategy"));
+    if (const std::string input = w.value("input_dtype", std::string("model")); input != "model")
+        o.inputType = input == "uint8" ? Precision::U8 : precisionOf(input);
     return o;
 }
 
@@ -266,7 +268,7 @@ ModelSpec modelOf(const LoadedConfig& cfg)
     ModelSpec m;
     for (const json& in : g.at("inputs"))
         m.inputs.push_back({in.at("name"), in.at("shape").get<std::vector<uint64_t>>(), in.value("dtype", std::string("float")) == "int32",
-                            in.value("dtype", std::string("float")) == "uint8", in.value("stream", std::string())});
+                            in.value("dtype", std::string("float")) == "uint8", in.value("stream", std::string()), std::nullopt});
     const json& ops = g.at("ops");
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const std::string ptr = fmt::format("/workload/graph/ops/{}", i);
@@ -307,6 +309,9 @@ WorkloadSpec decodeOnnx(const LoadedConfig& cfg, const SystemParams& system, con
     }
     source.crossEntropy = w.at("loss") == "cross_entropy";
     source.eightBitInputs = w.at("eight_bit_io");
+    if (source.eightBitInputs && w.at("input_dtype") != "model" && w.at("input_dtype") != "uint8")
+        cfg.fail("/workload/input_dtype", fmt::format("expected \"model\" or \"uint8\" with eight_bit_io, found \"{}\"",
+                                                      w.at("input_dtype").get<std::string>()));
     GraphSpec spec;
     spec.options = optionsOf(cfg, system, run);
     spec.model = importOnnx(source, cfg);

@@ -1012,7 +1012,7 @@ private:
             m_diag.fail("/workload/loss", "expected \"none\": the model has its own loss");
         if (std::any_of(m_spec.inputs.begin(), m_spec.inputs.end(), [](const ModelInput& in) { return in.name == "labels"; }))
             m_diag.fail("/workload/loss", "expected \"none\": the model already has an input \"labels\" (its own loss?)");
-        m_spec.inputs.push_back({"labels", {}, true, false, ""});
+        m_spec.inputs.push_back({"labels", {}, true, false, "", std::nullopt});
         LayerSpec loss;
         loss.name = "loss";
         loss.kind = LayerKind::CrossEntropy;

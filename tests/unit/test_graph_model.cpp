@@ -87,7 +87,7 @@ TEST_CASE("Graph workload: an MLP's FLOPs and weights by hand", "[graph]")
 TEST_CASE("Graph workload: padded convolutions keep their size; views are free", "[graph]")
 {
     ModelSpec m;
-    m.inputs = {{"img", {3, 8, 8}, false, false, ""}};
+    m.inputs = {{"img", {3, 8, 8}, false, false, "", std::nullopt}};
     LayerSpec c;
     c.name = "conv";
     c.kind = LayerKind::Conv2d;
@@ -146,7 +146,7 @@ LayerSpec convLayer(const std::string& name, const std::string& input, uint64_t 
 TEST_CASE("Graph workload: strided, dilated and grouped convolutions by hand", "[graph]")
 {
     ModelSpec m;
-    m.inputs = {{"img", {3, 8, 8}, false, false, ""}};
+    m.inputs = {{"img", {3, 8, 8}, false, false, "", std::nullopt}};
     m.layers = {convLayer("s2", "img", 16, 3, 2, 1), convLayer("down", "img", 16, 1, 2, 0),
                 convLayer("dil", "img", 6, 3, 1, 2, 2), convLayer("grp", "img", 6, 3, 1, 1, 1, 3)};
     m.outputs = {"s2", "down", "dil", "grp"};
@@ -570,7 +570,7 @@ TEST_CASE("Graph workload: a per-channel operand broadcasts over the image (sque
                                              op("loss", "cross_entropy", {"out", "y"})})},
                         {"outputs", {"loss"}}};
     ModelSpec spec;
-    spec.inputs = {{"x", {16, 8, 8}, false, false, ""}, {"y", {}, true, false, ""}};
+    spec.inputs = {{"x", {16, 8, 8}, false, false, "", std::nullopt}, {"y", {}, true, false, "", std::nullopt}};
     LayerSpec c;
     c.name = "c", c.kind = LayerKind::Conv2d, c.inputs = {"x"}, c.features = 16;
     LayerSpec pool;

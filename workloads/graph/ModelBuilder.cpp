@@ -32,7 +32,7 @@ struct Value
     int tensor = -1;
     std::vector<uint64_t> shape; // with the micro-batch first
     bool integer = false;
-    bool eightBit = false;
+    Precision streamed = Precision::FP32; // as it crosses from the host (float data: cast on the IPU if not the model's)
     bool parameter = false; // a learned tensor without the batch: `shape` has none
 };
 
@@ -85,7 +85,8 @@ private:
                 m_diag.fail(fmt::format("{}/inputs/{}/shape", m_model.pointer, i),
                             fmt::format("a micro-batch of {} samples of shape {} has more than 2^40 elements", m_batch, shapeText(in.shape)));
             v.integer = in.integer;
-            v.eightBit = in.eightBit;
+            // int32 labels and ids take 4 bytes, like fp32
+            v.streamed = in.integer ? Precision::FP32 : in.eightBit ? Precision::U8 : in.hostType.value_or(m_type);
             m_values[in.name] = v;
             m_streamOf[in.name] = in.stream.empty() ? in.name : in.stream;
         }
@@ -122,7 +123,8 @@ private:
         return it->second;
     }
 
-    /** Copies the inputs of `stream` from the host in one op (then casts 8-bit data). */
+    /** Copies the inputs of `stream` from the host in one op (then casts data streamed in
+     *  another type than the model's). */
     void loadStream(const std::string& stream)
     {
         std::vector<Value*> inputs;
@@ -132,14 +134,13 @@ private:
             if (m_streamOf.at(in.name) != stream)
                 continue;
             const TensorRole role = v.integer && onlyLossesRead(in.name) ? TensorRole::Label : TensorRole::Input;
-            const Precision streamed = v.integer ? Precision::FP32 : v.eightBit ? Precision::U8 : m_type; // int32: 4 bytes
-            v.tensor = m_g.addTensor(in.name, v.shape, streamed, role);
+            v.tensor = m_g.addTensor(in.name, v.shape, v.streamed, role);
             inputs.push_back(&v);
             tensors.push_back(v.tensor);
         }
         m_g.addOp("host.load." + stream, OpKind::HostLoad, {}, tensors);
         for (Value* v : inputs)
-            if (v->eightBit) { // still the model's input: no gradient flows into it
+            if (!v->integer && v->streamed != m_type) { // still the model's input: no gradient flows into it
                 const std::string name = m_g.tensor(v->tensor).name + ".cast";
                 const int cast = m_g.addTensor(name, v->shape, m_type, TensorRole::Input);
                 m_g.addOp(name, OpKind::Cast, {v->tensor}, {cast});

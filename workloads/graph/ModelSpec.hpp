@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/hw/Precision.hpp"
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -95,6 +97,9 @@ struct ModelInput
      *  before the first read of any of them (BERT's token ids, positions, types and mask); "":
      *  a stream of its own, before its first read. */
     std::string stream;
+    /** The element type a float input crosses from the host in when it is not the model's (the
+     *  loader's dtype, `input_dtype`); cast on the IPU. `eightBit` is 8-bit whatever this says. */
+    std::optional<Precision> hostType;
 };
 
 struct ModelSpec

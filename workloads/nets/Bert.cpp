@@ -143,13 +143,13 @@ ModelSpec bertModel(const BertShape& s, BertTask task)
     const uint64_t S = s.sequence, H = s.hidden, N = s.embeddingSerialization;
     // Packed rows carry each token's sequence id (0 for padding) in place of the padding mask.
     for (const char* name : {"input_ids", "token_type_ids", "position_ids", s.packing ? "sequence_ids" : "attention_mask"})
-        m.inputs.push_back({name, {S}, true, false, "sequences"});
+        m.inputs.push_back({name, {S}, true, false, "sequences", std::nullopt});
     if (task == BertTask::Pretraining)
         for (const char* name : {"masked_lm_positions", "masked_lm_labels"})
-            m.inputs.push_back({name, {s.maxPredictions}, true, false, "labels"});
+            m.inputs.push_back({name, {s.maxPredictions}, true, false, "labels", std::nullopt});
     if (task == BertTask::Pretraining)
         m.inputs.push_back({"next_sentence_labels", s.packing ? std::vector<uint64_t>{s.packing->maxPerRow} : std::vector<uint64_t>{},
-                            true, false, "labels"});
+                            true, false, "labels", std::nullopt});
 
     // Embedding: the word table in N vocabulary parts, looked up one after the other and summed.
     ModelWriter w{m, "Embedding"};

@@ -59,6 +59,15 @@ std::function<std::string(const std::string&)> updateOutlining(const Graph& g, c
     };
 }
 
+/** The model with its float data inputs streamed as `type` (those given their own type keep it). */
+ModelSpec withInputType(ModelSpec model, std::optional<Precision> type)
+{
+    for (ModelInput& in : model.inputs)
+        if (type && !in.integer && !in.eightBit && !in.hostType)
+            in.hostType = type;
+    return model;
+}
+
 } // namespace
 
 Schedule compileModel(const ModelSpec& model, const WorkloadOptions& options, const OptimizerSpec& optimizer,
@@ -68,7 +77,8 @@ Schedule compileModel(const ModelSpec& model, const WorkloadOptions& options, co
     CompileOptions opt = compileOptionsOf(options);
     ModelGraphInfo info;
     ModelGraph m;
-    m.graph = buildModelGraph(model, options.microBatch, opt.activations, opt.partials, choices.withLoss, diag, info);
+    m.graph = buildModelGraph(withInputType(model, options.inputType), options.microBatch, opt.activations, opt.partials,
+                              choices.withLoss, diag, info);
     m.forwardOps = m.graph.ops.size();
     if (info.outputs.empty())
         diag.fail(model.pointer + "/outputs", "expected at least one output that the run computes");

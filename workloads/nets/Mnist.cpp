@@ -43,7 +43,7 @@ LayerSpec pool(std::string name, std::string input)
 ModelSpec mnistModel()
 {
     ModelSpec m;
-    m.inputs = {{"images", {1, 28, 28}, false, false, ""}, {"labels", {}, true, false, ""}};
+    m.inputs = {{"images", {1, 28, 28}, false, false, "", std::nullopt}, {"labels", {}, true, false, "", std::nullopt}};
     m.layers = {conv("layer1.conv", "images", 10, "B1"),
                 pool("layer1.pool", "layer1.conv"),
                 layer("layer1.relu", LayerKind::Relu, "layer1.pool"),

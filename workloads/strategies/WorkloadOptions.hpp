@@ -4,6 +4,7 @@
 #include "workloads/strategies/StrategySpec.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct WorkloadOptions
     OutputMode outputMode = OutputMode::Final;
     uint32_t outputPeriod = 1; // EveryN: every period-th micro-batch
     uint64_t gradientAccumulation = 1, deviceIterations = 1;
+    /** The element type float data inputs cross from the host in (`input_dtype`); none: the
+     *  model's precision. Cast on the IPU when it differs. */
+    std::optional<Precision> inputType;
     StrategySpec strategy;
     /** Identical ops are lowered once and emitted again (GraphLowering::lower); off, each is
      *  lowered afresh, to the same Schedule (no config key: a check of the compiler's). */
