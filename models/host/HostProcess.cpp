@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "models/host/HostProcess.hpp"
 
+#include "models/common/WaitingSlots.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -29,13 +31,6 @@ void HostProcess::arrive(uint32_t ipu, uint64_t cycle, Start start)
         s(call);
 }
 
-std::vector<uint32_t> HostProcess::waiting() const
-{
-    std::vector<uint32_t> out;
-    for (uint32_t i = 0; i < m_waiting.size(); ++i)
-        if (m_waiting[i])
-            out.push_back(i);
-    return out;
-}
+std::vector<uint32_t> HostProcess::waiting() const { return waitingSlots(m_waiting); }
 
 } // namespace ipusim

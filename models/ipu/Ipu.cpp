@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 namespace ipusim {
 
 Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,

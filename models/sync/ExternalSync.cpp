@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "models/sync/ExternalSync.hpp"
 
+#include "models/common/WaitingSlots.hpp"
 #include "models/timing/SyncTiming.hpp"
 
 #include <algorithm>
@@ -42,13 +43,6 @@ void ExternalSync::arrive(uint32_t participant, uint64_t cycle, Release release,
         r(at, m_lastArrival, grant);
 }
 
-std::vector<uint32_t> ExternalSync::waiting() const
-{
-    std::vector<uint32_t> out;
-    for (uint32_t i = 0; i < m_waiting.size(); ++i)
-        if (m_waiting[i])
-            out.push_back(i);
-    return out;
-}
+std::vector<uint32_t> ExternalSync::waiting() const { return waitingSlots(m_waiting); }
 
 } // namespace ipusim
