@@ -15,9 +15,10 @@ uint64_t batchCyclesOf(const HostParams& host, const DataLoaderParams& loader, u
 {
     const long double workers = std::max<uint32_t>(loader.workers, 1);
     const long double slowdown = workers / std::min<long double>(workers, std::max<uint32_t>(host.cores, 1));
-    // Rounded up to whole cycles, forgiving the last digits of the product's rounding.
+    // Rounded up to whole cycles, forgiving the rounding of the inputs (a few parts in 10^16:
+    // 5e-6 s is not exact in binary) but no real fraction of a cycle.
     const long double cycles = static_cast<long double>(samples) * loader.sampleSeconds * clockHz * slowdown;
-    return saturatedCycles(std::ceil(cycles - 1e-9L * std::max(1.0L, cycles)));
+    return saturatedCycles(std::ceil(cycles - std::max(1e-9L, 1e-15L * cycles)));
 }
 
 } // namespace

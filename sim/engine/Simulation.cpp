@@ -26,6 +26,10 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
         memory = experiment.memory;
     // Integer cycles inside; SystemC time only orders events, at femtosecond resolution.
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+    // A run stopped at SystemC's time limit says why itself; several IPUs reaching the limit at
+    // once (as a host call starts) each stop the kernel, which SystemC would note on stdout.
+    sc_core::sc_report_handler::set_actions(sc_core::SC_ID_SIMULATION_STOP_CALLED_TWICE_, sc_core::SC_DO_NOTHING);
+    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING); // "stopped by user"
     m_period = clockPeriod(experiment.system.ipu.clockHz);
     const auto& programs = experiment.schedule.programs;
     const SystemParams& sys = experiment.system;

@@ -69,6 +69,15 @@ TEST_CASE("Host call clock: workers build batches in turn while the IPUs run, ti
     // With a core each, the same workers take half as long.
     HostCallClock wide(hostOf(2), loader, 100, 1e6);
     CHECK(wide.batchCycles() == 100000);
+    // Rounded up to whole cycles, exactly at any size: 5e-6 s is not exact in binary, yet
+    // 4,000 samples of it at 1.33 GHz are 26,600,000 cycles; 10 s each, 53,200,000,000,000.
+    loader.workers = 0;
+    loader.sampleSeconds = 5e-6;
+    CHECK(HostCallClock(hostOf(64), loader, 4000, 1.33e9).batchCycles() == 26600000);
+    loader.sampleSeconds = 10;
+    CHECK(HostCallClock(hostOf(64), loader, 4000, 1.33e9).batchCycles() == 53200000000000ull);
+    loader.sampleSeconds = 1.5e-9; // 1.995 cycles
+    CHECK(HostCallClock(hostOf(64), loader, 1, 1.33e9).batchCycles() == 2);
 }
 
 TEST_CASE("Host call clock: the loader builds no more than its prefetch ahead of the host", "[host]")
