@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace ipusim {
@@ -17,6 +18,15 @@ inline uint64_t saturatedCycles(long double cycles)
     if (!(cycles < (long double)kCycleCeiling)) // NaN and infinity saturate too
         return kCycleCeiling;
     return cycles <= 0 ? 0 : uint64_t(cycles);
+}
+
+/** A duration given in seconds (a host's time) at `clockHz`, rounded up to whole cycles,
+ *  saturated. It forgives the rounding of its inputs (a few parts in 10^16: 5e-6 s is not exact
+ *  in binary) but no real fraction of a cycle. */
+inline uint64_t secondsToCycles(long double seconds, double clockHz)
+{
+    const long double cycles = seconds * clockHz;
+    return saturatedCycles(std::ceil(cycles - std::max(1e-9L, 1e-15L * cycles)));
 }
 
 inline uint64_t saturatingAdd(uint64_t a, uint64_t b) { return std::min(kCycleCeiling, std::min(a, kCycleCeiling) + std::min(b, kCycleCeiling)); }

@@ -6,8 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <tuple>
-
 namespace ipusim {
 
 Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
@@ -470,16 +468,11 @@ void Ipu::release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant)
 
 void Ipu::startCall(const HostCallClock::Call& call)
 {
-    // From this IPU's end of the last call: the other IPUs' ends (a sync), then the host waiting
-    // for its data loader, then the host dispatching the call.
-    const std::string n = std::to_string(m_callsStarted);
-    const uint64_t allBack = call.start - call.dispatch - call.loaderWait;
-    for (const auto& [kind, name, end] : {std::tuple{PhaseKind::Sync, "host call " + n + " wait", allBack},
-                                          std::tuple{PhaseKind::HostWait, "data loader, call " + n, allBack + call.loaderWait},
-                                          std::tuple{PhaseKind::HostWait, "host call " + n, call.start}})
-        if (end > m_cycle) {
-            phase(kind, name, end);
-            m_cycle = end;
+    // From this IPU's end of the last call.
+    for (const auto& w : HostCallClock::waitsBefore(call, m_callsStarted))
+        if (w.end > m_cycle) {
+            phase(w.kind, w.name, w.end);
+            m_cycle = w.end;
         }
     tiles.align(m_cycle);
     wakeAt(m_cycle, nowCycle());

@@ -236,17 +236,15 @@ public:
                 r.name = c->name;
                 r.end = std::max(now, m_done[k]);
             } else if (m_flat[k].hostCall) {
-                // Waiting for the other IPUs, then the host's data loader, then its dispatch.
-                const HostCallClock::Call& call = m_hostCalls.at(k);
-                const std::string n = std::to_string(m_flat[k].hostCall);
-                const uint64_t allBack = call.start - call.dispatch - call.loaderWait;
+                // Waiting for the other IPUs, then the host's data loader, then its dispatch; the
+                // last ends when this IPU's countdown ran out.
+                auto waits = HostCallClock::waitsBefore(m_hostCalls.at(k), m_flat[k].hostCall);
+                waits.back().end = m_endOf[k];
                 uint64_t from = m_startOf[k];
-                for (auto [kind, name, end] : {std::tuple{PhaseKind::Sync, "host call " + n + " wait", allBack},
-                                               std::tuple{PhaseKind::HostWait, "data loader, call " + n, allBack + call.loaderWait},
-                                               std::tuple{PhaseKind::HostWait, "host call " + n, m_endOf[k]}})
-                    if (end > from) {
-                        out.push_back({m_program.ipu, kind, name, from, end});
-                        from = end;
+                for (const auto& w : waits)
+                    if (w.end > from) {
+                        out.push_back({m_program.ipu, w.kind, w.name, from, w.end});
+                        from = w.end;
                     }
                 now = std::max(now, m_endOf[k]);
                 continue;

@@ -5,7 +5,6 @@
 #include "models/timing/HostCallTiming.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 namespace ipusim {
 
@@ -15,10 +14,7 @@ uint64_t batchCyclesOf(const HostParams& host, const DataLoaderParams& loader, u
 {
     const long double workers = std::max<uint32_t>(loader.workers, 1);
     const long double slowdown = workers / std::min<long double>(workers, std::max<uint32_t>(host.cores, 1));
-    // Rounded up to whole cycles, forgiving the rounding of the inputs (a few parts in 10^16:
-    // 5e-6 s is not exact in binary) but no real fraction of a cycle.
-    const long double cycles = static_cast<long double>(samples) * loader.sampleSeconds * clockHz * slowdown;
-    return saturatedCycles(std::ceil(cycles - std::max(1e-9L, 1e-15L * cycles)));
+    return secondsToCycles(static_cast<long double>(samples) * loader.sampleSeconds * slowdown, clockHz);
 }
 
 } // namespace
@@ -52,6 +48,15 @@ HostCallClock::Call HostCallClock::next(uint64_t devicesFree)
             m_taken.pop_front();
     }
     return {saturatingAdd(taken, m_dispatch), taken - devicesFree, m_dispatch};
+}
+
+std::array<HostCallClock::Wait, 3> HostCallClock::waitsBefore(const Call& call, uint64_t number)
+{
+    const std::string n = std::to_string(number);
+    const uint64_t allBack = call.start - call.dispatch - call.loaderWait;
+    return {Wait{PhaseKind::Sync, "host call " + n + " wait", allBack},
+            Wait{PhaseKind::HostWait, "data loader, call " + n, allBack + call.loaderWait},
+            Wait{PhaseKind::HostWait, "host call " + n, call.start}};
 }
 
 } // namespace ipusim

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/SystemParams.hpp"
+#include "models/program/PhaseKind.hpp"
 
+#include <array>
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 namespace ipusim {
@@ -54,6 +57,17 @@ public:
     /** Batches built at once. */
     [[nodiscard]] uint32_t builders() const { return uint32_t(m_builderFree.size()); }
     [[nodiscard]] uint64_t dispatchCycles() const { return m_dispatch; }
+
+    /** What an IPU waits for before call `number` (from 1), each up to its end cycle: the other
+     *  IPUs' ends (sync, `host call N wait`), the data loader (`data loader, call N`), the
+     *  dispatch (`host call N`). Each runs from the previous one's end; empty ones are skipped. */
+    struct Wait
+    {
+        PhaseKind kind;
+        std::string name;
+        uint64_t end;
+    };
+    static std::array<Wait, 3> waitsBefore(const Call& call, uint64_t number);
 
 private:
     uint64_t m_dispatch;

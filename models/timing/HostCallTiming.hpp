@@ -3,7 +3,6 @@
 #include "models/common/SaturatingCycles.hpp"
 #include "models/hw/SystemParams.hpp"
 
-#include <cmath>
 #include <cstdint>
 
 namespace ipusim {
@@ -12,7 +11,7 @@ namespace ipusim {
  *  which the IPUs wait: the overhead in seconds at the IPU clock, rounded up to whole cycles. */
 inline uint64_t hostCallOverheadCycles(const HostParams& host, double clockHz)
 {
-    return saturatedCycles(std::ceil(static_cast<long double>(host.callOverheadSeconds) * clockHz - 1e-9L));
+    return secondsToCycles(host.callOverheadSeconds, clockHz);
 }
 
 } // namespace ipusim

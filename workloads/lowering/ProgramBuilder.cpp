@@ -107,8 +107,7 @@ void ProgramBuilder::exchange(const std::string& name, const std::vector<Exchang
         return;
     m_pools->exchanges.share(x.bytes);
     x.point = m_point++;
-    if (m_outline)
-        x.outline = m_outline(name);
+    x.outline = outlineOf(name);
     body().push_back({x});
 }
 
@@ -129,8 +128,7 @@ void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, 
     m_pools->vertices.share(c.vertices);
     c.vertexTypes = codeletNames(codelets);
     c.point = m_point++;
-    if (m_outline)
-        c.outline = m_outline(name);
+    c.outline = outlineOf(name);
     body().push_back({c});
 }
 
@@ -264,7 +262,7 @@ int ProgramBuilder::replay(EmittedSteps e, const std::vector<int>& touched)
             if constexpr (kIsPointStep<T>)
                 op.point += base;
             if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep>)
-                op.outline = m_outline ? m_outline(op.name) : std::string();
+                op.outline = outlineOf(op.name);
         }, s.op);
         body().push_back(std::move(s));
     }

@@ -122,6 +122,8 @@ private:
     std::deque<std::vector<Step>> m_fragments;
     uint32_t m_point = 0;
     std::function<std::string(const std::string&)> m_outline;
+    /** The outline key of a step named `name` under the rule ("" without one). */
+    [[nodiscard]] std::string outlineOf(const std::string& name) const { return m_outline ? m_outline(name) : std::string(); }
     std::optional<Mark> m_recording;
     std::vector<EmittedSteps::Touch> m_touchLog; // of tensors allocated before m_recording
     std::shared_ptr<TileRunsPools> m_pools;
