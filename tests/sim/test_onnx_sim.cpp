@@ -169,4 +169,17 @@ TEST_CASE("Eight-bit I/O: images cross the host link as bytes and are cast on th
     CHECK(narrow.at("breakdown").at("compute").get<uint64_t>() > wide.at("breakdown").at("compute").get<uint64_t>()); // the cast
 }
 
+TEST_CASE("Input dtype of an ONNX model: uint8 is eight-bit I/O, and eight_bit_io refuses another type", "[onnx][bad-input]")
+{
+    json doc = onnxDoc("cnn", "train");
+    doc["workload"]["input_dtype"] = "uint8";
+    const json u8 = test::simulateDoc(doc);
+    doc["workload"]["input_dtype"] = "model";
+    doc["workload"]["eight_bit_io"] = true;
+    CHECK(u8.at("ipus").at(0).at("host_bytes_to_ipu") == test::simulateDoc(doc).at("ipus").at(0).at("host_bytes_to_ipu"));
+    doc["workload"]["input_dtype"] = "fp16";
+    CHECK(test::configErrorOf(doc, test::kRoot + "/configs/bad.json")
+              .find("/workload/input_dtype: expected \"model\" or \"uint8\" with eight_bit_io, found \"fp16\"") != std::string::npos);
+}
+
 #endif
