@@ -31,6 +31,14 @@ Topology Topology::ladder(uint32_t ipus, bool wrap)
         t.add(a, nb, 1);
         t.add(b, na, 1);
     }
+    // Up one rail and down the other: every hop a direct link (a rail, or the first and last
+    // rungs), with or without the wrap.
+    t.m_ringPosition.assign(ipus, 0);
+    uint32_t place = 0;
+    for (uint32_t a = 0; a < ipus; a += 2)
+        t.m_ringPosition[a] = place++;
+    for (uint32_t b = (ipus % 2 == 0 ? ipus - 1 : ipus - 2); b < ipus; b -= 2)
+        t.m_ringPosition[b] = place++;
     t.computeRoutes();
     return t;
 }
@@ -61,11 +69,13 @@ void Topology::computeRoutes()
         adj[ab.second].push_back({ab.first, n});
     }
     m_routes.assign(m_ipus, std::vector<Route>(m_ipus));
+    m_previous.assign(m_ipus, std::vector<uint32_t>(m_ipus, kNone));
     for (uint32_t s = 0; s < m_ipus; ++s) {
         std::vector<uint32_t> hops(m_ipus, kNone), width(m_ipus, 0);
         hops[s] = 0;
         width[s] = kNone;
         std::deque<uint32_t> q{s};
+        std::vector<uint32_t>& previous = m_previous[s];
         while (!q.empty()) {
             const uint32_t u = q.front();
             q.pop_front();
@@ -74,9 +84,12 @@ void Topology::computeRoutes()
                 if (hops[v] == kNone) {
                     hops[v] = hops[u] + 1;
                     width[v] = w;
+                    previous[v] = u;
                     q.push_back(v);
-                } else if (hops[v] == hops[u] + 1 && w > width[v])
+                } else if (hops[v] == hops[u] + 1 && w > width[v]) {
                     width[v] = w;
+                    previous[v] = u;
+                }
             }
         }
         for (uint32_t d = 0; d < m_ipus; ++d)
@@ -86,6 +99,29 @@ void Topology::computeRoutes()
 }
 
 Topology::Route Topology::route(uint32_t a, uint32_t b) const { return m_routes.at(a).at(b); }
+
+std::vector<uint32_t> Topology::path(uint32_t a, uint32_t b) const
+{
+    if (a == b)
+        return {a};
+    if (m_routes.at(a).at(b).hops == 0)
+        return {};
+    std::vector<uint32_t> out{b};
+    while (out.back() != a)
+        out.push_back(m_previous[a][out.back()]);
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+std::vector<uint32_t> Topology::alongRing(std::vector<uint32_t> members) const
+{
+    if (m_ringPosition.empty())
+        return members;
+    std::stable_sort(members.begin(), members.end(), [&](uint32_t x, uint32_t y) {
+        return m_ringPosition.at(x) < m_ringPosition.at(y);
+    });
+    return members;
+}
 
 std::vector<uint32_t> Topology::unreachable() const
 {

@@ -28,6 +28,13 @@ public:
         uint32_t links = 0;
     };
     [[nodiscard]] Route route(uint32_t a, uint32_t b) const;
+    /** The IPUs along that route, a first and b last (just a when a == b; empty when b is
+     *  unreachable). Its narrowest hop has route(a, b).links links. */
+    [[nodiscard]] std::vector<uint32_t> path(uint32_t a, uint32_t b) const;
+    /** Orders a ring's members as they lie along the topology's physical ring, so that ring
+     *  neighbours are as close as the wiring allows (Poplar's collectives run along the ladder);
+     *  a topology without a known ring (custom) keeps the given order. */
+    [[nodiscard]] std::vector<uint32_t> alongRing(std::vector<uint32_t> members) const;
     /** IPUs not reachable from IPU 0 (empty when connected). */
     [[nodiscard]] std::vector<uint32_t> unreachable() const;
     [[nodiscard]] const std::map<std::pair<uint32_t, uint32_t>, uint32_t>& allLinks() const { return m_links; }
@@ -38,6 +45,8 @@ private:
     uint32_t m_ipus = 1;
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_links; // (min, max) -> links
     std::vector<std::vector<Route>> m_routes;
+    std::vector<std::vector<uint32_t>> m_previous; // [a][b]: the IPU before b on the route from a
+    std::vector<uint32_t> m_ringPosition;          // per IPU, its place on the physical ring (ladders)
 };
 
 } // namespace ipusim

@@ -90,10 +90,13 @@ void Ipu::traceStepStart(const Step& step)
             m_linkBytes += int64_t(t.bytes);
     } else if (auto* r = std::get_if<CollectiveStep>(&step.op)) {
         m_linkBytes = int64_t(r->bytes);
-        // Every ring member sends a 1/R share to its successor at each step.
-        for (std::size_t i = 0; i < r->ring.size(); ++i)
-            if (m_traced && r->ring[i] == m_index)
-                m_ports.links->setActive(m_index, r->ring[(i + 1) % r->ring.size()], r->bytes / r->ring.size());
+        // Every ring member sends a 1/R share to its successor on the physical ring at each step.
+        if (m_traced) {
+            const auto ring = m_ports.links->topology().alongRing(r->ring);
+            for (std::size_t i = 0; i < ring.size(); ++i)
+                if (ring[i] == m_index)
+                    m_ports.links->setActive(m_index, ring[(i + 1) % ring.size()], r->bytes / ring.size());
+        }
     }
 }
 
@@ -201,8 +204,8 @@ void Ipu::finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uin
     };
     for (const auto& t : c.send) {
         const auto [start, end] = transfer(m_index, t.peer, t.bytes);
-        m_ports.links->account(m_index, t.peer, t.bytes);
-        m_linkSent[{m_index, t.peer}] += t.bytes;
+        for (const auto& [edge, bytes] : m_ports.links->accountRoute(m_index, t.peer, t.bytes))
+            m_linkSent[edge] += bytes;
         if (m_observer && end > start)
             m_observer->linkSpan("IPU " + std::to_string(m_index) + " -> IPU " + std::to_string(t.peer), c.name, start, end, t.bytes);
     }
@@ -228,19 +231,35 @@ uint64_t Ipu::exec(const StreamingMemoryStep& r)
 
 uint64_t Ipu::exec(const CollectiveStep& c)
 {
-    // Replicas run in lockstep, so every ring member starts when this IPU does.
-    const uint64_t start = tiles.lastReady();
-    const uint64_t end = start + m_ports.links->ringCycles(c.ring, c.bytes, c.kind);
-    if (m_index == c.ring.front()) // count the ring's traffic once
-        for (const auto& [edge, bytes] : m_ports.links->accountRing(c.ring, c.bytes, c.kind))
-            m_linkSent[edge] += bytes;
+    // The ring starts once its programmed members are all there (IpuLinks); replicas' IPUs
+    // move in lockstep with the one they copy.
+    if (!m_ports.links)
+        return endPhaseOnAllTiles(PhaseKind::Collective, c.name, tiles.lastReady());
+    m_activity = 1 + int(PhaseKind::Sync);
+    m_ports.links->joinRing(m_index, c, [this, &c](uint64_t start, uint64_t end, const IpuLinks::LinkBytes& bytes) {
+        finishCollective(c, start, end, bytes);
+    });
+    return kWait;
+}
+
+void Ipu::finishCollective(const CollectiveStep& c, uint64_t start, uint64_t end, const IpuLinks::LinkBytes& bytes)
+{
+    for (const auto& [edge, b] : bytes) // one member counts the ring's traffic
+        m_linkSent[edge] += b;
     if (m_observer && end > start) {
         std::string ring;
-        for (uint32_t i : c.ring)
+        for (uint32_t i : m_ports.links->topology().alongRing(c.ring))
             ring += (ring.empty() ? "ring " : "-") + std::to_string(i);
         m_observer->linkSpan(ring, c.name, start, end, c.bytes);
     }
-    return endPhaseOnAllTiles(PhaseKind::Collective, c.name, end);
+    const uint64_t now = nowCycle();
+    if (start > m_cycle) { // waiting for the ring's other members
+        phase(PhaseKind::Sync, c.name + " wait", start);
+        m_cycle = start;
+    }
+    m_activity = 1 + int(PhaseKind::Collective);
+    m_cycle = endPhaseOnAllTiles(PhaseKind::Collective, c.name, end);
+    wakeAt(std::max(m_cycle, now), now);
 }
 
 uint64_t Ipu::exec(const CallStep& call)
@@ -283,20 +302,22 @@ const Ipu::BodyInfo& Ipu::bodyInfo(const std::vector<Step>& body)
     BodyInfo info;
     for (const auto& s : body) {
         if (auto* copy = std::get_if<IpuCopyStep>(&s.op)) {
-            info.copies |= !copy->send.empty() || !copy->recv.empty();
+            info.linked |= !copy->send.empty() || !copy->recv.empty();
+        } else if (auto* ring = std::get_if<CollectiveStep>(&s.op)) {
+            info.linked |= ring->ring.size() > 1 && ring->bytes > 0;
         } else if (auto* sy = std::get_if<SyncStep>(&s.op); sy && sy->kind == SyncKind::External) {
             info.externalSync = true;
             ++info.externalSyncs;
         } else if (auto* r = std::get_if<RepeatStep>(&s.op)) {
             const BodyInfo& in = bodyInfo(r->body);
             info.externalSync |= in.externalSync;
-            info.copies |= in.copies;
+            info.linked |= in.linked;
             info.periodic |= in.periodic;
             info.externalSyncs += r->count * in.externalSyncs;
         } else if (auto* c = std::get_if<CallStep>(&s.op)) {
             const BodyInfo& in = bodyInfo(m_program.fragments.at(c->fragment));
             info.externalSync |= in.externalSync;
-            info.copies |= in.copies;
+            info.linked |= in.linked;
             info.periodic |= in.periodic || c->period > 1;
             info.externalSyncs += in.externalSyncs;
         }
@@ -431,7 +452,7 @@ bool Ipu::fastForward(Frame& f)
     uint64_t skip = 0;
     if (m_grant > 0)
         skip = m_grant;
-    else if (!bodyInfo(*f.steps).externalSync && !bodyInfo(*f.steps).copies && loop.haveLast && sameSize && delta == loop.lastDelta &&
+    else if (!bodyInfo(*f.steps).externalSync && (!bodyInfo(*f.steps).linked || m_ports.links->programmedIpus() == 1) && loop.haveLast && sameSize && delta == loop.lastDelta &&
              duration == loop.lastDuration && state == loop.lastShape)
         skip = skippable(m_cycle, f.remaining - 2, duration);
     m_grant = 0;

@@ -115,6 +115,9 @@ private:
     /** Once every partner of copy `c` is there: its transfers, each from when both ends were
      *  ready (`ready` this IPU's), and the sequencer woken at the copy's end. */
     void finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uint64_t>& partnerReady);
+    /** Collective `c` ran over [start, end) once its members were there; `bytes` is its
+     *  traffic if this IPU counts it. */
+    void finishCollective(const CollectiveStep& c, uint64_t start, uint64_t end, const IpuLinks::LinkBytes& bytes);
     /** SystemC's present time in cycles (at or after m_cycle). */
     [[nodiscard]] uint64_t nowCycle() const;
     /** A phase every tile waits out (sync, exchange, transfers): all are ready at `end`. */
@@ -125,7 +128,8 @@ private:
      *  counter's growth, its length, and the state it leaves behind), the rest but the last are
      *  added at once instead of simulated. Loops ending at an external sync skip only when every
      *  IPU offers the same at that barrier (ExternalSync grants it); loops with other external
-     *  syncs or with IPU copies (which wait for partners) never skip on their own. While tracing, only where
+     *  syncs, IPU copies (which wait for partners) or collectives (whose links other IPUs share) never
+     *  skip on their own, unless this is the only IPU with a program. While tracing, only where
      *  the iterations lie outside the trace window; never under a VCD. */
     struct LoopState
     {
@@ -144,7 +148,7 @@ private:
     struct BodyInfo
     {
         bool externalSync = false;   // any external sync inside (called fragments included)
-        bool copies = false;         // any IPU copy with transfers: its IPU waits for partners
+        bool linked = false;         // any IPU copy or collective: it waits for partners, and shares links
         bool endsExternal = false;   // the last step is an external sync
         bool periodic = false;       // a call every N-th time: iterations differ
         uint64_t externalSyncs = 0;  // per iteration

@@ -1,20 +1,34 @@
 // SPDX-License-Identifier: MIT
 #include "models/link/IpuLinks.hpp"
 
+#include "models/common/SaturatingCycles.hpp"
+#include "models/system/ClockPeriod.hpp"
+#include "models/timing/FlowShare.hpp"
 #include "models/timing/LinkTiming.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 namespace ipusim {
 
-IpuLinks::IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz)
-    : sc_module(name), m_topology(topology), m_link(link), m_clockHz(clockHz)
+IpuLinks::IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz,
+                   sc_core::sc_time period, std::vector<uint32_t> programmed)
+    : sc_module(name), m_topology(topology), m_link(link), m_clockHz(clockHz), m_period(period),
+      m_programmed(programmed.begin(), programmed.end())
 {
-    for (const auto& [ab, n] : topology.allLinks()) {
-        m_active[{ab.first, ab.second}] = 0;
-        m_active[{ab.second, ab.first}] = 0;
-    }
+    for (const auto& [ab, n] : topology.allLinks())
+        for (const auto& directed : {ab, std::pair{ab.second, ab.first}}) {
+            m_linkId[directed] = uint32_t(m_capacity.size());
+            m_capacity.push_back((long double)n * link.bandwidthBytesPerSecond * link.efficiency / clockHz);
+            m_active[directed] = 0;
+        }
+    SC_HAS_PROCESS(IpuLinks);
+    SC_METHOD(wake);
+    sensitive << m_wake;
+    dont_initialize();
 }
 
 void IpuLinks::traceTo(sc_core::sc_trace_file* file)
@@ -41,23 +55,157 @@ uint64_t IpuLinks::transferCycles(uint32_t from, uint32_t to, uint64_t bytes) co
     return ipuLinkTransferCycles(m_topology, m_link, m_clockHz, from, to, bytes);
 }
 
-uint64_t IpuLinks::ringCycles(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind) const
-{
-    return ipusim::ringCycles(m_topology, m_link, m_clockHz, ring, bytes, kind);
-}
+long double IpuLinks::bytesPerCycle(uint32_t from, uint32_t to) const { return m_capacity.at(linkId(from, to)); }
 
-std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> IpuLinks::accountRing(const std::vector<uint32_t>& ring, uint64_t bytes,
-                                                                                      CollectiveKind kind)
+std::map<std::pair<uint32_t, uint32_t>, uint64_t> IpuLinks::accountRoute(uint32_t from, uint32_t to, uint64_t bytes)
 {
-    std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> out;
-    const std::size_t R = ring.size();
-    if (R < 2)
-        return out;
-    const uint64_t share = (bytes + R - 1) / R;
-    for (std::size_t i = 0; i < R; ++i) {
-        out.push_back({{ring[i], ring[(i + 1) % R]}, ringSteps(R, kind) * share});
-        account(ring[i], ring[(i + 1) % R], ringSteps(R, kind) * share);
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> out;
+    const auto path = m_topology.path(from, to);
+    for (std::size_t h = 1; h < path.size(); ++h) {
+        out[{path[h - 1], path[h]}] += bytes;
+        account(path[h - 1], path[h], bytes);
     }
     return out;
 }
+
+uint64_t IpuLinks::now() const { return sc_core::sc_time_stamp().value() / std::max<uint64_t>(m_period.value(), 1); }
+
+void IpuLinks::joinRing(uint32_t ipu, const CollectiveStep& c, RingDone done)
+{
+    std::vector<uint32_t> members = m_topology.alongRing(c.ring);
+    Gathering& g = m_gathering[{members, c.name}];
+    g.arrived.push_back(ipu);
+    g.done.push_back(std::move(done));
+    const auto programmed = std::count_if(members.begin(), members.end(), [&](uint32_t m) { return m_programmed.count(m) > 0; });
+    if (std::ptrdiff_t(g.arrived.size()) < std::max<std::ptrdiff_t>(programmed, 1))
+        return;
+    update(); // the flows so far run at their rates until now
+    Ring ring;
+    ring.members = std::move(members);
+    ring.done = std::move(g.done);
+    m_gathering.erase({ring.members, c.name});
+    const std::size_t R = ring.members.size();
+    ring.stepsLeft = R < 2 || c.bytes == 0 ? 0 : ringSteps(R, c.kind);
+    ring.share = R == 0 ? 0 : (c.bytes + R - 1) / R;
+    ring.start = ring.stepEnd = now();
+    const std::size_t id = m_nextRing++;
+    m_rings.emplace(id, std::move(ring));
+    if (m_rings.at(id).stepsLeft > 0)
+        startStep(id, now());
+    update();
+}
+
+void IpuLinks::startStep(std::size_t id, uint64_t cycle)
+{
+    Ring& ring = m_rings.at(id);
+    const std::size_t R = ring.members.size();
+    for (std::size_t i = 0; i < R; ++i) {
+        const auto path = m_topology.path(ring.members[i], ring.members[(i + 1) % R]);
+        if (path.size() < 2)
+            throw std::logic_error(fmt::format("no IPU-Link route from IPU {} to IPU {}", ring.members[i], ring.members[(i + 1) % R]));
+        Flow f;
+        f.bytes = ring.share;
+        f.latency = saturatingMul(path.size() - 1, m_link.latencyCycles);
+        f.ring = id;
+        for (std::size_t h = 1; h < path.size(); ++h) {
+            f.links.push_back(linkId(path[h - 1], path[h]));
+            ring.bytes[{path[h - 1], path[h]}] += ring.share;
+        }
+        m_flows.push_back(std::move(f));
+    }
+    ring.flowsLeft = R;
+    ring.stepEnd = cycle;
+    m_changed = true;
+}
+
+void IpuLinks::update()
+{
+    const uint64_t t = now();
+    std::vector<std::pair<std::size_t, Ring>> ended;
+    for (bool moved = true; moved;) {
+        moved = false;
+        // Flows that have streamed all their bytes leave the links; their step ends a route's
+        // latency later.
+        for (auto it = m_flows.begin(); it != m_flows.end();) {
+            const uint64_t finish = saturatingAdd(m_since, cyclesToFinish(it->moved, it->rate, it->bytes));
+            if (finish > t) {
+                ++it;
+                continue;
+            }
+            Ring& ring = m_rings.at(it->ring);
+            ring.stepEnd = std::max(ring.stepEnd, saturatingAdd(finish, it->latency));
+            --ring.flowsLeft;
+            it = m_flows.erase(it);
+            m_changed = moved = true;
+        }
+        // Rings whose step is over start the next, or end.
+        for (auto it = m_rings.begin(); it != m_rings.end();) {
+            Ring& ring = it->second;
+            if (ring.flowsLeft > 0 || ring.stepEnd > t) {
+                ++it;
+                continue;
+            }
+            if (ring.stepsLeft > 0 && --ring.stepsLeft > 0) {
+                startStep(it->first, t);
+                moved = true;
+                ++it;
+                continue;
+            }
+            ended.emplace_back(it->first, std::move(ring));
+            it = m_rings.erase(it);
+        }
+    }
+    if (m_changed) { // the rates so far held until now; share the links among the flows left
+        for (Flow& f : m_flows)
+            f.moved += (long double)(t - m_since) * f.rate;
+        m_since = t;
+        std::vector<std::vector<uint32_t>> routes;
+        for (const Flow& f : m_flows)
+            routes.push_back(f.links);
+        const auto rates = maxMinRates(routes, m_capacity);
+        for (std::size_t i = 0; i < m_flows.size(); ++i)
+            m_flows[i].rate = rates[i];
+        m_changed = false;
+    }
+    uint64_t next = kCycleCeiling;
+    for (const Flow& f : m_flows)
+        next = std::min(next, saturatingAdd(m_since, cyclesToFinish(f.moved, f.rate, f.bytes)));
+    for (const auto& [id, ring] : m_rings)
+        if (ring.flowsLeft == 0)
+            next = std::min(next, ring.stepEnd);
+    m_wake.cancel();
+    if (next <= lastCycle(m_period))
+        m_wake.notify(m_period * double(next - t));
+    else if (!m_flows.empty() || !m_rings.empty()) {
+        m_failure = fmt::format("a ring collective would run past cycle {}, where SystemC's 64-bit femtosecond clock ends at "
+                                "{:.6g} GHz: simulate fewer iterations, samples or steps",
+                                lastCycle(m_period), m_clockHz / 1e9);
+        sc_core::sc_stop();
+    }
+    // Members go on only now that the links' state is whole (they may join another ring at once).
+    for (auto& [id, ring] : ended) {
+        for (auto& [edge, bytes] : ring.bytes)
+            account(edge.first, edge.second, bytes);
+        for (std::size_t i = 0; i < ring.done.size(); ++i)
+            ring.done[i](ring.start, ring.stepEnd, i == 0 ? ring.bytes : std::map<std::pair<uint32_t, uint32_t>, uint64_t>{});
+    }
+}
+
+std::vector<std::string> IpuLinks::waiting() const
+{
+    std::vector<std::string> out;
+    for (const auto& [key, g] : m_gathering) {
+        std::string members;
+        for (uint32_t m : key.first)
+            members += (members.empty() ? "" : ", ") + std::to_string(m);
+        std::string came;
+        for (uint32_t m : g.arrived)
+            came += (came.empty() ? "" : ", ") + std::to_string(m);
+        out.push_back(fmt::format("collective \"{}\" over IPUs {} waits for members that never come (only IPU {} came): "
+                                  "every IPU with a program in a ring must run the collective",
+                                  key.second, members, came));
+    }
+    return out;
+}
+
 } // namespace ipusim

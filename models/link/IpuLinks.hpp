@@ -5,25 +5,54 @@
 
 #include <systemc>
 
+#include <functional>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace ipusim {
 
-/** The IPU-Links of a system; their timing is models/timing/LinkTiming. */
+/** The IPU-Links of a system as shared resources. Each pair of linked IPUs is a link per
+ *  direction with the bandwidth of all its lanes; ring collectives are flows over them that
+ *  share a link max-min fairly (models/timing/FlowShare), so collectives that cross one link at
+ *  once slow each other down. Rates change only at whole cycles. IPU copies are still timed
+ *  alone (models/timing/LinkTiming), but their bytes are counted on the links they cross. */
 class IpuLinks : public sc_core::sc_module
 {
 public:
-    IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz);
+    /** `programmed`: the IPUs that run programs here (the others are replicas' copies, which
+     *  move in lockstep with the IPU they copy). */
+    IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz,
+             sc_core::sc_time period, std::vector<uint32_t> programmed);
 
     [[nodiscard]] uint64_t transferCycles(uint32_t from, uint32_t to, uint64_t bytes) const;
-    /** A ring collective (ringCycles). */
-    [[nodiscard]] uint64_t ringCycles(const std::vector<uint32_t>& ring, uint64_t bytes, CollectiveKind kind) const;
-    /** Counts a ring collective's bytes on every ring edge (statistics); returns them. */
-    std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> accountRing(const std::vector<uint32_t>& ring, uint64_t bytes,
-                                                                                CollectiveKind kind);
-    /** Counts bytes sent from `from` to `to` (statistics). */
+
+    /** Called with the cycle a ring collective started (its last programmed member came) and
+     *  the cycle it ended; `bytes` lists what it moved per link (from, to) for one of its
+     *  members, empty for the others, so that the traffic is counted once. */
+    using LinkBytes = std::map<std::pair<uint32_t, uint32_t>, uint64_t>;
+    using RingDone = std::function<void(uint64_t start, uint64_t end, const LinkBytes& bytes)>;
+    /** `ipu` reaches collective `c` now. The ring runs, along the physical ring
+     *  (Topology::alongRing), once every programmed member has reached it: each of its steps
+     *  sends a 1/R share from every member to the next at once, and ends when the last share has
+     *  arrived (streamed, then the route's latency per hop). */
+    void joinRing(uint32_t ipu, const CollectiveStep& c, RingDone done);
+    /** Why the run cannot go on (a ring that would end past SystemC's clock), or empty. */
+    [[nodiscard]] const std::string& failure() const { return m_failure; }
+    [[nodiscard]] std::size_t programmedIpus() const { return m_programmed.size(); }
+    /** Programmed IPUs waiting at a collective for other members, described (for a stuck run). */
+    [[nodiscard]] std::vector<std::string> waiting() const;
+
+    /** Counts bytes sent from `from` to `to` on every link of the route (statistics); returns
+     *  them per link. */
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> accountRoute(uint32_t from, uint32_t to, uint64_t bytes);
+    /** Counts bytes on the link from `from` to its neighbour `to` (statistics). */
     void account(uint32_t from, uint32_t to, uint64_t bytes) { m_bytes[{from, to}] += bytes; }
+    /** Bytes per directed link, (from, to) one hop apart. */
     [[nodiscard]] const std::map<std::pair<uint32_t, uint32_t>, uint64_t>& bytes() const { return m_bytes; }
+    /** Bytes a directed link moves per cycle (all its lanes, at the link's efficiency). */
+    [[nodiscard]] long double bytesPerCycle(uint32_t from, uint32_t to) const;
     [[nodiscard]] const Topology& topology() const { return m_topology; }
     /** VCD: one traced value per directed link, the bytes its current transfer moves. */
     void traceTo(sc_core::sc_trace_file* file);
@@ -33,9 +62,51 @@ public:
     void clearFrom(uint32_t from);
 
 private:
+    /** A share of a ring step on its way: streamed over `links` (ids), then `latency` cycles. */
+    struct Flow
+    {
+        std::vector<uint32_t> links;
+        uint64_t bytes = 0, latency = 0;
+        long double moved = 0, rate = 0; // moved by m_since, and since then at `rate` a cycle
+        std::size_t ring = 0;
+    };
+    /** A running ring collective. */
+    struct Ring
+    {
+        std::vector<uint32_t> members; // along the physical ring
+        uint64_t share = 0, stepsLeft = 0, flowsLeft = 0, stepEnd = 0, start = 0;
+        std::vector<RingDone> done;
+        std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes;
+    };
+    /** Members of a collective that have come, until all have. */
+    struct Gathering
+    {
+        std::vector<uint32_t> arrived;
+        std::vector<RingDone> done;
+    };
+    [[nodiscard]] uint64_t now() const;
+    void startStep(std::size_t ring, uint64_t cycle);
+    /** Brings every flow and ring up to `cycle`: ends flows and steps, starts steps, shares the
+     *  links anew when the flows changed, and schedules the next wake. */
+    void update();
+    void wake() { update(); }
+    [[nodiscard]] uint32_t linkId(uint32_t from, uint32_t to) const { return m_linkId.at({from, to}); }
+
     const Topology& m_topology;
     IpuLinkParams m_link;
     double m_clockHz;
+    sc_core::sc_time m_period;
+    std::set<uint32_t> m_programmed;
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_linkId; // directed link -> id
+    std::vector<long double> m_capacity;                         // per id, bytes per cycle
+    std::map<std::pair<std::vector<uint32_t>, std::string>, Gathering> m_gathering; // by (members, name)
+    std::map<std::size_t, Ring> m_rings;
+    std::size_t m_nextRing = 0;
+    std::vector<Flow> m_flows;
+    uint64_t m_since = 0; // the cycle the flows' rates were last set
+    bool m_changed = false;
+    std::string m_failure;
+    sc_core::sc_event m_wake;
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> m_bytes;
     std::map<std::pair<uint32_t, uint32_t>, int64_t> m_active; // stable addresses for sc_trace
 };

@@ -2,6 +2,7 @@
 #include "models/reference/ReferenceEngine.hpp"
 
 #include "models/link/CopyRendezvous.hpp"
+#include "models/reference/RefLinkNetwork.hpp"
 #include "models/system/Kernel.hpp"
 
 #include <fmt/format.h>
@@ -109,8 +110,8 @@ using CopyArrivals = std::map<CopySide, std::vector<uint64_t>>;
 class RefIpu
 {
 public:
-    RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls, CopyArrivals& copies)
-        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_copies(copies)
+    RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls, CopyArrivals& copies, RefLinkNetwork& links)
+        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_copies(copies), m_links(links)
     {
         std::map<uint32_t, uint64_t> periodic;
         for (uint64_t c = 0; c < hostCalls; ++c) {
@@ -140,6 +141,11 @@ public:
     {
         return m_active && m_activeKind == Activity::Copy &&
                std::any_of(m_copy.begin(), m_copy.end(), [&](const CopyTransfer& x) { return !partnerArrived(x); });
+    }
+    /** At a collective whose ring waits for members still to come. */
+    [[nodiscard]] bool waitingForRingMembers() const
+    {
+        return m_active && m_activeKind == Activity::Ring && !m_links.started(m_ringId);
     }
     [[nodiscard]] uint32_t ipu() const { return m_program.ipu; }
 
@@ -207,6 +213,8 @@ public:
             m_endOf[m_released] = cycle;
             if (m_activeKind == Activity::Copy)
                 m_copyPhases[m_released] = copyPhases(m_startOf[m_released]);
+            if (m_activeKind == Activity::Ring)
+                m_ringStart[m_released] = m_links.startCycle(m_ringId);
             for (auto& pc : m_pc)
                 ++pc;
             ++m_released;
@@ -246,6 +254,15 @@ public:
                         out.push_back({m_program.ipu, w.kind, w.name, from, w.end});
                         from = w.end;
                     }
+                now = std::max(now, m_endOf[k]);
+                continue;
+            } else if (auto* c = std::get_if<CollectiveStep>(&s.op); c && m_ringStart.count(k)) {
+                // Waiting for the ring's other members, then the collective.
+                const uint64_t start = m_ringStart.at(k);
+                if (start > m_startOf[k])
+                    out.push_back({m_program.ipu, PhaseKind::Sync, c->name + " wait", m_startOf[k], start});
+                if (m_endOf[k] > start)
+                    out.push_back({m_program.ipu, PhaseKind::Collective, c->name, start, m_endOf[k]});
                 now = std::max(now, m_endOf[k]);
                 continue;
             } else if (auto* c = std::get_if<IpuCopyStep>(&s.op); c && m_copyPhases.count(k)) {
@@ -442,23 +459,8 @@ private:
                 list(t.peer, m_program.ipu, false, t.bytes);
         } else if (auto* c = std::get_if<CollectiveStep>(&s.op)) {
             m_activeKind = Activity::Ring;
-            m_ring = c;
-            const std::size_t R = c->ring.size();
-            m_ringSteps = R < 2 || c->bytes == 0 ? 0 : (c->kind == CollectiveKind::AllReduce ? 2 * (R - 1) : R - 1);
-            startRingStep();
+            m_ringId = m_links.join(*c, cycle);
         }
-    }
-
-    void startRingStep()
-    {
-        // Every ring member sends its share to the next one at once.
-        m_transfers.clear();
-        if (m_ringSteps == 0)
-            return;
-        const std::size_t R = m_ring->ring.size();
-        const uint64_t share = (m_ring->bytes + R - 1) / R;
-        for (std::size_t i = 0; i < R; ++i)
-            m_transfers.push_back(linkTransfer(m_ring->ring[i], m_ring->ring[(i + 1) % R], share));
     }
 
     void tickActivity(uint64_t cycle)
@@ -497,14 +499,7 @@ private:
                         x.doneAt = cycle;
                 }
             break;
-        case Activity::Ring:
-            for (auto& x : m_transfers)
-                x.tick();
-            if (m_ringSteps > 0 && std::all_of(m_transfers.begin(), m_transfers.end(), [](const Transfer& x) { return x.done(); })) {
-                --m_ringSteps;
-                startRingStep();
-            }
-            break;
+        case Activity::Ring: break; // the links tick on their own
         }
     }
 
@@ -519,7 +514,7 @@ private:
             return std::all_of(m_transfers.begin(), m_transfers.end(), [](const Transfer& x) { return x.done(); });
         case Activity::Copy:
             return std::all_of(m_copy.begin(), m_copy.end(), [&](const CopyTransfer& x) { return partnerArrived(x) && x.transfer.done(); });
-        case Activity::Ring: return m_ringSteps == 0;
+        case Activity::Ring: return m_links.done(m_ringId);
         case Activity::Prefetched: return m_fetched.at(m_prefetchStep);
         }
         return true;
@@ -547,8 +542,9 @@ private:
     std::map<std::size_t, HostCallClock::Call> m_hostCalls; // per host call entry: how the host started it
     std::vector<CopyTransfer> m_copy;          // the current IPU copy's transfers
     std::map<std::size_t, std::vector<CopyRendezvous::Phase>> m_copyPhases; // per copy step
-    const CollectiveStep* m_ring = nullptr;
-    uint64_t m_ringSteps = 0;
+    RefLinkNetwork& m_links;
+    std::size_t m_ringId = 0;                            // the ring the current collective waits for
+    std::map<std::size_t, uint64_t> m_ringStart;          // per collective step: when its ring started
     bool m_tileMoved = true; // something may move at the next settle
     std::deque<Fetch> m_fetches;                    // background fetches, in order
     std::map<const HostTransferStep*, bool> m_fetched; // per prefetching step: its next data is in
@@ -563,12 +559,12 @@ public:
     RefSystem(sc_core::sc_module_name name, const Schedule& schedule, const SystemParams& sys, uint64_t hostCalls,
               const DataLoaderParams& loader)
         : sc_module(name), clock("clock", sc_core::sc_time(1, sc_core::SC_NS)), m_sys(sys),
-          m_host(sys.host, loader, schedule.samplesPerHostCall, sys.ipu.clockHz)
+          m_host(sys.host, loader, schedule.samplesPerHostCall, sys.ipu.clockHz), m_links(sys, programmedIpus(schedule))
     {
         const uint32_t replicas = schedule.strategy ? schedule.strategy->replicas : 1;
         const uint32_t extent = uint32_t(schedule.programs.size()) * replicas;
         for (const auto& p : schedule.programs)
-            m_ipus.push_back(std::make_unique<RefIpu>(p, sys, hostCalls, m_copies));
+            m_ipus.push_back(std::make_unique<RefIpu>(p, sys, hostCalls, m_copies, m_links));
         // The barrier's signal crosses the sync network and back: 1 + (IPUs / 2) / 2 hops.
         m_barrierSeconds = 2.0L * sys.syncHopSeconds * (1 + (extent / 2) / 2);
         SC_METHOD(edge);
@@ -587,6 +583,7 @@ private:
         if (m_started)
             ++m_cycle;
         m_started = true;
+        m_links.tick(m_cycle);
         for (auto& ipu : m_ipus)
             ipu->tick(m_cycle);
         if (m_barrierCounting) {
@@ -615,11 +612,12 @@ private:
                 }
             }
         }
+        m_links.reshare();
         const bool allDone = std::all_of(m_ipus.begin(), m_ipus.end(), [](const auto& i) { return i->finished(); });
         // Nothing can move when every IPU is done or waits for another: at a barrier some IPU
         // never reaches, or at a copy whose partner never comes.
         const bool blocked = !m_barrierCounting && std::all_of(m_ipus.begin(), m_ipus.end(), [](const auto& i) {
-            return i->finished() || i->atExternalBarrier() || i->waitingForCopyPartner() || i->atHostCall();
+            return i->finished() || i->atExternalBarrier() || i->waitingForCopyPartner() || i->atHostCall() || i->waitingForRingMembers();
         });
         if (allDone || blocked) {
             m_stuck = !allDone;
@@ -636,6 +634,15 @@ private:
 
     const SystemParams& m_sys;
     HostCallClock m_host;
+    static std::set<uint32_t> programmedIpus(const Schedule& schedule)
+    {
+        std::set<uint32_t> out;
+        for (const auto& p : schedule.programs)
+            out.insert(p.ipu);
+        return out;
+    }
+
+    RefLinkNetwork m_links; // before the IPUs, which hold it
     CopyArrivals m_copies; // before the IPUs, which hold it
     std::vector<std::unique_ptr<RefIpu>> m_ipus;
     uint64_t m_cycle = 0;

@@ -33,7 +33,10 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
     m_period = clockPeriod(experiment.system.ipu.clockHz);
     const auto& programs = experiment.schedule.programs;
     const SystemParams& sys = experiment.system;
-    m_links = std::make_unique<IpuLinks>("ipu_links", sys.topology, sys.ipuLink, sys.ipu.clockHz);
+    std::vector<uint32_t> programmed;
+    for (const auto& p : programs)
+        programmed.push_back(p.ipu);
+    m_links = std::make_unique<IpuLinks>("ipu_links", sys.topology, sys.ipuLink, sys.ipu.clockHz, m_period, programmed);
     const uint32_t replicas = experiment.schedule.strategy ? experiment.schedule.strategy->replicas : 1;
     m_sync = std::make_unique<ExternalSync>("external_sync", uint32_t(programs.size()), uint32_t(programs.size()) * replicas,
                                             sys.syncHopSeconds, sys.ipu.clockHz);
@@ -117,7 +120,7 @@ SimResult Simulation::run()
         for (const auto& ipu : m_ipus)
             if (!ipu->failure().empty())
                 return ipu->failure();
-        return std::string();
+        return m_links->failure();
     };
     // Listings of one transfer that disagree are the schedule's fault, like a stuck one.
     auto copyMismatch = [&] {
@@ -183,6 +186,8 @@ std::string Simulation::stuck() const
             w.ipu, w.step, w.missing.sending ? "receive" : "send", w.missing.partner(), w.missing.sending ? "send" : "receive",
             w.missing.sending ? "to" : "from", w.missing.partner(), w.missing.sending ? "send" : "receive", w.number,
             w.missing.from, w.missing.to, w.missing.partner(), w.partnerListed));
+    for (auto& w : m_links->waiting())
+        why.push_back(std::move(w));
     if (auto waiting = m_sync->waiting(); !waiting.empty()) {
         std::vector<uint32_t> ipus;
         for (uint32_t i : waiting)
@@ -190,7 +195,7 @@ std::string Simulation::stuck() const
         why.push_back(fmt::format("IPU{} {} wait{} at an external sync the other IPUs never reach{}: every program must "
                                   "pass the same number of external syncs",
                                   ipus.size() > 1 ? "s" : "", fmt::join(ipus, ", "), ipus.size() > 1 ? "" : "s",
-                                  why.empty() ? "" : " (stuck at the copies above or finished)"));
+                                  why.empty() ? "" : " (stuck at the copies or collectives above, or finished)"));
     }
     if (auto waiting = m_host->waiting(); !waiting.empty() && !why.empty()) {
         std::vector<uint32_t> ipus;

@@ -353,14 +353,17 @@ json programTree(const Experiment& e, const Simulation& sim)
     return tree;
 }
 
-/** Bytes over each (from, to) pair of IPUs, with the route they took. */
-json linkFigures(const Experiment& e, const Simulation& sim)
+/** Bytes over each directed IPU-Link (a pair of linked IPUs, all lanes one way), with the time
+ *  they would keep it busy at its full bandwidth and that time's share of the run. */
+json linkFigures(const Experiment& e, const Simulation& sim, uint64_t totalCycles)
 {
     json links = json::array();
-    for (const auto& [fromTo, bytes] : sim.links().bytes())
-        links.push_back({{"from", fromTo.first}, {"to", fromTo.second}, {"bytes", bytes},
-                         {"links", e.system.topology.route(fromTo.first, fromTo.second).links},
-                         {"hops", e.system.topology.route(fromTo.first, fromTo.second).hops}});
+    for (const auto& [fromTo, bytes] : sim.links().bytes()) {
+        const auto busy = uint64_t(std::ceil((long double)bytes / sim.links().bytesPerCycle(fromTo.first, fromTo.second) - 1e-9L));
+        links.push_back({{"from", fromTo.first}, {"to", fromTo.second}, {"links", e.system.topology.links(fromTo.first, fromTo.second)},
+                         {"bytes", bytes}, {"busy_cycles", busy},
+                         {"utilisation", totalCycles ? double(busy) / double(totalCycles) : 0.0}});
+    }
     return links;
 }
 
@@ -604,7 +607,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"latency", latencyFigures(sim, clock)},
             {"external_syncs", sim.externalSync().barriers()},
             {"host", hostFigures(e, sim, r)},
-            {"links", linkFigures(e, sim)},
+            {"links", linkFigures(e, sim, r.totalCycles)},
             {"tile_balance", tileBalance(e, sim)},
             {"op_types", opTypes(sim, e.system.ipu.clockHz)},
             {"program_tree", programTree(e, sim)},

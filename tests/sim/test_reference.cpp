@@ -204,6 +204,7 @@ TEST_CASE("Reference engine: shipped schedules and a shrunk MNIST step agree pha
 {
     for (const auto& [file, sets] : std::vector<std::pair<std::string, std::vector<std::string>>>{
              {"configs/schedules/two_ipu_copy.json", {}},
+             {"configs/schedules/shared_link.json", {}},
              {"configs/schedules/all_to_all.json", {}},
              {"configs/schedules/amp_matmul.json", {}},
              {"configs/default.json", {"/system/ipu/tiles=64"}},

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+#include "models/reference/RefLinkNetwork.hpp"
+
+#include "models/common/SaturatingCycles.hpp"
+#include "models/timing/FlowShare.hpp"
+#include "models/timing/LinkTiming.hpp"
+
+#include <algorithm>
+
+namespace ipusim {
+
+RefLinkNetwork::RefLinkNetwork(const SystemParams& sys, std::set<uint32_t> programmed) : m_sys(sys), m_programmed(std::move(programmed))
+{
+    const auto& l = sys.ipuLink;
+    for (const auto& [ab, n] : sys.topology.allLinks()) {
+        m_linkId[ab] = uint32_t(m_capacity.size());
+        m_capacity.push_back((long double)n * l.bandwidthBytesPerSecond * l.efficiency / sys.ipu.clockHz);
+        m_linkId[{ab.second, ab.first}] = uint32_t(m_capacity.size());
+        m_capacity.push_back((long double)n * l.bandwidthBytesPerSecond * l.efficiency / sys.ipu.clockHz);
+    }
+}
+
+std::size_t RefLinkNetwork::join(const CollectiveStep& c, uint64_t cycle)
+{
+    const auto members = m_sys.topology.alongRing(c.ring);
+    auto [it, fresh] = m_gathering.try_emplace({members, c.name}, m_rings.size());
+    if (fresh) {
+        Ring r;
+        r.members = members;
+        r.name = c.name;
+        r.needed = std::max<std::size_t>(1, std::count_if(members.begin(), members.end(), [&](uint32_t m) { return m_programmed.count(m) > 0; }));
+        const std::size_t R = members.size();
+        r.stepsLeft = R < 2 || c.bytes == 0 ? 0 : ringSteps(R, c.kind);
+        r.share = R == 0 ? 0 : (c.bytes + R - 1) / R;
+        m_rings.push_back(r);
+    }
+    const std::size_t id = it->second;
+    Ring& ring = m_rings[id];
+    if (++ring.arrived < ring.needed)
+        return id;
+    m_gathering.erase(it);
+    ring.started = true;
+    ring.start = cycle;
+    if (ring.stepsLeft == 0)
+        ring.done = true;
+    else {
+        startStep(ring, id, cycle);
+        m_running.push_back(id);
+    }
+    return id;
+}
+
+void RefLinkNetwork::startStep(Ring& ring, std::size_t id, uint64_t cycle)
+{
+    const std::size_t R = ring.members.size();
+    for (std::size_t i = 0; i < R; ++i) {
+        const auto path = m_sys.topology.path(ring.members[i], ring.members[(i + 1) % R]);
+        Flow f;
+        f.bytes = ring.share;
+        f.latency = saturatingMul(path.size() - 1, m_sys.ipuLink.latencyCycles);
+        f.ring = id;
+        for (std::size_t h = 1; h < path.size(); ++h)
+            f.links.push_back(m_linkId.at({path[h - 1], path[h]}));
+        m_flows.push_back(f);
+    }
+    ring.flowsLeft = R;
+    ring.stepEnd = cycle;
+    m_changed = true;
+}
+
+void RefLinkNetwork::tick(uint64_t cycle)
+{
+    for (auto it = m_flows.begin(); it != m_flows.end();) {
+        ++it->cycles;
+        if (!streamDone(it->moved, it->cycles, it->rate, it->bytes)) {
+            ++it;
+            continue;
+        }
+        Ring& ring = m_rings[it->ring];
+        ring.stepEnd = std::max(ring.stepEnd, cycle + it->latency);
+        --ring.flowsLeft;
+        it = m_flows.erase(it);
+        m_changed = true;
+    }
+    for (std::size_t id : m_running) {
+        Ring& ring = m_rings[id];
+        if (ring.flowsLeft > 0 || ring.stepEnd > cycle)
+            continue;
+        if (--ring.stepsLeft > 0)
+            startStep(ring, id, cycle);
+        else
+            ring.done = true;
+    }
+    m_running.erase(std::remove_if(m_running.begin(), m_running.end(), [&](std::size_t id) { return m_rings[id].done; }),
+                    m_running.end());
+}
+
+void RefLinkNetwork::reshare()
+{
+    if (!m_changed)
+        return;
+    std::vector<std::vector<uint32_t>> routes;
+    for (Flow& f : m_flows) {
+        f.moved += (long double)f.cycles * f.rate;
+        f.cycles = 0;
+        routes.push_back(f.links);
+    }
+    const auto rates = maxMinRates(routes, m_capacity);
+    for (std::size_t i = 0; i < m_flows.size(); ++i)
+        m_flows[i].rate = rates[i];
+    m_changed = false;
+}
+
+} // namespace ipusim

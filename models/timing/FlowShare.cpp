@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#include "models/timing/FlowShare.hpp"
+
+#include "models/common/SaturatingCycles.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace ipusim {
+
+std::vector<long double> maxMinRates(const std::vector<std::vector<uint32_t>>& routes, const std::vector<long double>& capacity)
+{
+    // Filled in a canonical order (flows sorted by route), so the rounding of the capacities left
+    // is the same however the caller lists the flows: both engines must get identical rates.
+    std::vector<std::size_t> order(routes.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return routes[a] < routes[b]; });
+    std::vector<long double> rate(routes.size(), 0), left(capacity);
+    std::vector<bool> fixed(routes.size(), false);
+    for (std::size_t f = 0; f < routes.size(); ++f)
+        fixed[f] = routes[f].empty();
+    while (true) {
+        std::vector<uint32_t> users(capacity.size(), 0);
+        for (std::size_t f : order)
+            if (!fixed[f])
+                for (uint32_t l : routes[f])
+                    ++users[l];
+        // The link whose fair share of what is left is smallest fixes its flows first.
+        long double share = 0;
+        int64_t bottleneck = -1;
+        for (std::size_t l = 0; l < capacity.size(); ++l)
+            if (users[l] > 0 && (bottleneck < 0 || left[l] / users[l] < share)) {
+                share = left[l] / users[l];
+                bottleneck = int64_t(l);
+            }
+        if (bottleneck < 0)
+            return rate;
+        share = std::max(share, 0.0L);
+        for (std::size_t f : order) {
+            if (fixed[f] || std::find(routes[f].begin(), routes[f].end(), uint32_t(bottleneck)) == routes[f].end())
+                continue;
+            rate[f] = share;
+            fixed[f] = true;
+            for (uint32_t l : routes[f])
+                left[l] -= share;
+        }
+    }
+}
+
+uint64_t cyclesToFinish(long double moved, long double rate, uint64_t bytes)
+{
+    if (streamDone(moved, 0, rate, bytes))
+        return 0;
+    if (!(rate > 0))
+        return kCycleCeiling;
+    // The closed form, then the predicate decides at the boundary (it is what the per-cycle
+    // reference engine checks each cycle).
+    uint64_t c = saturatedCycles(std::ceil(((long double)bytes - moved) / rate - 1e-9L));
+    while (c > 1 && streamDone(moved, c - 1, rate, bytes))
+        --c;
+    while (c < kCycleCeiling && !streamDone(moved, c, rate, bytes))
+        ++c;
+    return std::max<uint64_t>(c, 1);
+}
+
+} // namespace ipusim

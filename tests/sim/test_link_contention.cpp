@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// IPU-Links as shared resources: ring collectives that cross one link at once share its
+// bandwidth, and rings run along the physical ring. Figures by hand: one IPU-Link moves
+// 16e9 x 0.85 / 1.33e9 = 10.2256 B a cycle one way; a hop's latency is 400 cycles.
+#include "Simulate.hpp"
+#include "models/reference/ReferenceEngine.hpp"
+#include "sim/engine/Simulation.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+using json = nlohmann::json;
+using test::kRoot;
+
+namespace {
+/** The bytes the summary lists on the link from `from` to `to` (0 when it lists none). */
+uint64_t linkBytes(const json& s, uint32_t from, uint32_t to)
+{
+    for (const auto& l : s["links"])
+        if (l["from"] == from && l["to"] == to)
+            return l["bytes"];
+    return 0;
+}
+} // namespace
+
+TEST_CASE("Two rings over one IPU-Link share it: each share takes the sum of both shares over its bandwidth", "[sim][links][contention]")
+{
+    // Rings 0-2 and 1-3 on the line 0-1-2-3 of single links: every share of 500,000 B crosses
+    // two hops, and the links 1->2 and 2->1 each carry one share of each ring. Max-min, every
+    // share gets half a link: ceil(1,000,000 / 10.2256) = 97,795 cycles, then 2 x 400.
+    const json s = test::simulateFile("configs/schedules/shared_link.json");
+    CHECK(s["total_cycles"] == 97795 + 800);
+    CHECK(linkBytes(s, 1, 2) == 1000000);
+    CHECK(linkBytes(s, 2, 1) == 1000000);
+    CHECK(linkBytes(s, 0, 1) == 500000);
+    for (const auto& l : s["links"])
+        if (l["from"] == 1 && l["to"] == 2) {
+            CHECK(l["busy_cycles"] == 97795); // 1,000,000 B at a link's full bandwidth
+            CHECK(l["utilisation"].get<double>() == Approx(97795.0 / 98595.0));
+        }
+    // Alone, a ring's shares have their links to themselves: ceil(500,000 / 10.2256) = 48,898.
+    const json alone = test::simulateFile("configs/schedules/shared_link.json",
+                                          {R"(/workload/programs/1/steps=[])", R"(/workload/programs/3/steps=[])"});
+    CHECK(alone["total_cycles"] == 48898 + 800);
+}
+
+TEST_CASE("A ring laid along the physical ring uses each link once per step", "[sim][links][collective]")
+{
+    // One programmed IPU of eight replicas on a POD16's ladder: the ring runs 0-2-4-6-7-5-3-1,
+    // every hop a direct link, the 2-link rails the narrowest: 20.4511 B a cycle. An all-reduce
+    // of 8 MB takes 14 steps of 1 MB: 400 + ceil(1,000,000 / 20.4511) = 400 + 48,898 each.
+    const json doc = {{"system", {{"base", "hardware/pod16.json"}}},
+                      {"workload",
+                       {{"kind", "schedule"},
+                        {"programs",
+                         {{{"ipu", 0},
+                           {"steps",
+                            {{{"op", "collective"}, {"name", "grads"}, {"kind", "all_reduce"}, {"bytes", 8000000},
+                              {"ring", {0, 1, 2, 3, 4, 5, 6, 7}}}}}}}}}}};
+    const json s = test::simulateDoc(doc);
+    CHECK(s["total_cycles"] == 14 * (400 + 48898));
+    const std::vector<std::pair<uint32_t, uint32_t>> ring{{0, 2}, {2, 4}, {4, 6}, {6, 7}, {7, 5}, {5, 3}, {3, 1}, {1, 0}};
+    CHECK(s["links"].size() == ring.size()); // no other link carries anything
+    for (const auto& [from, to] : ring)
+        CHECK(linkBytes(s, from, to) == 14 * 1000000);
+}
+
+TEST_CASE("A ring starts once every programmed member is there, and earlier ones wait as sync", "[sim][links][collective]")
+{
+    // IPU 1 computes 5,000 cycles first; IPU 0 waits for it, then both all-reduce 1 MB over
+    // their 4-link rung: 2 steps of 400 + ceil(500,000 / 40.9023) = 12,625.
+    const json doc = {{"system", {{"base", "hardware/m2000.json"}}},
+                      {"workload",
+                       {{"kind", "schedule"},
+                        {"programs",
+                         {{{"ipu", 0},
+                           {"steps", {{{"op", "collective"}, {"name", "r"}, {"kind", "all_reduce"}, {"bytes", 1000000}, {"ring", {0, 1}}}}}},
+                          {{"ipu", 1},
+                           {"steps",
+                            {{{"op", "compute"}, {"name", "work"}, {"tiles", {{{"tiles", "all"}, {"cycles", 5000}}}}},
+                             {{"op", "collective"}, {"name", "r"}, {"kind", "all_reduce"}, {"bytes", 1000000}, {"ring", {0, 1}}}}}}}}}}};
+    const json s = test::simulateDoc(doc);
+    CHECK(s["total_cycles"] == 5000 + 2 * 12625);
+    CHECK(s["ipus"][0]["breakdown"]["sync"] == 5000);
+    CHECK(s["ipus"][0]["breakdown"]["collective"] == 2 * 12625);
+}
+
+TEST_CASE("A ring whose member never comes is reported, not hung", "[sim][links][errors]")
+{
+    const json doc = {{"system", {{"base", "hardware/m2000.json"}}},
+                      {"workload",
+                       {{"kind", "schedule"},
+                        {"programs",
+                         {{{"ipu", 0},
+                           {"steps", {{{"op", "collective"}, {"name", "r"}, {"kind", "all_reduce"}, {"bytes", 1000}, {"ring", {0, 1}}}}}},
+                          {{"ipu", 1}, {"steps", json::array()}}}}}}};
+    CHECK_THROWS_WITH(test::simulateDoc(doc), Catch::Contains("collective \"r\" over IPUs 0, 1 waits for members that never come (only IPU 0 came)"));
+}
+
+TEST_CASE("More IPU-Link bandwidth never costs cycles, contended or not", "[sim][links][metamorphic]")
+{
+    uint64_t last = UINT64_MAX;
+    for (const char* bw : {"8e9", "16e9", "32e9"}) {
+        const json s = test::simulateFile("configs/schedules/shared_link.json", {std::string("/system/ipu_link/bandwidth_bytes_per_second=") + bw});
+        CHECK(s["total_cycles"].get<uint64_t>() <= last);
+        last = s["total_cycles"];
+    }
+}
+
+TEST_CASE("A ring that would run past SystemC's clock is reported, not wrapped", "[sim][links][errors]")
+{
+    const json doc = {{"system", {{"base", "hardware/m2000.json"}}},
+                      {"workload",
+                       {{"kind", "schedule"},
+                        {"programs",
+                         {{{"ipu", 0},
+                           {"steps",
+                            {{{"op", "collective"}, {"name", "r"}, {"kind", "all_reduce"}, {"bytes", uint64_t(1e18)}, {"ring", {0, 1}}}}}}}}}}};
+    CHECK_THROWS_WITH(test::simulateDoc(doc), Catch::Contains("a ring collective would run past cycle 24534159804369"));
+}
