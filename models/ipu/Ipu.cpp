@@ -189,17 +189,33 @@ uint64_t Ipu::exec(const IpuCopyStep& c)
     m_activity = 1 + int(PhaseKind::Sync); // traced: waiting until every partner is there (the VCD keeps
                                            // to step granularity; the breakdown splits the copy exactly)
     m_ports.copies->arrive(m_index, c.name, std::move(ends), ready,
-                           [this, &c, ready](const std::vector<uint64_t>& partnerReady) { finishCopy(c, ready, partnerReady); });
+                           [this, &c, ready](const std::vector<uint64_t>& partnerReady, const std::vector<uint64_t>& numbers) {
+                               awaitCopy(c, ready, partnerReady, numbers);
+                           });
     return kWait;
 }
 
-void Ipu::finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uint64_t>& partnerReady)
+void Ipu::awaitCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uint64_t>& partnerReady, const std::vector<uint64_t>& numbers)
 {
-    // Each transfer starts when both its ends are ready.
+    // Every partner is there; each transfer started when its two ends were (IpuLinks runs them).
+    m_activity = 1 + int(PhaseKind::IpuCopy);
+    std::vector<IpuLinks::TransferKey> keys;
+    for (const auto& t : c.send)
+        keys.emplace_back(m_index, t.peer, numbers.at(keys.size()));
+    for (const auto& t : c.recv)
+        keys.emplace_back(t.peer, m_index, numbers.at(keys.size()));
+    m_ports.links->awaitTransfers(std::move(keys), [this, &c, ready, partnerReady](const std::vector<uint64_t>& ends) {
+        finishCopy(c, ready, partnerReady, ends);
+    });
+}
+
+void Ipu::finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uint64_t>& partnerReady, const std::vector<uint64_t>& ends)
+{
+    // Each transfer started when both its ends were ready.
     std::vector<std::pair<uint64_t, uint64_t>> spans;
-    auto transfer = [&](uint32_t from, uint32_t to, uint64_t bytes) {
+    auto transfer = [&](uint32_t, uint32_t, uint64_t) {
         const uint64_t start = std::max(ready, partnerReady.at(spans.size()));
-        spans.push_back({start, start + m_ports.links->transferCycles(from, to, bytes)});
+        spans.push_back({start, std::max(start, ends.at(spans.size()))});
         return spans.back();
     };
     for (const auto& t : c.send) {
@@ -235,10 +251,10 @@ uint64_t Ipu::exec(const CollectiveStep& c)
     // move in lockstep with the one they copy.
     if (!m_ports.links)
         return endPhaseOnAllTiles(PhaseKind::Collective, c.name, tiles.lastReady());
-    m_activity = 1 + int(PhaseKind::Sync);
-    m_ports.links->joinRing(m_index, c, [this, &c](uint64_t start, uint64_t end, const IpuLinks::LinkBytes& bytes) {
-        finishCollective(c, start, end, bytes);
-    });
+    m_activity = 1 + int(PhaseKind::Sync); // traced: waiting for the ring's other members
+    m_ports.links->joinRing(
+        m_index, c, [this] { m_activity = 1 + int(PhaseKind::Collective); },
+        [this, &c](uint64_t start, uint64_t end, const IpuLinks::LinkBytes& bytes) { finishCollective(c, start, end, bytes); });
     return kWait;
 }
 

@@ -112,9 +112,11 @@ private:
     void release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant);
     /** The host started the next host call (HostProcess): account the wait, then run it. */
     void startCall(const HostCallClock::Call& call);
-    /** Once every partner of copy `c` is there: its transfers, each from when both ends were
-     *  ready (`ready` this IPU's), and the sequencer woken at the copy's end. */
-    void finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uint64_t>& partnerReady);
+    /** Once every partner of copy `c` is there: waits for its transfers (IpuLinks). */
+    void awaitCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uint64_t>& partnerReady, const std::vector<uint64_t>& numbers);
+    /** Once every transfer of copy `c` has ended (`ends`): its phases, each transfer from when
+     *  both ends were ready (`ready` this IPU's), and the sequencer woken at the copy's end. */
+    void finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uint64_t>& partnerReady, const std::vector<uint64_t>& ends);
     /** Collective `c` ran over [start, end) once its members were there; `bytes` is its
      *  traffic if this IPU counts it. */
     void finishCollective(const CollectiveStep& c, uint64_t start, uint64_t end, const IpuLinks::LinkBytes& bytes);

@@ -52,12 +52,14 @@ void CopyRendezvous::settle(uint32_t ipu)
         w.partnerReady[i] = partner.front().ready;
         w.paired[i] = true;
         partner.pop_front();
+        if (e.sending && m_onPaired) // the sender's side pairs in the same arrival as the receiver's
+            m_onPaired(e, w.numbers[i]);
     }
     if (!all)
         return;
     Waiting done = std::move(w);
     m_waiting.erase(it);
-    done.release(done.partnerReady);
+    done.release(done.partnerReady, done.numbers);
 }
 
 void CopyRendezvous::checkBytes(const End& mine, const std::string& myStep, const Arrival& partner)

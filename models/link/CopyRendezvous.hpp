@@ -27,8 +27,12 @@ public:
         [[nodiscard]] uint32_t self() const { return sending ? from : to; }
         [[nodiscard]] uint32_t partner() const { return sending ? to : from; }
     };
-    /** The cycle each End's partner reached its copy step, in the order the Ends were given. */
-    using Release = std::function<void(const std::vector<uint64_t>& partnerReady)>;
+    /** The cycle each End's partner reached its copy step, and each End's number on its edge
+     *  (the n-th send pairs with the n-th receive), in the order the Ends were given. */
+    using Release = std::function<void(const std::vector<uint64_t>& partnerReady, const std::vector<uint64_t>& numbers)>;
+    /** Called once per transfer, as soon as both its ends are there: it can move now. */
+    using Paired = std::function<void(const End& transfer, uint64_t number)>;
+    void onPaired(Paired paired) { m_onPaired = std::move(paired); }
 
     /** `ipu` reaches copy step `step` at `ready`; `release` is called (perhaps at once) when
      *  every partner of `ends` has reached its own. An IPU waits at one copy at a time. */
@@ -86,6 +90,7 @@ private:
     std::map<Side, uint64_t> m_listed; // listings so far, per edge and side
     std::map<uint32_t, Waiting> m_waiting;
     std::string m_mismatch;
+    Paired m_onPaired;
 };
 
 } // namespace ipusim

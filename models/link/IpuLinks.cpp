@@ -50,31 +50,33 @@ void IpuLinks::clearFrom(uint32_t from)
         it->second = 0;
 }
 
-uint64_t IpuLinks::transferCycles(uint32_t from, uint32_t to, uint64_t bytes) const
-{
-    return ipuLinkTransferCycles(m_topology, m_link, m_clockHz, from, to, bytes);
-}
-
 long double IpuLinks::bytesPerCycle(uint32_t from, uint32_t to) const { return m_capacity.at(linkId(from, to)); }
 
-std::map<std::pair<uint32_t, uint32_t>, uint64_t> IpuLinks::accountRoute(uint32_t from, uint32_t to, uint64_t bytes)
+IpuLinks::LinkBytes IpuLinks::accountRouteOnly(uint32_t from, uint32_t to, uint64_t bytes) const
 {
-    std::map<std::pair<uint32_t, uint32_t>, uint64_t> out;
+    LinkBytes out;
     const auto path = m_topology.path(from, to);
-    for (std::size_t h = 1; h < path.size(); ++h) {
+    for (std::size_t h = 1; h < path.size(); ++h)
         out[{path[h - 1], path[h]}] += bytes;
-        account(path[h - 1], path[h], bytes);
-    }
+    return out;
+}
+
+IpuLinks::LinkBytes IpuLinks::accountRoute(uint32_t from, uint32_t to, uint64_t bytes)
+{
+    LinkBytes out = accountRouteOnly(from, to, bytes);
+    for (const auto& [edge, b] : out)
+        account(edge.first, edge.second, b);
     return out;
 }
 
 uint64_t IpuLinks::now() const { return sc_core::sc_time_stamp().value() / std::max<uint64_t>(m_period.value(), 1); }
 
-void IpuLinks::joinRing(uint32_t ipu, const CollectiveStep& c, RingDone done)
+void IpuLinks::joinRing(uint32_t ipu, const CollectiveStep& c, std::function<void()> started, RingDone done)
 {
     std::vector<uint32_t> members = m_topology.alongRing(c.ring);
     Gathering& g = m_gathering[{members, c.name}];
     g.arrived.push_back(ipu);
+    g.started.push_back(std::move(started));
     g.done.push_back(std::move(done));
     const auto programmed = std::count_if(members.begin(), members.end(), [&](uint32_t m) { return m_programmed.count(m) > 0; });
     if (std::ptrdiff_t(g.arrived.size()) < std::max<std::ptrdiff_t>(programmed, 1))
@@ -83,6 +85,8 @@ void IpuLinks::joinRing(uint32_t ipu, const CollectiveStep& c, RingDone done)
     Ring ring;
     ring.members = std::move(members);
     ring.done = std::move(g.done);
+    for (auto& start : g.started)
+        start();
     m_gathering.erase({ring.members, c.name});
     const std::size_t R = ring.members.size();
     ring.stepsLeft = R < 2 || c.bytes == 0 ? 0 : ringSteps(R, c.kind);
@@ -95,27 +99,100 @@ void IpuLinks::joinRing(uint32_t ipu, const CollectiveStep& c, RingDone done)
     update();
 }
 
+IpuLinks::Flow IpuLinks::flowAlong(uint32_t from, uint32_t to, uint64_t bytes)
+{
+    auto [it, fresh] = m_routes.try_emplace({from, to});
+    if (fresh) {
+        const auto path = m_topology.path(from, to);
+        if (path.size() < 2)
+            throw std::logic_error(fmt::format("no IPU-Link route from IPU {} to IPU {}", from, to));
+        it->second.latency = saturatingMul(path.size() - 1, m_link.latencyCycles);
+        for (std::size_t h = 1; h < path.size(); ++h)
+            it->second.links.push_back(linkId(path[h - 1], path[h]));
+    }
+    Flow f;
+    f.bytes = bytes;
+    f.latency = it->second.latency;
+    f.links = it->second.links;
+    return f;
+}
+
 void IpuLinks::startStep(std::size_t id, uint64_t cycle)
 {
     Ring& ring = m_rings.at(id);
     const std::size_t R = ring.members.size();
     for (std::size_t i = 0; i < R; ++i) {
-        const auto path = m_topology.path(ring.members[i], ring.members[(i + 1) % R]);
-        if (path.size() < 2)
-            throw std::logic_error(fmt::format("no IPU-Link route from IPU {} to IPU {}", ring.members[i], ring.members[(i + 1) % R]));
-        Flow f;
-        f.bytes = ring.share;
-        f.latency = saturatingMul(path.size() - 1, m_link.latencyCycles);
-        f.ring = id;
-        for (std::size_t h = 1; h < path.size(); ++h) {
-            f.links.push_back(linkId(path[h - 1], path[h]));
-            ring.bytes[{path[h - 1], path[h]}] += ring.share;
-        }
-        m_flows.push_back(std::move(f));
+        const uint32_t from = ring.members[i], to = ring.members[(i + 1) % R];
+        for (const auto& [edge, bytes] : accountRouteOnly(from, to, ring.share))
+            ring.bytes[edge] += bytes;
+        m_flows.push_back(flowAlong(from, to, ring.share));
+        m_flows.back().ring = id;
     }
     ring.flowsLeft = R;
     ring.stepEnd = cycle;
     m_changed = true;
+}
+
+void IpuLinks::startTransfer(const TransferKey& key, uint64_t bytes)
+{
+    update(); // the flows so far run at their rates until now
+    const auto [from, to, number] = key;
+    if (bytes == 0 || from == to) { // nothing to move: it ends as it starts
+        transferEnded(key, now());
+    } else {
+        m_flows.push_back(flowAlong(from, to, bytes));
+        m_flows.back().transfer = key;
+        m_changed = true;
+    }
+    update();
+}
+
+void IpuLinks::transferEnded(const TransferKey& key, uint64_t end)
+{
+    m_ended[key] = {end, 2};
+    auto it = m_awaited.find(key);
+    if (it == m_awaited.end())
+        return;
+    for (std::size_t id : it->second) {
+        Await& a = m_awaits.at(id);
+        for (std::size_t i = 0; i < a.keys.size(); ++i)
+            if (a.keys[i] == key) {
+                a.ends[i] = end;
+                --a.left;
+            }
+        if (--m_ended[key].takers == 0)
+            m_ended.erase(key);
+        if (a.left == 0) {
+            m_ready.emplace_back(std::move(a.done), std::move(a.ends));
+            m_awaits.erase(id);
+        }
+    }
+    m_awaited.erase(it);
+}
+
+void IpuLinks::awaitTransfers(std::vector<TransferKey> keys, TransfersDone done)
+{
+    const std::size_t id = m_nextAwait++;
+    Await& a = m_awaits[id];
+    a.keys = std::move(keys);
+    a.ends.assign(a.keys.size(), 0);
+    a.done = std::move(done);
+    for (std::size_t i = 0; i < a.keys.size(); ++i) {
+        auto it = m_ended.find(a.keys[i]);
+        if (it == m_ended.end()) {
+            ++a.left;
+            m_awaited[a.keys[i]].push_back(id);
+            continue;
+        }
+        a.ends[i] = it->second.end;
+        if (--it->second.takers == 0)
+            m_ended.erase(it);
+    }
+    if (a.left == 0) {
+        auto ready = std::move(a);
+        m_awaits.erase(id);
+        ready.done(ready.ends);
+    }
 }
 
 void IpuLinks::update()
@@ -132,9 +209,13 @@ void IpuLinks::update()
                 ++it;
                 continue;
             }
-            Ring& ring = m_rings.at(it->ring);
-            ring.stepEnd = std::max(ring.stepEnd, saturatingAdd(finish, it->latency));
-            --ring.flowsLeft;
+            if (it->transfer) {
+                transferEnded(*it->transfer, saturatingAdd(finish, it->latency));
+            } else {
+                Ring& ring = m_rings.at(it->ring);
+                ring.stepEnd = std::max(ring.stepEnd, saturatingAdd(finish, it->latency));
+                --ring.flowsLeft;
+            }
             it = m_flows.erase(it);
             m_changed = moved = true;
         }
@@ -182,7 +263,11 @@ void IpuLinks::update()
                                 lastCycle(m_period), m_clockHz / 1e9);
         sc_core::sc_stop();
     }
-    // Members go on only now that the links' state is whole (they may join another ring at once).
+    // IPUs go on only now that the links' state is whole (they may start another flow at once).
+    auto ready = std::move(m_ready);
+    m_ready.clear();
+    for (auto& [done, ends] : ready)
+        done(ends);
     for (auto& [id, ring] : ended) {
         for (auto& [edge, bytes] : ring.bytes)
             account(edge.first, edge.second, bytes);

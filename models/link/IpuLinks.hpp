@@ -7,17 +7,20 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ipusim {
 
 /** The IPU-Links of a system as shared resources. Each pair of linked IPUs is a link per
- *  direction with the bandwidth of all its lanes; ring collectives are flows over them that
- *  share a link max-min fairly (models/timing/FlowShare), so collectives that cross one link at
- *  once slow each other down. Rates change only at whole cycles. IPU copies are still timed
- *  alone (models/timing/LinkTiming), but their bytes are counted on the links they cross. */
+ *  direction with the bandwidth of all its lanes. IPU-copy transfers and the shares of ring
+ *  collectives are flows along their routes that share a link max-min fairly
+ *  (models/timing/FlowShare), so transfers that cross one link at once slow each other down.
+ *  Rates change only at whole cycles. A flow streams its bytes, then crosses its route's
+ *  latency (hops x latency); alone it takes what models/timing/LinkTiming says. */
 class IpuLinks : public sc_core::sc_module
 {
 public:
@@ -26,7 +29,6 @@ public:
     IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz,
              sc_core::sc_time period, std::vector<uint32_t> programmed);
 
-    [[nodiscard]] uint64_t transferCycles(uint32_t from, uint32_t to, uint64_t bytes) const;
 
     /** Called with the cycle a ring collective started (its last programmed member came) and
      *  the cycle it ended; `bytes` lists what it moved per link (from, to) for one of its
@@ -36,17 +38,28 @@ public:
     /** `ipu` reaches collective `c` now. The ring runs, along the physical ring
      *  (Topology::alongRing), once every programmed member has reached it: each of its steps
      *  sends a 1/R share from every member to the next at once, and ends when the last share has
-     *  arrived (streamed, then the route's latency per hop). */
-    void joinRing(uint32_t ipu, const CollectiveStep& c, RingDone done);
+     *  arrived (streamed, then the route's latency per hop). `started` is called as it starts. */
+    void joinRing(uint32_t ipu, const CollectiveStep& c, std::function<void()> started, RingDone done);
     /** Why the run cannot go on (a ring that would end past SystemC's clock), or empty. */
     [[nodiscard]] const std::string& failure() const { return m_failure; }
     [[nodiscard]] std::size_t programmedIpus() const { return m_programmed.size(); }
     /** Programmed IPUs waiting at a collective for other members, described (for a stuck run). */
     [[nodiscard]] std::vector<std::string> waiting() const;
 
+    /** An IPU-copy transfer: from, to, and its number on that edge (CopyRendezvous). */
+    using TransferKey = std::tuple<uint32_t, uint32_t, uint64_t>;
+    /** Transfer `key` of `bytes` starts now (both its IPUs are there). */
+    void startTransfer(const TransferKey& key, uint64_t bytes);
+    /** Calls `done` with the cycle each transfer ends (its last byte in), in the order given,
+     *  once all have streamed (perhaps at once). Each transfer is awaited by both its IPUs. */
+    using TransfersDone = std::function<void(const std::vector<uint64_t>& ends)>;
+    void awaitTransfers(std::vector<TransferKey> keys, TransfersDone done);
+
     /** Counts bytes sent from `from` to `to` on every link of the route (statistics); returns
      *  them per link. */
-    std::map<std::pair<uint32_t, uint32_t>, uint64_t> accountRoute(uint32_t from, uint32_t to, uint64_t bytes);
+    LinkBytes accountRoute(uint32_t from, uint32_t to, uint64_t bytes);
+    /** The same bytes per link of the route, not counted. */
+    [[nodiscard]] LinkBytes accountRouteOnly(uint32_t from, uint32_t to, uint64_t bytes) const;
     /** Counts bytes on the link from `from` to its neighbour `to` (statistics). */
     void account(uint32_t from, uint32_t to, uint64_t bytes) { m_bytes[{from, to}] += bytes; }
     /** Bytes per directed link, (from, to) one hop apart. */
@@ -62,13 +75,29 @@ public:
     void clearFrom(uint32_t from);
 
 private:
-    /** A share of a ring step on its way: streamed over `links` (ids), then `latency` cycles. */
+    /** A share of a ring step or a copy's transfer on its way: streamed over `links` (ids),
+     *  then `latency` cycles. */
     struct Flow
     {
         std::vector<uint32_t> links;
         uint64_t bytes = 0, latency = 0;
         long double moved = 0, rate = 0; // moved by m_since, and since then at `rate` a cycle
         std::size_t ring = 0;
+        std::optional<TransferKey> transfer; // a copy's transfer, not a ring's share
+    };
+    /** An IPU's wait for its copy's transfers. */
+    struct Await
+    {
+        std::vector<TransferKey> keys;
+        std::vector<uint64_t> ends;
+        std::size_t left = 0;
+        TransfersDone done;
+    };
+    /** A transfer that has ended, until both its IPUs have taken its end. */
+    struct Ended
+    {
+        uint64_t end = 0;
+        int takers = 2;
     };
     /** A running ring collective. */
     struct Ring
@@ -82,10 +111,15 @@ private:
     struct Gathering
     {
         std::vector<uint32_t> arrived;
+        std::vector<std::function<void()>> started;
         std::vector<RingDone> done;
     };
     [[nodiscard]] uint64_t now() const;
     void startStep(std::size_t ring, uint64_t cycle);
+    /** A flow along the route from `from` to `to`. */
+    Flow flowAlong(uint32_t from, uint32_t to, uint64_t bytes);
+    /** Transfer `key` ends at `end`: the IPUs awaiting it learn so. */
+    void transferEnded(const TransferKey& key, uint64_t end);
     /** Brings every flow and ring up to `cycle`: ends flows and steps, starts steps, shares the
      *  links anew when the flows changed, and schedules the next wake. */
     void update();
@@ -99,10 +133,21 @@ private:
     std::set<uint32_t> m_programmed;
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_linkId; // directed link -> id
     std::vector<long double> m_capacity;                         // per id, bytes per cycle
+    struct Route
+    {
+        std::vector<uint32_t> links; // ids
+        uint64_t latency = 0;
+    };
+    std::map<std::pair<uint32_t, uint32_t>, Route> m_routes; // routes taken so far
     std::map<std::pair<std::vector<uint32_t>, std::string>, Gathering> m_gathering; // by (members, name)
     std::map<std::size_t, Ring> m_rings;
     std::size_t m_nextRing = 0;
     std::vector<Flow> m_flows;
+    std::map<TransferKey, Ended> m_ended;
+    std::map<TransferKey, std::vector<std::size_t>> m_awaited; // transfer -> awaits (ids) it is in
+    std::map<std::size_t, Await> m_awaits;
+    std::size_t m_nextAwait = 0;
+    std::vector<std::pair<TransfersDone, std::vector<uint64_t>>> m_ready; // awaits complete, to call
     uint64_t m_since = 0; // the cycle the flows' rates were last set
     bool m_changed = false;
     std::string m_failure;

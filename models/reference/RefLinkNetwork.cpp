@@ -50,18 +50,35 @@ std::size_t RefLinkNetwork::join(const CollectiveStep& c, uint64_t cycle)
     return id;
 }
 
+RefLinkNetwork::Flow RefLinkNetwork::flowAlong(uint32_t from, uint32_t to, uint64_t bytes) const
+{
+    const auto path = m_sys.topology.path(from, to);
+    Flow f;
+    f.bytes = bytes;
+    f.latency = saturatingMul(path.size() - 1, m_sys.ipuLink.latencyCycles);
+    for (std::size_t h = 1; h < path.size(); ++h)
+        f.links.push_back(m_linkId.at({path[h - 1], path[h]}));
+    return f;
+}
+
+void RefLinkNetwork::startTransfer(const TransferKey& key, uint64_t bytes, uint64_t cycle)
+{
+    const auto [from, to, index] = key;
+    if (bytes == 0 || from == to) {
+        m_transferEnds[key] = cycle;
+        return;
+    }
+    m_flows.push_back(flowAlong(from, to, bytes));
+    m_flows.back().transfer = key;
+    m_changed = true;
+}
+
 void RefLinkNetwork::startStep(Ring& ring, std::size_t id, uint64_t cycle)
 {
     const std::size_t R = ring.members.size();
     for (std::size_t i = 0; i < R; ++i) {
-        const auto path = m_sys.topology.path(ring.members[i], ring.members[(i + 1) % R]);
-        Flow f;
-        f.bytes = ring.share;
-        f.latency = saturatingMul(path.size() - 1, m_sys.ipuLink.latencyCycles);
-        f.ring = id;
-        for (std::size_t h = 1; h < path.size(); ++h)
-            f.links.push_back(m_linkId.at({path[h - 1], path[h]}));
-        m_flows.push_back(f);
+        m_flows.push_back(flowAlong(ring.members[i], ring.members[(i + 1) % R], ring.share));
+        m_flows.back().ring = id;
     }
     ring.flowsLeft = R;
     ring.stepEnd = cycle;
@@ -76,9 +93,13 @@ void RefLinkNetwork::tick(uint64_t cycle)
             ++it;
             continue;
         }
-        Ring& ring = m_rings[it->ring];
-        ring.stepEnd = std::max(ring.stepEnd, cycle + it->latency);
-        --ring.flowsLeft;
+        if (it->transfer) {
+            m_transferEnds[*it->transfer] = cycle + it->latency;
+        } else {
+            Ring& ring = m_rings[it->ring];
+            ring.stepEnd = std::max(ring.stepEnd, cycle + it->latency);
+            --ring.flowsLeft;
+        }
         it = m_flows.erase(it);
         m_changed = true;
     }

@@ -5,16 +5,19 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ipusim {
 
-/** The reference engine's IPU-Links, ticked cycle by cycle: every flow of a running ring
- *  collective streams its max-min fair share of its links each cycle (models/timing/FlowShare,
+/** The reference engine's IPU-Links, ticked cycle by cycle: every flow (an IPU-copy transfer or
+ *  a share of a ring collective's step) streams its max-min fair share of its links each cycle (models/timing/FlowShare,
  *  shared with the fast engine, as are the routes and the physical ring order); a step ends
- *  once every flow has streamed its bytes and counted down its route's latency. */
+ *  once every flow has streamed its bytes and counted down its route's latency; a transfer
+ *  ends its route's latency after its last byte streamed. */
 class RefLinkNetwork
 {
 public:
@@ -26,6 +29,16 @@ public:
     [[nodiscard]] bool done(std::size_t ring) const { return m_rings.at(ring).done; }
     [[nodiscard]] bool started(std::size_t ring) const { return m_rings.at(ring).started; }
     [[nodiscard]] uint64_t startCycle(std::size_t ring) const { return m_rings.at(ring).start; }
+    /** An IPU-copy transfer: from, to, and its listing's index on that edge. */
+    using TransferKey = std::tuple<uint32_t, uint32_t, uint64_t>;
+    /** Transfer `key` starts at `cycle` (both its IPUs are there). */
+    void startTransfer(const TransferKey& key, uint64_t bytes, uint64_t cycle);
+    /** The cycle transfer `key` ends (its last byte in), once it has streamed. */
+    [[nodiscard]] std::optional<uint64_t> transferEnd(const TransferKey& key) const
+    {
+        auto it = m_transferEnds.find(key);
+        return it == m_transferEnds.end() ? std::nullopt : std::optional<uint64_t>(it->second);
+    }
     /** One cycle: flows stream, steps whose flows are all in and counted down end, the next
      *  steps start. */
     void tick(uint64_t cycle);
@@ -39,6 +52,7 @@ private:
         uint64_t bytes = 0, latency = 0, cycles = 0; // cycles streamed at `rate`
         long double moved = 0, rate = 0;
         std::size_t ring = 0;
+        std::optional<TransferKey> transfer; // a copy's transfer, not a ring's share
     };
     struct Ring
     {
@@ -49,6 +63,7 @@ private:
         bool started = false, done = false;
     };
     void startStep(Ring& ring, std::size_t id, uint64_t cycle);
+    [[nodiscard]] Flow flowAlong(uint32_t from, uint32_t to, uint64_t bytes) const;
 
     const SystemParams& m_sys;
     std::set<uint32_t> m_programmed;
@@ -58,6 +73,7 @@ private:
     std::vector<std::size_t> m_running; // rings started and not done
     std::map<std::pair<std::vector<uint32_t>, std::string>, std::size_t> m_gathering;
     std::vector<Flow> m_flows;
+    std::map<TransferKey, uint64_t> m_transferEnds;
     bool m_changed = false;
 };
 

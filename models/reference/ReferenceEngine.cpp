@@ -160,7 +160,7 @@ public:
                 m_tileMoved = true;
             }
         if (m_active)
-            tickActivity(cycle);
+            tickActivity();
     }
 
     /** Everything that takes no time at `cycle`: tiles move through compute sets they have
@@ -204,7 +204,7 @@ public:
                 m_released = k;
             }
         }
-        if (m_active && activityDone()) {
+        if (m_active && activityDone(cycle)) {
             m_active = false;
             if ((m_activeKind == Activity::Transfers || m_activeKind == Activity::Prefetched) && m_prefetchStep) {
                 fetchNext(*m_prefetchStep); // consumed: the next micro-batch's data starts coming
@@ -304,11 +304,17 @@ private:
     /** One transfer of an IPU copy as this IPU lists it, and where its partner's listing is. */
     struct CopyTransfer
     {
-        Transfer transfer;
+        RefLinkNetwork::TransferKey key;
+        uint64_t bytes = 0;
         CopySide partner;
-        std::size_t index;        // the partner's listing that pairs with this one
-        uint64_t doneAt = UINT64_MAX; // the cycle its last byte arrived (bytes: the tick that did it)
+        std::size_t index; // the partner's listing that pairs with this one
     };
+    /** The transfer has moved its last byte by `cycle`. */
+    [[nodiscard]] bool transferDone(const CopyTransfer& x, uint64_t cycle) const
+    {
+        const auto end = m_links.transferEnd(x.key);
+        return end && *end <= cycle;
+    }
     [[nodiscard]] bool partnerArrived(const CopyTransfer& x) const
     {
         auto it = m_copies.find(x.partner);
@@ -321,7 +327,7 @@ private:
         std::vector<std::pair<uint64_t, uint64_t>> spans;
         for (const auto& x : m_copy) {
             const uint64_t start = std::max(arrived, m_copies.at(x.partner).at(x.index));
-            spans.push_back({start, x.transfer.stream.bytes == 0 ? start : x.doneAt});
+            spans.push_back({start, std::max(start, *m_links.transferEnd(x.key))});
         }
         return CopyRendezvous::phases(arrived, std::move(spans));
     }
@@ -373,17 +379,6 @@ private:
             it = m_dense.emplace(&c, std::move(v)).first;
         }
         return it->second[tile];
-    }
-
-    Transfer linkTransfer(uint32_t from, uint32_t to, uint64_t bytes) const
-    {
-        Transfer x;
-        if (bytes == 0 || from == to)
-            return x;
-        const Topology::Route route = m_sys.topology.route(from, to);
-        x.latency = uint64_t(route.hops) * m_sys.ipuLink.latencyCycles;
-        x.stream = {(long double)(route.links * m_sys.ipuLink.bandwidthBytesPerSecond) * m_sys.ipuLink.efficiency / m_sys.ipu.clockHz, bytes, 0};
-        return x;
     }
 
     Transfer linkOf(double bytesPerSecond, double efficiency, uint64_t latency, uint64_t bytes) const
@@ -446,12 +441,16 @@ private:
             const auto& p = m_sys.streamingMemory;
             m_transfers.push_back(linkOf(p.bandwidthBytesPerSecond, p.efficiency, p.latencyCycles, m->bytes));
         } else if (auto* c = std::get_if<IpuCopyStep>(&s.op)) {
-            // Each side times its own listing of a transfer, from when its partner is there too.
+            // A transfer takes its links once its partner's listing is there too: the later of
+            // the two listings starts it.
             m_activeKind = Activity::Copy;
             auto list = [&](uint32_t from, uint32_t to, bool sending, uint64_t bytes) {
                 auto& mine = m_copies[{from, to, sending}];
-                m_copy.push_back({linkTransfer(from, to, bytes), {from, to, !sending}, mine.size()});
+                const CopyTransfer x{{from, to, uint64_t(mine.size())}, bytes, {from, to, !sending}, mine.size()};
                 mine.push_back(cycle);
+                if (partnerArrived(x))
+                    m_links.startTransfer(x.key, bytes, cycle);
+                m_copy.push_back(x);
             };
             for (const auto& t : c->send)
                 list(m_program.ipu, t.peer, true, t.bytes);
@@ -463,7 +462,7 @@ private:
         }
     }
 
-    void tickActivity(uint64_t cycle)
+    void tickActivity()
     {
         switch (m_activeKind) {
         case Activity::Countdown:
@@ -491,19 +490,12 @@ private:
             for (auto& x : m_transfers)
                 x.tick();
             break;
-        case Activity::Copy:
-            for (auto& x : m_copy)
-                if (partnerArrived(x) && !x.transfer.done()) { // the partner came in an earlier cycle
-                    x.transfer.tick();
-                    if (x.transfer.done())
-                        x.doneAt = cycle;
-                }
-            break;
+        case Activity::Copy: break; // the links tick on their own
         case Activity::Ring: break; // the links tick on their own
         }
     }
 
-    [[nodiscard]] bool activityDone() const
+    [[nodiscard]] bool activityDone(uint64_t cycle) const
     {
         switch (m_activeKind) {
         case Activity::Countdown: return m_countdown == 0;
@@ -513,7 +505,7 @@ private:
         case Activity::Transfers:
             return std::all_of(m_transfers.begin(), m_transfers.end(), [](const Transfer& x) { return x.done(); });
         case Activity::Copy:
-            return std::all_of(m_copy.begin(), m_copy.end(), [&](const CopyTransfer& x) { return partnerArrived(x) && x.transfer.done(); });
+            return std::all_of(m_copy.begin(), m_copy.end(), [&](const CopyTransfer& x) { return partnerArrived(x) && transferDone(x, cycle); });
         case Activity::Ring: return m_links.done(m_ringId);
         case Activity::Prefetched: return m_fetched.at(m_prefetchStep);
         }

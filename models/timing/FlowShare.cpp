@@ -10,25 +10,41 @@ namespace ipusim {
 
 std::vector<long double> maxMinRates(const std::vector<std::vector<uint32_t>>& routes, const std::vector<long double>& capacity)
 {
+    if (routes.size() == 1) { // alone: the narrowest link it crosses
+        long double narrowest = routes[0].empty() ? 0 : capacity.at(routes[0][0]);
+        for (uint32_t l : routes[0])
+            narrowest = std::min(narrowest, capacity.at(l));
+        return {narrowest};
+    }
     // Filled in a canonical order (flows sorted by route), so the rounding of the capacities left
     // is the same however the caller lists the flows: both engines must get identical rates.
     std::vector<std::size_t> order(routes.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return routes[a] < routes[b]; });
-    std::vector<long double> rate(routes.size(), 0), left(capacity);
+    // Only the links some flow crosses matter, in the order of their ids.
+    std::vector<uint32_t> used;
+    for (const auto& r : routes)
+        used.insert(used.end(), r.begin(), r.end());
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    auto local = [&](uint32_t link) { return std::size_t(std::lower_bound(used.begin(), used.end(), link) - used.begin()); };
+    std::vector<long double> rate(routes.size(), 0), left(used.size());
+    for (std::size_t l = 0; l < used.size(); ++l)
+        left[l] = capacity.at(used[l]);
     std::vector<bool> fixed(routes.size(), false);
     for (std::size_t f = 0; f < routes.size(); ++f)
         fixed[f] = routes[f].empty();
+    std::vector<uint32_t> users(used.size());
     while (true) {
-        std::vector<uint32_t> users(capacity.size(), 0);
+        std::fill(users.begin(), users.end(), 0);
         for (std::size_t f : order)
             if (!fixed[f])
                 for (uint32_t l : routes[f])
-                    ++users[l];
+                    ++users[local(l)];
         // The link whose fair share of what is left is smallest fixes its flows first.
         long double share = 0;
         int64_t bottleneck = -1;
-        for (std::size_t l = 0; l < capacity.size(); ++l)
+        for (std::size_t l = 0; l < used.size(); ++l)
             if (users[l] > 0 && (bottleneck < 0 || left[l] / users[l] < share)) {
                 share = left[l] / users[l];
                 bottleneck = int64_t(l);
@@ -36,13 +52,14 @@ std::vector<long double> maxMinRates(const std::vector<std::vector<uint32_t>>& r
         if (bottleneck < 0)
             return rate;
         share = std::max(share, 0.0L);
+        const uint32_t link = used[std::size_t(bottleneck)];
         for (std::size_t f : order) {
-            if (fixed[f] || std::find(routes[f].begin(), routes[f].end(), uint32_t(bottleneck)) == routes[f].end())
+            if (fixed[f] || std::find(routes[f].begin(), routes[f].end(), link) == routes[f].end())
                 continue;
             rate[f] = share;
             fixed[f] = true;
             for (uint32_t l : routes[f])
-                left[l] -= share;
+                left[local(l)] -= share;
         }
     }
 }

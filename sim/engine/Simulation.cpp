@@ -37,6 +37,10 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
     for (const auto& p : programs)
         programmed.push_back(p.ipu);
     m_links = std::make_unique<IpuLinks>("ipu_links", sys.topology, sys.ipuLink, sys.ipu.clockHz, m_period, programmed);
+    // A copy's transfer takes its links as soon as both its IPUs are there.
+    m_copies.onPaired([links = m_links.get()](const CopyRendezvous::End& e, uint64_t number) {
+        links->startTransfer({e.from, e.to, number}, e.bytes);
+    });
     const uint32_t replicas = experiment.schedule.strategy ? experiment.schedule.strategy->replicas : 1;
     m_sync = std::make_unique<ExternalSync>("external_sync", uint32_t(programs.size()), uint32_t(programs.size()) * replicas,
                                             sys.syncHopSeconds, sys.ipu.clockHz);

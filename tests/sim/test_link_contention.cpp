@@ -118,3 +118,58 @@ TEST_CASE("A ring that would run past SystemC's clock is reported, not wrapped",
                             {{{"op", "collective"}, {"name", "r"}, {"kind", "all_reduce"}, {"bytes", uint64_t(1e18)}, {"ring", {0, 1}}}}}}}}}}};
     CHECK_THROWS_WITH(test::simulateDoc(doc), Catch::Contains("a ring collective would run past cycle 24534159804369"));
 }
+
+namespace {
+/** IPU-copy programs on the line 0-1-2-3 of single links: IPU 0 sends 1 MB to IPU 2, IPU 1
+ *  (after `delay` cycles of compute, as IPU 3) 1 MB to IPU 3. Both routes cross link 1->2. */
+json crossingCopies(uint64_t delay)
+{
+    auto compute = [&](json steps) {
+        const json work = {{"op", "compute"}, {"name", "work"}, {"tiles", {{{"tiles", "all"}, {"cycles", delay}}}}};
+        if (delay > 0)
+            steps.insert(steps.begin(), work);
+        return steps;
+    };
+    auto copy = [](const char* way, uint32_t peer) {
+        return json{{"op", "ipu_copy"}, {"name", "move"}, {way, {{{"ipu", peer}, {"bytes", 1000000}}}}};
+    };
+    return {{"system", {{"base", "hardware/m2000.json"}, {"topology", {{"kind", "custom"}, {"links", {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}}}}}}},
+            {"workload",
+             {{"kind", "schedule"},
+              {"programs",
+               {{{"ipu", 0}, {"steps", {copy("send", 2)}}},
+                {{"ipu", 1}, {"steps", compute({copy("send", 3)})}},
+                {{"ipu", 2}, {"steps", {copy("recv", 0)}}},
+                {{"ipu", 3}, {"steps", compute({copy("recv", 1)})}}}}}}};
+}
+} // namespace
+
+TEST_CASE("IPU copies over one link share it, and a late one slows an early one only while both run", "[sim][links][contention]")
+{
+    // At once: each transfer gets half of link 1->2, so both stream the 2 MB the link carries:
+    // ceil(2,000,000 / 10.2256) = 195,589 cycles, then 2 hops x 400.
+    const json both = test::simulateDoc(crossingCopies(0));
+    CHECK(both["ipus"][0]["cycles"] == 195589 + 800);
+    CHECK(both["ipus"][1]["cycles"] == 195589 + 800);
+    // IPU 1's transfer starts at 40,000: IPU 0's has moved 40,000 x 10.2256 = 409,022.6 B alone,
+    // then streams its 590,977.4 B left at half: ceil(590,977.4 / 5.1128) = 115,589 cycles, and
+    // ends at 155,589 + 800. IPU 1's has then moved 115,589 x 5.1128 = 590,981.4 B and streams
+    // the rest alone: ceil(409,018.6 / 10.2256) = 40,000 cycles, ending at 195,589 + 800 (the
+    // link was full throughout).
+    const json late = test::simulateDoc(crossingCopies(40000));
+    CHECK(late["ipus"][0]["cycles"] == 155589 + 800);
+    CHECK(late["ipus"][2]["cycles"] == 155589 + 800);
+    CHECK(late["ipus"][1]["cycles"] == 195589 + 800);
+    CHECK(late["ipus"][1]["breakdown"]["ipu_copy"] == 195589 + 800 - 40000);
+    // The reference engine, ticking every cycle, agrees phase by phase.
+    for (const uint64_t delay : {uint64_t(0), uint64_t(40000)}) {
+        const Experiment e = buildExperiment(config::loadConfig(crossingCopies(delay), kRoot + "/configs/x.json"));
+        PhaseRecorder fast;
+        {
+            Simulation sim(e, &fast);
+            sim.run();
+        }
+        const ReferenceResult ref = runReference(e.schedule, e.system, e.run.hostCalls);
+        CHECK(firstDifference(fast.byIpu(), ref.phases) == "");
+    }
+}
