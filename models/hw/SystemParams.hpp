@@ -33,6 +33,14 @@ struct IpuLinkParams
     uint64_t latencyCycles = schema::kIpuLinkLatencyCycles;
 };
 
+/** The GW-Links between the IPU-Gateways of different racks: one port, one direction. */
+struct GwLinkParams
+{
+    double bandwidthBytesPerSecond = schema::kGwLinkBandwidthBytesPerSecond;
+    double efficiency = schema::kGwLinkEfficiency;
+    uint64_t latencyCycles = schema::kGwLinkLatencyCycles;
+};
+
 /** An IPU's Streaming Memory behind the IPU-Gateway. */
 struct StreamingMemoryParams
 {
@@ -51,6 +59,7 @@ struct SystemParams
     HostParams host;
     HostLinkParams hostLink;
     IpuLinkParams ipuLink;
+    GwLinkParams gwLink;
     double syncHopSeconds = schema::kExternalSyncHopSeconds;
     StreamingMemoryParams streamingMemory;
     Topology topology = Topology::ladder(schema::kNumIpus, schema::kTopologyWrap);

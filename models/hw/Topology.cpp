@@ -7,38 +7,65 @@
 
 namespace ipusim {
 
-void Topology::add(uint32_t a, uint32_t b, uint32_t n)
+void Topology::add(uint32_t a, uint32_t b, uint32_t n, LinkKind kind)
 {
-    if (a == b || n == 0 || a >= m_ipus || b >= m_ipus)
+    if (a == b || n == 0 || a >= m_nodes || b >= m_nodes)
         return;
-    m_links[{std::min(a, b), std::max(a, b)}] += n;
+    Edge& e = m_links[{std::min(a, b), std::max(a, b)}];
+    e.lanes += n;
+    e.kind = kind;
+}
+
+void Topology::addLadder(uint32_t first, uint32_t ipus, bool wrap, uint32_t place)
+{
+    const uint32_t rungs = (ipus + 1) / 2;
+    for (uint32_t r = 0; r < rungs; ++r) {
+        const uint32_t a = first + 2 * r, b = a + 1;
+        add(a, b, 4);
+        const bool last = r + 1 == rungs;
+        if (last && !(wrap && rungs > 2))
+            continue;
+        const uint32_t na = first + (2 * (r + 1)) % (2 * rungs), nb = na + 1;
+        add(a, na, 2);
+        add(b, nb, 2);
+        add(a, nb, 1);
+        add(b, na, 1);
+    }
+    // Up one rail and down the other: every hop a direct link (a rail, or the first and last
+    // rungs), with or without the wrap.
+    for (uint32_t a = 0; a < ipus; a += 2)
+        m_ringPosition[first + a] = place++;
+    for (uint32_t b = (ipus % 2 == 0 ? ipus - 1 : ipus - 2); b < ipus; b -= 2)
+        m_ringPosition[first + b] = place++;
 }
 
 Topology Topology::ladder(uint32_t ipus, bool wrap)
 {
     Topology t;
-    t.m_ipus = ipus;
-    const uint32_t rungs = (ipus + 1) / 2;
-    for (uint32_t r = 0; r < rungs; ++r) {
-        const uint32_t a = 2 * r, b = 2 * r + 1;
-        t.add(a, b, 4);
-        const bool last = r + 1 == rungs;
-        if (last && !(wrap && rungs > 2))
-            continue;
-        const uint32_t na = (2 * (r + 1)) % (2 * rungs), nb = na + 1;
-        t.add(a, na, 2);
-        t.add(b, nb, 2);
-        t.add(a, nb, 1);
-        t.add(b, na, 1);
-    }
-    // Up one rail and down the other: every hop a direct link (a rail, or the first and last
-    // rungs), with or without the wrap.
+    t.m_ipus = t.m_nodes = ipus;
     t.m_ringPosition.assign(ipus, 0);
-    uint32_t place = 0;
-    for (uint32_t a = 0; a < ipus; a += 2)
-        t.m_ringPosition[a] = place++;
-    for (uint32_t b = (ipus % 2 == 0 ? ipus - 1 : ipus - 2); b < ipus; b -= 2)
-        t.m_ringPosition[b] = place++;
+    t.addLadder(0, ipus, wrap, 0);
+    t.computeRoutes();
+    return t;
+}
+
+Topology Topology::pod(uint32_t ipus, uint32_t racks)
+{
+    constexpr uint32_t kIpusPerM2000 = 4;
+    Topology t;
+    const uint32_t perRack = ipus / std::max(racks, 1u), gatewaysPerRack = perRack / kIpusPerM2000;
+    t.m_ipus = ipus;
+    t.m_nodes = ipus + ipus / kIpusPerM2000;
+    t.m_ringPosition.assign(ipus, 0);
+    for (uint32_t r = 0; r < racks; ++r)
+        t.addLadder(r * perRack, perRack, true, r * perRack);
+    for (uint32_t i = 0; i < ipus; ++i)
+        t.add(i, ipus + i / kIpusPerM2000, 1, LinkKind::GatewayPcie);
+    if (racks > 1)
+        for (uint32_t r = 0; r < (racks == 2 ? 1 : racks); ++r)
+            for (uint32_t g = 0; g < gatewaysPerRack; ++g)
+                t.add(ipus + r * gatewaysPerRack + g, ipus + ((r + 1) % racks) * gatewaysPerRack + g, racks == 2 ? 2 : 1,
+                      LinkKind::GwLink);
     t.computeRoutes();
     return t;
 }
@@ -46,7 +73,7 @@ Topology Topology::ladder(uint32_t ipus, bool wrap)
 Topology Topology::custom(uint32_t ipus, const std::vector<std::array<uint32_t, 3>>& links)
 {
     Topology t;
-    t.m_ipus = ipus;
+    t.m_ipus = t.m_nodes = ipus;
     for (const auto& l : links)
         t.add(l[0], l[1], l[2]);
     t.computeRoutes();
@@ -56,22 +83,29 @@ Topology Topology::custom(uint32_t ipus, const std::vector<std::array<uint32_t, 
 uint32_t Topology::links(uint32_t a, uint32_t b) const
 {
     auto it = m_links.find({std::min(a, b), std::max(a, b)});
-    return it == m_links.end() ? 0 : it->second;
+    return it == m_links.end() || it->second.kind != LinkKind::IpuLink ? 0 : it->second.lanes;
+}
+
+const Topology::Edge& Topology::edge(uint32_t a, uint32_t b) const { return m_links.at({std::min(a, b), std::max(a, b)}); }
+
+std::string Topology::nodeName(uint32_t n) const
+{
+    return n < m_ipus ? "ipu" + std::to_string(n) : "gw" + std::to_string(n - m_ipus);
 }
 
 void Topology::computeRoutes()
 {
     // Breadth-first by hops; among the shortest routes keep the widest bottleneck.
     constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(m_ipus);
-    for (const auto& [ab, n] : m_links) {
-        adj[ab.first].push_back({ab.second, n});
-        adj[ab.second].push_back({ab.first, n});
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(m_nodes);
+    for (const auto& [ab, e] : m_links) {
+        adj[ab.first].push_back({ab.second, e.lanes});
+        adj[ab.second].push_back({ab.first, e.lanes});
     }
-    m_routes.assign(m_ipus, std::vector<Route>(m_ipus));
-    m_previous.assign(m_ipus, std::vector<uint32_t>(m_ipus, kNone));
-    for (uint32_t s = 0; s < m_ipus; ++s) {
-        std::vector<uint32_t> hops(m_ipus, kNone), width(m_ipus, 0);
+    m_routes.assign(m_nodes, std::vector<Route>(m_nodes));
+    m_previous.assign(m_nodes, std::vector<uint32_t>(m_nodes, kNone));
+    for (uint32_t s = 0; s < m_nodes; ++s) {
+        std::vector<uint32_t> hops(m_nodes, kNone), width(m_nodes, 0);
         hops[s] = 0;
         width[s] = kNone;
         std::deque<uint32_t> q{s};
@@ -92,7 +126,7 @@ void Topology::computeRoutes()
                 }
             }
         }
-        for (uint32_t d = 0; d < m_ipus; ++d)
+        for (uint32_t d = 0; d < m_nodes; ++d)
             if (d != s && hops[d] != kNone)
                 m_routes[s][d] = {hops[d], width[d]};
     }

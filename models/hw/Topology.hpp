@@ -8,44 +8,75 @@
 
 namespace ipusim {
 
-/** Which IPUs are joined by how many IPU-Links, and the routes between them. */
+/** What joins two nodes of a system: IPU-Links between IPUs; an IPU's PCIe link to its
+ *  M2000's IPU-Gateway; GW-Links between gateways of different racks. */
+enum class LinkKind
+{
+    IpuLink,
+    GatewayPcie,
+    GwLink
+};
+
+/** The nodes of a system (its IPUs, then one IPU-Gateway per IPU-M2000 when the topology has
+ *  a gateway tier), how many lanes of which kind join them, and the routes between them. */
 class Topology
 {
 public:
     /** PopLibs' ladder: rungs of two IPUs joined by 4 links, rails of 2 links to the next rung
      *  on each side and 1 cross link each way; `wrap` closes it into a ring (the POD64 torus). */
     static Topology ladder(uint32_t ipus, bool wrap);
-    /** Links as listed: {a, b, links}. */
+    /** IPU-POD racks (IPU-POD128: 2, IPU-POD256: 4): each rack a wrapped ladder of ipus / racks
+     *  IPUs; every IPU-M2000 (4 IPUs) has a gateway joined to each of its IPUs by PCIe, and the
+     *  gateways in one position of neighbouring racks are joined by GW-Links: both of a
+     *  gateway's 2 GW-Link ports to the other rack when there are 2, one port to each
+     *  neighbouring rack in a ring of racks otherwise (the cabling is not published: estimate). */
+    static Topology pod(uint32_t ipus, uint32_t racks);
+    /** IPU-Links as listed: {a, b, links}. */
     static Topology custom(uint32_t ipus, const std::vector<std::array<uint32_t, 3>>& links);
 
+    /** One bundle of lanes between two nodes. */
+    struct Edge
+    {
+        uint32_t lanes = 0;
+        LinkKind kind = LinkKind::IpuLink;
+    };
+
     [[nodiscard]] uint32_t ipus() const { return m_ipus; }
-    /** Links directly between a and b (0 if none). */
+    /** IPUs and gateways: gateway g is node ipus() + g. */
+    [[nodiscard]] uint32_t nodes() const { return m_nodes; }
+    /** A name for node n in reports: "ipu3", "gw0". */
+    [[nodiscard]] std::string nodeName(uint32_t n) const;
+    /** IPU-Links directly between IPUs a and b (0 if none). */
     [[nodiscard]] uint32_t links(uint32_t a, uint32_t b) const;
-    /** Shortest route from a to b: hops, and the fewest links on any hop (the bottleneck). */
+    /** Every bundle, by (lower node, higher node). */
+    [[nodiscard]] const std::map<std::pair<uint32_t, uint32_t>, Edge>& allLinks() const { return m_links; }
+    [[nodiscard]] const Edge& edge(uint32_t a, uint32_t b) const;
+    /** Shortest route from a to b: hops, and the fewest lanes on any hop (the bottleneck). */
     struct Route
     {
         uint32_t hops = 0;
         uint32_t links = 0;
     };
     [[nodiscard]] Route route(uint32_t a, uint32_t b) const;
-    /** The IPUs along that route, a first and b last (just a when a == b; empty when b is
-     *  unreachable). Its narrowest hop has route(a, b).links links. */
+    /** The nodes along that route (the widest among the shortest), a first and b last (just a
+     *  when a == b; empty when b is unreachable). */
     [[nodiscard]] std::vector<uint32_t> path(uint32_t a, uint32_t b) const;
     /** Orders a ring's members as they lie along the topology's physical ring, so that ring
-     *  neighbours are as close as the wiring allows (Poplar's collectives run along the ladder);
-     *  a topology without a known ring (custom) keeps the given order. */
+     *  neighbours are as close as the wiring allows (Poplar's collectives run along the ladder;
+     *  racks one after another); a topology without a known ring (custom) keeps the given order. */
     [[nodiscard]] std::vector<uint32_t> alongRing(std::vector<uint32_t> members) const;
     /** IPUs not reachable from IPU 0 (empty when connected). */
     [[nodiscard]] std::vector<uint32_t> unreachable() const;
-    [[nodiscard]] const std::map<std::pair<uint32_t, uint32_t>, uint32_t>& allLinks() const { return m_links; }
 
 private:
-    void add(uint32_t a, uint32_t b, uint32_t n);
+    void add(uint32_t a, uint32_t b, uint32_t n, LinkKind kind = LinkKind::IpuLink);
+    /** A ladder of `ipus` IPUs from IPU `first`, with its ring positions from `place`. */
+    void addLadder(uint32_t first, uint32_t ipus, bool wrap, uint32_t place);
     void computeRoutes();
-    uint32_t m_ipus = 1;
-    std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_links; // (min, max) -> links
+    uint32_t m_ipus = 1, m_nodes = 1;
+    std::map<std::pair<uint32_t, uint32_t>, Edge> m_links; // (min, max) -> lanes and kind
     std::vector<std::vector<Route>> m_routes;
-    std::vector<std::vector<uint32_t>> m_previous; // [a][b]: the IPU before b on the route from a
+    std::vector<std::vector<uint32_t>> m_previous; // [a][b]: the node before b on the route from a
     std::vector<uint32_t> m_ringPosition;          // per IPU, its place on the physical ring (ladders)
 };
 

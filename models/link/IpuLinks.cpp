@@ -14,15 +14,13 @@
 
 namespace ipusim {
 
-IpuLinks::IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz,
-                   sc_core::sc_time period, std::vector<uint32_t> programmed)
-    : sc_module(name), m_topology(topology), m_link(link), m_clockHz(clockHz), m_period(period),
-      m_programmed(programmed.begin(), programmed.end())
+IpuLinks::IpuLinks(sc_core::sc_module_name name, const SystemParams& system, sc_core::sc_time period, std::vector<uint32_t> programmed)
+    : sc_module(name), m_system(system), m_topology(system.topology), m_period(period), m_programmed(programmed.begin(), programmed.end())
 {
-    for (const auto& [ab, n] : topology.allLinks())
+    for (const auto& [ab, edge] : m_topology.allLinks())
         for (const auto& directed : {ab, std::pair{ab.second, ab.first}}) {
             m_linkId[directed] = uint32_t(m_capacity.size());
-            m_capacity.push_back((long double)n * link.bandwidthBytesPerSecond * link.efficiency / clockHz);
+            m_capacity.push_back(hopBytesPerCycle(system, edge));
             m_active[directed] = 0;
         }
     SC_HAS_PROCESS(IpuLinks);
@@ -34,7 +32,7 @@ IpuLinks::IpuLinks(sc_core::sc_module_name name, const Topology& topology, const
 void IpuLinks::traceTo(sc_core::sc_trace_file* file)
 {
     for (auto& [ab, bytes] : m_active)
-        sc_core::sc_trace(file, bytes, std::string(name()) + ".ipu" + std::to_string(ab.first) + "_to_ipu" + std::to_string(ab.second));
+        sc_core::sc_trace(file, bytes, std::string(name()) + "." + m_topology.nodeName(ab.first) + "_to_" + m_topology.nodeName(ab.second));
 }
 
 void IpuLinks::setActive(uint32_t from, uint32_t to, uint64_t bytes)
@@ -106,9 +104,10 @@ IpuLinks::Flow IpuLinks::flowAlong(uint32_t from, uint32_t to, uint64_t bytes)
         const auto path = m_topology.path(from, to);
         if (path.size() < 2)
             throw std::logic_error(fmt::format("no IPU-Link route from IPU {} to IPU {}", from, to));
-        it->second.latency = saturatingMul(path.size() - 1, m_link.latencyCycles);
-        for (std::size_t h = 1; h < path.size(); ++h)
+        for (std::size_t h = 1; h < path.size(); ++h) {
             it->second.links.push_back(linkId(path[h - 1], path[h]));
+            it->second.latency = saturatingAdd(it->second.latency, hopLatencyCycles(m_system, m_topology.edge(path[h - 1], path[h]).kind));
+        }
     }
     Flow f;
     f.bytes = bytes;
@@ -260,7 +259,7 @@ void IpuLinks::update()
     else if (!m_flows.empty() || !m_rings.empty()) {
         m_failure = fmt::format("a ring collective would run past cycle {}, where SystemC's 64-bit femtosecond clock ends at "
                                 "{:.6g} GHz: simulate fewer iterations, samples or steps",
-                                lastCycle(m_period), m_clockHz / 1e9);
+                                lastCycle(m_period), m_system.ipu.clockHz / 1e9);
         sc_core::sc_stop();
     }
     // IPUs go on only now that the links' state is whole (they may start another flow at once).

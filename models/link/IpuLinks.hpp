@@ -15,8 +15,9 @@
 
 namespace ipusim {
 
-/** The IPU-Links of a system as shared resources. Each pair of linked IPUs is a link per
- *  direction with the bandwidth of all its lanes. IPU-copy transfers and the shares of ring
+/** The links between the IPUs of a system as shared resources: IPU-Links, and with a gateway
+ *  tier the IPUs' PCIe links to their gateways and the GW-Links between racks. Each pair of
+ *  linked nodes is a link per direction with the bandwidth of all its lanes (hopBytesPerCycle). IPU-copy transfers and the shares of ring
  *  collectives are flows along their routes that share a link max-min fairly
  *  (models/timing/FlowShare), so transfers that cross one link at once slow each other down.
  *  Rates change only at whole cycles. A flow streams its bytes, then crosses its route's
@@ -26,8 +27,7 @@ class IpuLinks : public sc_core::sc_module
 public:
     /** `programmed`: the IPUs that run programs here (the others are replicas' copies, which
      *  move in lockstep with the IPU they copy). */
-    IpuLinks(sc_core::sc_module_name name, const Topology& topology, const IpuLinkParams& link, double clockHz,
-             sc_core::sc_time period, std::vector<uint32_t> programmed);
+    IpuLinks(sc_core::sc_module_name name, const SystemParams& system, sc_core::sc_time period, std::vector<uint32_t> programmed);
 
 
     /** Called with the cycle a ring collective started (its last programmed member came) and
@@ -62,7 +62,7 @@ public:
     [[nodiscard]] LinkBytes accountRouteOnly(uint32_t from, uint32_t to, uint64_t bytes) const;
     /** Counts bytes on the link from `from` to its neighbour `to` (statistics). */
     void account(uint32_t from, uint32_t to, uint64_t bytes) { m_bytes[{from, to}] += bytes; }
-    /** Bytes per directed link, (from, to) one hop apart. */
+    /** Bytes per directed link, (from, to) one hop apart (nodes: Topology::nodes). */
     [[nodiscard]] const std::map<std::pair<uint32_t, uint32_t>, uint64_t>& bytes() const { return m_bytes; }
     /** Bytes a directed link moves per cycle (all its lanes, at the link's efficiency). */
     [[nodiscard]] long double bytesPerCycle(uint32_t from, uint32_t to) const;
@@ -126,9 +126,8 @@ private:
     void wake() { update(); }
     [[nodiscard]] uint32_t linkId(uint32_t from, uint32_t to) const { return m_linkId.at({from, to}); }
 
+    const SystemParams& m_system;
     const Topology& m_topology;
-    IpuLinkParams m_link;
-    double m_clockHz;
     sc_core::sc_time m_period;
     std::set<uint32_t> m_programmed;
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_linkId; // directed link -> id

@@ -11,12 +11,11 @@ namespace ipusim {
 
 RefLinkNetwork::RefLinkNetwork(const SystemParams& sys, std::set<uint32_t> programmed) : m_sys(sys), m_programmed(std::move(programmed))
 {
-    const auto& l = sys.ipuLink;
-    for (const auto& [ab, n] : sys.topology.allLinks()) {
+    for (const auto& [ab, edge] : sys.topology.allLinks()) {
         m_linkId[ab] = uint32_t(m_capacity.size());
-        m_capacity.push_back((long double)n * l.bandwidthBytesPerSecond * l.efficiency / sys.ipu.clockHz);
+        m_capacity.push_back(hopBytesPerCycle(sys, edge));
         m_linkId[{ab.second, ab.first}] = uint32_t(m_capacity.size());
-        m_capacity.push_back((long double)n * l.bandwidthBytesPerSecond * l.efficiency / sys.ipu.clockHz);
+        m_capacity.push_back(hopBytesPerCycle(sys, edge));
     }
 }
 
@@ -55,9 +54,10 @@ RefLinkNetwork::Flow RefLinkNetwork::flowAlong(uint32_t from, uint32_t to, uint6
     const auto path = m_sys.topology.path(from, to);
     Flow f;
     f.bytes = bytes;
-    f.latency = saturatingMul(path.size() - 1, m_sys.ipuLink.latencyCycles);
-    for (std::size_t h = 1; h < path.size(); ++h)
+    for (std::size_t h = 1; h < path.size(); ++h) {
         f.links.push_back(m_linkId.at({path[h - 1], path[h]}));
+        f.latency = saturatingAdd(f.latency, hopLatencyCycles(m_sys, m_sys.topology.edge(path[h - 1], path[h]).kind));
+    }
     return f;
 }
 

@@ -31,16 +31,17 @@ std::vector<long double> maxMinRates(const std::vector<std::vector<uint32_t>>& r
     std::vector<long double> rate(routes.size(), 0), left(used.size());
     for (std::size_t l = 0; l < used.size(); ++l)
         left[l] = capacity.at(used[l]);
+    // Each route in local link numbers; per link, its flows in the canonical order.
+    std::vector<std::vector<std::size_t>> localRoute(routes.size()), flowsOn(used.size());
+    std::vector<uint32_t> users(used.size(), 0);
+    for (std::size_t f : order)
+        for (uint32_t l : routes[f]) {
+            localRoute[f].push_back(local(l));
+            flowsOn[localRoute[f].back()].push_back(f);
+            ++users[localRoute[f].back()];
+        }
     std::vector<bool> fixed(routes.size(), false);
-    for (std::size_t f = 0; f < routes.size(); ++f)
-        fixed[f] = routes[f].empty();
-    std::vector<uint32_t> users(used.size());
     while (true) {
-        std::fill(users.begin(), users.end(), 0);
-        for (std::size_t f : order)
-            if (!fixed[f])
-                for (uint32_t l : routes[f])
-                    ++users[local(l)];
         // The link whose fair share of what is left is smallest fixes its flows first.
         long double share = 0;
         int64_t bottleneck = -1;
@@ -52,14 +53,15 @@ std::vector<long double> maxMinRates(const std::vector<std::vector<uint32_t>>& r
         if (bottleneck < 0)
             return rate;
         share = std::max(share, 0.0L);
-        const uint32_t link = used[std::size_t(bottleneck)];
-        for (std::size_t f : order) {
-            if (fixed[f] || std::find(routes[f].begin(), routes[f].end(), link) == routes[f].end())
+        for (std::size_t f : flowsOn[std::size_t(bottleneck)]) {
+            if (fixed[f])
                 continue;
             rate[f] = share;
             fixed[f] = true;
-            for (uint32_t l : routes[f])
-                left[local(l)] -= share;
+            for (std::size_t l : localRoute[f]) {
+                left[l] -= share;
+                --users[l];
+            }
         }
     }
 }

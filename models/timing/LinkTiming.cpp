@@ -19,6 +19,29 @@ uint64_t ipuLinkTransferCycles(const Topology& topology, const IpuLinkParams& li
     return saturatingAdd(saturatingMul(r.hops, link.latencyCycles), stream);
 }
 
+long double hopBytesPerCycle(const SystemParams& system, const Topology::Edge& edge)
+{
+    const auto perLane = [&](double bytesPerSecond, double efficiency) {
+        return (long double)edge.lanes * bytesPerSecond * efficiency / system.ipu.clockHz;
+    };
+    switch (edge.kind) {
+    case LinkKind::GatewayPcie: return perLane(system.hostLink.bandwidthBytesPerSecond, system.hostLink.efficiency);
+    case LinkKind::GwLink: return perLane(system.gwLink.bandwidthBytesPerSecond, system.gwLink.efficiency);
+    case LinkKind::IpuLink: break;
+    }
+    return perLane(system.ipuLink.bandwidthBytesPerSecond, system.ipuLink.efficiency);
+}
+
+uint64_t hopLatencyCycles(const SystemParams& system, LinkKind kind)
+{
+    switch (kind) {
+    case LinkKind::GatewayPcie: return system.hostLink.latencyCycles;
+    case LinkKind::GwLink: return system.gwLink.latencyCycles;
+    case LinkKind::IpuLink: break;
+    }
+    return system.ipuLink.latencyCycles;
+}
+
 uint64_t ringSteps(std::size_t members, CollectiveKind kind)
 {
     return kind == CollectiveKind::AllReduce ? 2 * (members - 1) : members - 1;

@@ -18,6 +18,13 @@ inline uint64_t linkTransferCycles(uint64_t bytes, double bytesPerSecond, double
     return bytes == 0 ? 0 : saturatingAdd(latencyCycles, streamCycles(bytes, bytesPerSecond, efficiency, clockHz));
 }
 
+/** Bytes a bundle of lanes moves per cycle one way: IPU-Links at the IPU-Link bandwidth, an
+ *  IPU's PCIe link to its gateway at the host link's, GW-Links at the GW-Link's, each at its
+ *  efficiency. */
+long double hopBytesPerCycle(const SystemParams& system, const Topology::Edge& edge);
+/** The latency a hop over a link of this kind adds. */
+uint64_t hopLatencyCycles(const SystemParams& system, LinkKind kind);
+
 /** An IPU-Link transfer follows the shortest route: it pays the latency of every hop and
  *  streams at the bandwidth of the narrowest hop (cut-through). Throws std::logic_error when
  *  no route exists (a topology the config decoder rejects). */

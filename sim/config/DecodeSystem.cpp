@@ -78,7 +78,18 @@ Topology topologyOf(const config::LoadedConfig& cfg, const Reader& r, uint32_t n
                 cfg.fail(fmt::format("/system/topology/links/{}/{}", i, k),
                          fmt::format("expected an IPU below num_ipus ({}), found {}", numIpus, list[i][k].get<uint32_t>()));
     const bool wrap = r.at<bool>("/system/topology/wrap");
-    if (r.at<std::string>("/system/topology/kind") != "custom")
+    const std::string kind = r.at<std::string>("/system/topology/kind");
+    const uint32_t racks = r.at<uint32_t>("/system/topology/racks");
+    if (kind == "pod") {
+        // Every rack holds whole IPU-M2000s (4 IPUs, one gateway) and is a ladder of rungs.
+        if (numIpus % racks != 0 || (numIpus / racks) % 4 != 0)
+            cfg.fail("/system/topology/racks",
+                     fmt::format("expected racks of whole IPU-M2000s: num_ipus ({}) / racks a multiple of 4, found {} racks", numIpus, racks));
+        return Topology::pod(numIpus, racks);
+    }
+    if (racks != 1)
+        cfg.fail("/system/topology/racks", fmt::format("expected 1 (racks are for kind \"pod\"), found {}", racks));
+    if (kind != "custom")
         return Topology::ladder(numIpus, wrap);
     std::vector<std::array<uint32_t, 3>> links;
     for (const auto& e : list)
@@ -99,6 +110,8 @@ SystemParams decodeSystem(const config::LoadedConfig& cfg, std::set<std::string>
                   r.at<uint64_t>("/system/host_link/latency_cycles")};
     p.ipuLink = {r.at<double>("/system/ipu_link/bandwidth_bytes_per_second"), r.at<double>("/system/ipu_link/efficiency"),
                  r.at<uint64_t>("/system/ipu_link/latency_cycles")};
+    p.gwLink = {r.at<double>("/system/gw_link/bandwidth_bytes_per_second"), r.at<double>("/system/gw_link/efficiency"),
+                r.at<uint64_t>("/system/gw_link/latency_cycles")};
     p.syncHopSeconds = r.at<double>("/system/external_sync/hop_seconds");
     p.streamingMemory = {r.at<uint64_t>("/system/streaming_memory/bytes_per_ipu"),
                          r.at<double>("/system/streaming_memory/bandwidth_bytes_per_second"),

@@ -353,6 +353,16 @@ json programTree(const Experiment& e, const Simulation& sim)
     return tree;
 }
 
+const char* kindName(LinkKind kind)
+{
+    switch (kind) {
+    case LinkKind::GatewayPcie: return "gateway_pcie";
+    case LinkKind::GwLink: return "gw_link";
+    case LinkKind::IpuLink: break;
+    }
+    return "ipu_link";
+}
+
 /** Bytes over each directed IPU-Link (a pair of linked IPUs, all lanes one way), with the time
  *  they would keep it busy at its full bandwidth and that time's share of the run. */
 json linkFigures(const Experiment& e, const Simulation& sim, uint64_t totalCycles)
@@ -360,7 +370,8 @@ json linkFigures(const Experiment& e, const Simulation& sim, uint64_t totalCycle
     json links = json::array();
     for (const auto& [fromTo, bytes] : sim.links().bytes()) {
         const auto busy = uint64_t(std::ceil((long double)bytes / sim.links().bytesPerCycle(fromTo.first, fromTo.second) - 1e-9L));
-        links.push_back({{"from", fromTo.first}, {"to", fromTo.second}, {"links", e.system.topology.links(fromTo.first, fromTo.second)},
+        const Topology::Edge& edge = e.system.topology.edge(fromTo.first, fromTo.second);
+        links.push_back({{"from", fromTo.first}, {"to", fromTo.second}, {"kind", kindName(edge.kind)}, {"links", edge.lanes},
                          {"bytes", bytes}, {"busy_cycles", busy},
                          {"utilisation", totalCycles ? double(busy) / double(totalCycles) : 0.0}});
     }

@@ -222,7 +222,7 @@ TEST_CASE("Bad input: --set into values that are not objects, past a list's end,
     CHECK(failureOf(kMnist, {"/system/ipu/tiles/3=1"}) == "--set: /system/ipu/tiles/3: \"/system/ipu/tiles\" holds number 1472, not an object or a list");
     CHECK(failureOf(kMlp, {"/workload/graph/ops/9/name=x"}) ==
           "--set: /workload/graph/ops/9/name: \"/workload/graph/ops\" is a list of 5: expected an index below 5, or 5 or \"-\" to append, found \"9\"");
-    CHECK(failureOf(kMnist, {"/system=pod17"}) == "--set: /system: unknown hardware preset \"pod17\" (presets: m2000, mk2, pod16, pod64; or give an object)");
+    CHECK(failureOf(kMnist, {"/system=pod17"}) == "--set: /system: unknown hardware preset \"pod17\" (presets: m2000, mk2, pod128, pod16, pod256, pod64; or give an object)");
     CHECK(failureOf(kMnist, {"/system/nope/tiles=5"}).find("--set: /system/nope: unknown key \"nope\"") == 0);
     CHECK(failureOf(kMnist, {"=5"}) == "--set: =5: expected /json/pointer=value");
     CHECK(failureOf(kMlp, {"/workload/graph/ops/-={\"name\": \"extra\", \"op\": \"relu\", \"inputs\": [\"fc3\"], \"ipu\": -1}"}) ==

@@ -57,3 +57,29 @@ TEST_CASE("Routes follow the widest shortest path, and rings run along the ladde
     CHECK(line.path(0, 2) == std::vector<uint32_t>{0, 1, 2});
     CHECK(Topology::custom(3, {{{0, 1, 1}}}).path(0, 2).empty());
 }
+
+TEST_CASE("IPU-POD128 and IPU-POD256: racks of wrapped ladders joined through their gateways by GW-Links", "[unit][links][pod]")
+{
+    const Topology p128 = Topology::pod(128, 2);
+    CHECK(p128.ipus() == 128);
+    CHECK(p128.nodes() == 128 + 32); // a gateway per IPU-M2000
+    CHECK(p128.links(0, 64) == 0);   // no IPU-Link between racks
+    CHECK(p128.links(0, 62) == 2);   // each rack a torus
+    CHECK(p128.edge(1, 128).kind == LinkKind::GatewayPcie); // IPU 1 in M2000 0
+    CHECK(p128.edge(128, 144).kind == LinkKind::GwLink);    // M2000 0 of each rack
+    CHECK(p128.edge(128, 144).lanes == 2);                  // both ports to the other rack
+    CHECK(p128.nodeName(144) == "gw16");
+    // Across racks: up to the gateway, over the GW-Link, down to the IPU.
+    CHECK(p128.path(0, 64) == std::vector<uint32_t>{0, 128, 144, 64});
+    CHECK(p128.route(0, 64).hops == 3);
+    // The physical ring runs through one rack, then the next.
+    const auto ring = p128.alongRing({64, 65, 0, 1});
+    CHECK(ring == std::vector<uint32_t>{0, 1, 64, 65});
+    // Four racks: the gateways of one position form a ring of single ports.
+    const Topology p256 = Topology::pod(256, 4);
+    CHECK(p256.nodes() == 256 + 64);
+    CHECK(p256.edge(256, 272).lanes == 1);
+    CHECK(p256.edge(304, 256).lanes == 1);
+    CHECK(p256.allLinks().count({256, 288}) == 0); // not across the ring
+    CHECK(p256.unreachable().empty());
+}
