@@ -56,6 +56,8 @@ Topology Topology::pod(uint32_t ipus, uint32_t racks)
     const uint32_t perRack = ipus / std::max(racks, 1u), gatewaysPerRack = perRack / kIpusPerM2000;
     t.m_ipus = ipus;
     t.m_nodes = ipus + ipus / kIpusPerM2000;
+    t.m_racks = std::max(racks, 1u);
+    t.m_ipusPerRack = perRack;
     t.m_ringPosition.assign(ipus, 0);
     for (uint32_t r = 0; r < racks; ++r)
         t.addLadder(r * perRack, perRack, true, r * perRack);

@@ -65,6 +65,9 @@ public:
      *  neighbours are as close as the wiring allows (Poplar's collectives run along the ladder;
      *  racks one after another); a topology without a known ring (custom) keeps the given order. */
     [[nodiscard]] std::vector<uint32_t> alongRing(std::vector<uint32_t> members) const;
+    /** The rack (IPU-POD64) IPU `ipu` is in: 0 but in a pod topology. */
+    [[nodiscard]] uint32_t rackOf(uint32_t ipu) const { return m_ipusPerRack == 0 ? 0 : ipu / m_ipusPerRack; }
+    [[nodiscard]] uint32_t racks() const { return m_racks; }
     /** IPUs not reachable from IPU 0 (empty when connected). */
     [[nodiscard]] std::vector<uint32_t> unreachable() const;
 
@@ -74,6 +77,7 @@ private:
     void addLadder(uint32_t first, uint32_t ipus, bool wrap, uint32_t place);
     void computeRoutes();
     uint32_t m_ipus = 1, m_nodes = 1;
+    uint32_t m_racks = 1, m_ipusPerRack = 0; // 0: one rack of every IPU
     std::map<std::pair<uint32_t, uint32_t>, Edge> m_links; // (min, max) -> lanes and kind
     std::vector<std::vector<Route>> m_routes;
     std::vector<std::vector<uint32_t>> m_previous; // [a][b]: the node before b on the route from a

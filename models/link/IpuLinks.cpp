@@ -3,6 +3,7 @@
 
 #include "models/common/SaturatingCycles.hpp"
 #include "models/system/ClockPeriod.hpp"
+#include "models/timing/CollectivePlan.hpp"
 #include "models/timing/FlowShare.hpp"
 #include "models/timing/LinkTiming.hpp"
 
@@ -86,9 +87,8 @@ void IpuLinks::joinRing(uint32_t ipu, const CollectiveStep& c, std::function<voi
     for (auto& start : g.started)
         start();
     m_gathering.erase({ring.members, c.name});
-    const std::size_t R = ring.members.size();
-    ring.stepsLeft = R < 2 || c.bytes == 0 ? 0 : ringSteps(R, c.kind);
-    ring.share = R == 0 ? 0 : (c.bytes + R - 1) / R;
+    ring.plan = collectivePlan(m_topology, ring.members, c.bytes, c.kind);
+    ring.stepsLeft = ring.plan.empty() ? 0 : ring.plan.front().steps;
     ring.start = ring.stepEnd = now();
     const std::size_t id = m_nextRing++;
     m_rings.emplace(id, std::move(ring));
@@ -119,15 +119,17 @@ IpuLinks::Flow IpuLinks::flowAlong(uint32_t from, uint32_t to, uint64_t bytes)
 void IpuLinks::startStep(std::size_t id, uint64_t cycle)
 {
     Ring& ring = m_rings.at(id);
-    const std::size_t R = ring.members.size();
-    for (std::size_t i = 0; i < R; ++i) {
-        const uint32_t from = ring.members[i], to = ring.members[(i + 1) % R];
-        for (const auto& [edge, bytes] : accountRouteOnly(from, to, ring.share))
-            ring.bytes[edge] += bytes;
-        m_flows.push_back(flowAlong(from, to, ring.share));
-        m_flows.back().ring = id;
-    }
-    ring.flowsLeft = R;
+    const CollectivePhase& phase = ring.plan.at(ring.phase);
+    ring.flowsLeft = 0;
+    for (const auto& members : phase.rings)
+        for (std::size_t i = 0; i < members.size(); ++i) {
+            const uint32_t from = members[i], to = members[(i + 1) % members.size()];
+            for (const auto& [edge, bytes] : accountRouteOnly(from, to, phase.share))
+                ring.bytes[edge] += bytes;
+            m_flows.push_back(flowAlong(from, to, phase.share));
+            m_flows.back().ring = id;
+            ++ring.flowsLeft;
+        }
     ring.stepEnd = cycle;
     m_changed = true;
 }
@@ -225,7 +227,9 @@ void IpuLinks::update()
                 ++it;
                 continue;
             }
-            if (ring.stepsLeft > 0 && --ring.stepsLeft > 0) {
+            if (ring.stepsLeft > 0 && --ring.stepsLeft == 0 && ring.phase + 1 < ring.plan.size())
+                ring.stepsLeft = ring.plan.at(++ring.phase).steps; // the plan's next phase
+            if (ring.stepsLeft > 0) {
                 startStep(it->first, t);
                 moved = true;
                 ++it;

@@ -2,6 +2,7 @@
 #pragma once
 #include "models/hw/SystemParams.hpp"
 #include "models/program/Schedule.hpp"
+#include "models/timing/CollectivePlan.hpp"
 
 #include <systemc>
 
@@ -35,10 +36,11 @@ public:
      *  members, empty for the others, so that the traffic is counted once. */
     using LinkBytes = std::map<std::pair<uint32_t, uint32_t>, uint64_t>;
     using RingDone = std::function<void(uint64_t start, uint64_t end, const LinkBytes& bytes)>;
-    /** `ipu` reaches collective `c` now. The ring runs, along the physical ring
-     *  (Topology::alongRing), once every programmed member has reached it: each of its steps
-     *  sends a 1/R share from every member to the next at once, and ends when the last share has
-     *  arrived (streamed, then the route's latency per hop). `started` is called as it starts. */
+    /** `ipu` reaches collective `c` now. It runs once every programmed member has reached it,
+     *  as collectivePlan lays it out (one ring along the physical ring, or hierarchically over
+     *  racks): in each step every member of the phase's rings sends its share to its successor
+     *  at once, and the step ends when the last share has arrived (streamed, then the route's
+     *  latency). `started` is called as it starts. */
     void joinRing(uint32_t ipu, const CollectiveStep& c, std::function<void()> started, RingDone done);
     /** Why the run cannot go on (a ring that would end past SystemC's clock), or empty. */
     [[nodiscard]] const std::string& failure() const { return m_failure; }
@@ -103,7 +105,9 @@ private:
     struct Ring
     {
         std::vector<uint32_t> members; // along the physical ring
-        uint64_t share = 0, stepsLeft = 0, flowsLeft = 0, stepEnd = 0, start = 0;
+        std::vector<CollectivePhase> plan;
+        std::size_t phase = 0;         // the plan's phase running
+        uint64_t stepsLeft = 0, flowsLeft = 0, stepEnd = 0, start = 0;
         std::vector<RingDone> done;
         std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes;
     };

@@ -2,6 +2,7 @@
 #include "models/reference/RefLinkNetwork.hpp"
 
 #include "models/common/SaturatingCycles.hpp"
+#include "models/timing/CollectivePlan.hpp"
 #include "models/timing/FlowShare.hpp"
 #include "models/timing/LinkTiming.hpp"
 
@@ -28,9 +29,8 @@ std::size_t RefLinkNetwork::join(const CollectiveStep& c, uint64_t cycle)
         r.members = members;
         r.name = c.name;
         r.needed = std::max<std::size_t>(1, std::count_if(members.begin(), members.end(), [&](uint32_t m) { return m_programmed.count(m) > 0; }));
-        const std::size_t R = members.size();
-        r.stepsLeft = R < 2 || c.bytes == 0 ? 0 : ringSteps(R, c.kind);
-        r.share = R == 0 ? 0 : (c.bytes + R - 1) / R;
+        r.plan = collectivePlan(m_sys.topology, members, c.bytes, c.kind);
+        r.stepsLeft = r.plan.empty() ? 0 : r.plan.front().steps;
         m_rings.push_back(r);
     }
     const std::size_t id = it->second;
@@ -75,12 +75,14 @@ void RefLinkNetwork::startTransfer(const TransferKey& key, uint64_t bytes, uint6
 
 void RefLinkNetwork::startStep(Ring& ring, std::size_t id, uint64_t cycle)
 {
-    const std::size_t R = ring.members.size();
-    for (std::size_t i = 0; i < R; ++i) {
-        m_flows.push_back(flowAlong(ring.members[i], ring.members[(i + 1) % R], ring.share));
-        m_flows.back().ring = id;
-    }
-    ring.flowsLeft = R;
+    const CollectivePhase& phase = ring.plan.at(ring.phase);
+    ring.flowsLeft = 0;
+    for (const auto& members : phase.rings)
+        for (std::size_t i = 0; i < members.size(); ++i) {
+            m_flows.push_back(flowAlong(members[i], members[(i + 1) % members.size()], phase.share));
+            m_flows.back().ring = id;
+            ++ring.flowsLeft;
+        }
     ring.stepEnd = cycle;
     m_changed = true;
 }
@@ -107,7 +109,9 @@ void RefLinkNetwork::tick(uint64_t cycle)
         Ring& ring = m_rings[id];
         if (ring.flowsLeft > 0 || ring.stepEnd > cycle)
             continue;
-        if (--ring.stepsLeft > 0)
+        if (--ring.stepsLeft == 0 && ring.phase + 1 < ring.plan.size())
+            ring.stepsLeft = ring.plan.at(++ring.phase).steps; // the plan's next phase
+        if (ring.stepsLeft > 0)
             startStep(ring, id, cycle);
         else
             ring.done = true;

@@ -2,6 +2,7 @@
 #pragma once
 #include "models/hw/SystemParams.hpp"
 #include "models/program/Schedule.hpp"
+#include "models/timing/CollectivePlan.hpp"
 
 #include <cstdint>
 #include <map>
@@ -13,8 +14,8 @@
 
 namespace ipusim {
 
-/** The reference engine's IPU-Links, ticked cycle by cycle: every flow (an IPU-copy transfer or
- *  a share of a ring collective's step) streams its max-min fair share of its links each cycle (models/timing/FlowShare,
+/** The reference engine's links, ticked cycle by cycle: every flow (an IPU-copy transfer or a
+ *  share of a step of a collective, laid out by collectivePlan) streams its max-min fair share of its links each cycle (models/timing/FlowShare,
  *  shared with the fast engine, as are the routes and the physical ring order); a step ends
  *  once every flow has streamed its bytes and counted down its route's latency; a transfer
  *  ends its route's latency after its last byte streamed. */
@@ -59,7 +60,9 @@ private:
         std::vector<uint32_t> members;
         std::string name;
         std::size_t arrived = 0, needed = 0;
-        uint64_t share = 0, stepsLeft = 0, flowsLeft = 0, stepEnd = 0, start = 0;
+        std::vector<CollectivePhase> plan;
+        std::size_t phase = 0; // the plan's phase running
+        uint64_t stepsLeft = 0, flowsLeft = 0, stepEnd = 0, start = 0;
         bool started = false, done = false;
     };
     void startStep(Ring& ring, std::size_t id, uint64_t cycle);

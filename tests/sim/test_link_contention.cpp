@@ -227,3 +227,33 @@ TEST_CASE("Bad pod topologies name the key and what was expected", "[sim][links]
     CHECK_THAT(error({{"base", "hardware/pod64.json"}, {"topology", {{"racks", 2}}}}),
                Catch::Contains("/system/topology/racks: expected 1 (racks are for kind \"pod\"), found 2"));
 }
+
+TEST_CASE("Collectives across racks run hierarchically, against the closed form", "[sim][links][pod]")
+{
+    // IPUs 0, 2 (rack 0) and 64, 66 (rack 1) of a POD128, 4 MB; one programmed IPU, the others
+    // its replicas. In each rack, a 2 MB share over a 2-link rail: 400 + ceil(2,000,000 /
+    // 20.4511) = 98,195 cycles. Across, 1 MB shares 0->64 and 2->66 both cross GW-Link
+    // 128->144 (2 ports, 16.917 B a cycle): 8.4586 each, below the PCIe hops' 10.0658:
+    // ceil(1,000,000 / 8.4586) + 2,000 + 2,660 + 2,000 = 124,883 a step.
+    auto collective = [](const char* kind) {
+        const json doc = {{"system", {{"base", "hardware/pod128.json"}}},
+                          {"workload",
+                           {{"kind", "schedule"},
+                            {"programs",
+                             {{{"ipu", 0},
+                               {"steps",
+                                {{{"op", "collective"}, {"name", "grads"}, {"kind", kind}, {"bytes", 4000000}, {"ring", {0, 2, 64, 66}}}}}}}}}}};
+        // The reference engine, ticking every cycle, agrees phase by phase.
+        const Experiment e = buildExperiment(config::loadConfig(doc, kRoot + "/configs/x.json"));
+        PhaseRecorder fast;
+        {
+            Simulation sim(e, &fast);
+            sim.run();
+        }
+        CHECK(firstDifference(fast.byIpu(), runReference(e.schedule, e.system, e.run.hostCalls).phases) == "");
+        return test::simulateDoc(doc)["total_cycles"].get<uint64_t>();
+    };
+    CHECK(collective("all_reduce") == 98195 + 2 * 124883 + 98195);
+    CHECK(collective("reduce_scatter") == 98195 + 124883);
+    CHECK(collective("all_gather") == 124883 + 98195);
+}

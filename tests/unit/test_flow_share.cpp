@@ -3,6 +3,7 @@
 // physical ring order (models/timing/FlowShare, models/hw/Topology). Expectations by hand.
 #include "models/common/SaturatingCycles.hpp"
 #include "models/hw/Topology.hpp"
+#include "models/timing/CollectivePlan.hpp"
 #include "models/timing/FlowShare.hpp"
 #include "models/timing/StreamTiming.hpp"
 
@@ -82,4 +83,37 @@ TEST_CASE("IPU-POD128 and IPU-POD256: racks of wrapped ladders joined through th
     CHECK(p256.edge(304, 256).lanes == 1);
     CHECK(p256.allLinks().count({256, 288}) == 0); // not across the ring
     CHECK(p256.unreachable().empty());
+}
+
+TEST_CASE("Collective plans: one ring in a rack, hierarchical across racks", "[unit][links][pod]")
+{
+    using Rings = std::vector<std::vector<uint32_t>>;
+    // In one rack: one ring along the ladder, 2(R - 1) steps of bytes / R.
+    const auto flat = collectivePlan(Topology::ladder(8, false), {0, 1, 2, 3}, 4000000, CollectiveKind::AllReduce);
+    REQUIRE(flat.size() == 1);
+    CHECK(flat[0].rings == Rings{{0, 2, 3, 1}});
+    CHECK(flat[0].share == 1000000);
+    CHECK(flat[0].steps == 6);
+    // Two members in each of two racks: reduce-scatter 2 MB in each rack (1 step), all-reduce
+    // each member's 2 MB across the racks on two rings (2 steps of 1 MB), all-gather in each rack.
+    const Topology pod = Topology::pod(128, 2);
+    const auto all = collectivePlan(pod, {66, 0, 64, 2}, 4000000, CollectiveKind::AllReduce);
+    REQUIRE(all.size() == 3);
+    CHECK(all[0].rings == Rings{{0, 2}, {64, 66}});
+    CHECK((all[0].share == 2000000 && all[0].steps == 1));
+    CHECK(all[1].rings == Rings{{0, 64}, {2, 66}});
+    CHECK((all[1].share == 1000000 && all[1].steps == 2));
+    CHECK(all[2].rings == all[0].rings);
+    // The halves: reduce-scatter in racks then across; all-gather across then in racks.
+    const auto rs = collectivePlan(pod, {0, 2, 64, 66}, 4000000, CollectiveKind::ReduceScatter);
+    REQUIRE(rs.size() == 2);
+    CHECK((rs[0].rings == all[0].rings && rs[1].rings == all[1].rings && rs[1].steps == 1));
+    const auto ag = collectivePlan(pod, {0, 2, 64, 66}, 4000000, CollectiveKind::AllGather);
+    REQUIRE(ag.size() == 2);
+    CHECK((ag[0].rings == all[1].rings && ag[1].rings == all[0].rings));
+    // One member a rack: only the phase across racks. Uneven racks: one flat ring.
+    CHECK(collectivePlan(pod, {0, 64}, 4000000, CollectiveKind::AllReduce).size() == 1);
+    const auto uneven = collectivePlan(pod, {0, 2, 64}, 3000000, CollectiveKind::AllReduce);
+    REQUIRE(uneven.size() == 1);
+    CHECK(uneven[0].rings == Rings{{0, 2, 64}});
 }
