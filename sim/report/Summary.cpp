@@ -378,6 +378,27 @@ json linkFigures(const Experiment& e, const Simulation& sim, uint64_t totalCycle
     return links;
 }
 
+/** The text summary's line of the busiest link of each kind (what limits communication). */
+void printBusiestLinks(std::ostream& out, const json& s)
+{
+    std::map<std::string, const json*> busiest;
+    for (const auto& l : s.at("links")) {
+        const json*& b = busiest[l.at("kind").get<std::string>()];
+        if (!b || l.at("utilisation").get<double>() > b->at("utilisation").get<double>())
+            b = &l;
+    }
+    if (busiest.empty())
+        return;
+    const uint32_t ipus = s.at("num_ipus");
+    auto node = [&](uint32_t n) { return n < ipus ? fmt::format("IPU {}", n) : fmt::format("gateway {}", n - ipus); };
+    std::string line;
+    for (const char* kind : {"ipu_link", "gateway_pcie", "gw_link"})
+        if (auto it = busiest.find(kind); it != busiest.end())
+            line += fmt::format("{}{} {} -> {} {:.1f} %", line.empty() ? "" : ", ", kind, node(it->second->at("from")),
+                                node(it->second->at("to")), 100 * it->second->at("utilisation").get<double>());
+    fmt::print(out, "  links        busiest {}\n", line);
+}
+
 const Ipu& ipuById(const Experiment& e, const Simulation& sim, uint32_t id)
 {
     for (std::size_t i = 0; i < sim.ipus().size(); ++i)
@@ -737,6 +758,7 @@ void printSummary(std::ostream& out, const json& s)
                        l.at("builders").get<uint32_t>());
         fmt::print(out, "\n");
     }
+    printBusiestLinks(out, s);
     const auto& sim = s.at("simulator");
     fmt::print(out, "  simulator    {:.3f} s wall, {:.3g} cycles/s, {:.3g} tile-supersteps/s\n",
                sim.at("wall_seconds").get<double>(), sim.at("simulated_cycles_per_wall_second").get<double>(),

@@ -78,9 +78,13 @@ TEST_CASE("Golden: graph/mlp", "[golden]") { checkGolden("configs/graph/mlp.json
 TEST_CASE("Golden: graph/mlp_pipelined", "[golden]") { checkGolden("configs/graph/mlp_pipelined.json"); }
 TEST_CASE("Golden: resnet/resnet50_pod16", "[golden][resnet]") { checkGolden("configs/resnet/resnet50_pod16.json"); }
 TEST_CASE("Golden: resnet/resnet50_pod64", "[golden][resnet]") { checkGolden("configs/resnet/resnet50_pod64.json"); }
+TEST_CASE("Golden: resnet/resnet50_pod128", "[golden][resnet]") { checkGolden("configs/resnet/resnet50_pod128.json"); }
+TEST_CASE("Golden: resnet/resnet50_pod256", "[golden][resnet]") { checkGolden("configs/resnet/resnet50_pod256.json"); }
 TEST_CASE("Golden: resnet/resnet50_sgd_pod16", "[golden][resnet]") { checkGolden("configs/resnet/resnet50_sgd_pod16.json"); }
 TEST_CASE("Golden: bert/large_phase1_pod16", "[golden][bert]") { checkGolden("configs/bert/large_phase1_pod16.json"); }
 TEST_CASE("Golden: bert/large_phase1_pod64", "[golden][bert]") { checkGolden("configs/bert/large_phase1_pod64.json"); }
+TEST_CASE("Golden: bert/large_phase1_pod128", "[golden][bert]") { checkGolden("configs/bert/large_phase1_pod128.json"); }
+TEST_CASE("Golden: bert/large_phase1_pod256", "[golden][bert]") { checkGolden("configs/bert/large_phase1_pod256.json"); }
 TEST_CASE("Golden: bert/large_phase2_pod16", "[golden][bert]") { checkGolden("configs/bert/large_phase2_pod16.json"); }
 TEST_CASE("Golden: bert/large_phase2_packed_pod16", "[golden][bert]") { checkGolden("configs/bert/large_phase2_packed_pod16.json"); }
 TEST_CASE("Golden: bert/base_phase1_pod16", "[golden][bert]") { checkGolden("configs/bert/base_phase1_pod16.json"); }

@@ -109,10 +109,12 @@ int sc_main(int argc, char* argv[])
         {"tutorial: pipelined inference, 10,000 images", "configs/mnist/pipelined.json", {}, true},
         {"BERT-Large phase 1 step, POD16 (GA 2048)", pod16, {}},
         {"BERT-Large phase 1 step, POD64 (GA 512)", pod64, {}},
+        {"BERT-Large phase 1 step, POD256 (64 x GA 128)", "configs/bert/large_phase1_pod256.json", {}},
         {"BERT-Large phase 2 step, POD16 (GA 2048)", "configs/bert/large_phase2_pod16.json", {}},
         {"BERT-Large SQuAD inference, M2000 (DI 64)", "configs/bert/large_squad_infer_m2000.json", {}},
         {"ResNet-50 LARS step, POD16 (16 x GA 10, from ONNX)", "configs/resnet/resnet50_pod16.json", {}},
         {"ResNet-50 LARS step, POD64 (64 x GA 3, from ONNX)", "configs/resnet/resnet50_pod64.json", {}},
+        {"ResNet-50 LARS step, POD256 (256 x GA 3, from ONNX)", "configs/resnet/resnet50_pod256.json", {}},
     };
     for (int r : {1, 4, 16})
         cases.push_back({"pipelined host call, POD64, " + std::to_string(r) + " replica(s)", "configs/mnist/pipelined_pod16.json", mnistPod64(r)});
