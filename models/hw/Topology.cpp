@@ -31,8 +31,8 @@ void Topology::addLadder(uint32_t first, uint32_t ipus, bool wrap, uint32_t plac
         add(a, nb, 1);
         add(b, na, 1);
     }
-    // Up one rail and down the other: every hop a direct link (a rail, or the first and last
-    // rungs), with or without the wrap.
+    // Up one rail and down the other: every hop a direct link (a rail, the first rung, and the
+    // last rung or, with an odd count, the last cross link), with or without the wrap.
     for (uint32_t a = 0; a < ipus; a += 2)
         m_ringPosition[first + a] = place++;
     for (uint32_t b = (ipus % 2 == 0 ? ipus - 1 : ipus - 2); b < ipus; b -= 2)
@@ -56,7 +56,6 @@ Topology Topology::pod(uint32_t ipus, uint32_t racks)
     const uint32_t perRack = ipus / std::max(racks, 1u), gatewaysPerRack = perRack / kIpusPerM2000;
     t.m_ipus = ipus;
     t.m_nodes = ipus + ipus / kIpusPerM2000;
-    t.m_racks = std::max(racks, 1u);
     t.m_ipusPerRack = perRack;
     t.m_ringPosition.assign(ipus, 0);
     for (uint32_t r = 0; r < racks; ++r)
@@ -151,8 +150,10 @@ std::vector<uint32_t> Topology::path(uint32_t a, uint32_t b) const
 
 std::vector<uint32_t> Topology::alongRing(std::vector<uint32_t> members) const
 {
-    if (m_ringPosition.empty())
+    if (m_ringPosition.empty()) { // no known ring: IPU order
+        std::sort(members.begin(), members.end());
         return members;
+    }
     std::stable_sort(members.begin(), members.end(), [&](uint32_t x, uint32_t y) {
         return m_ringPosition.at(x) < m_ringPosition.at(y);
     });

@@ -51,7 +51,9 @@ public:
     /** Every bundle, by (lower node, higher node). */
     [[nodiscard]] const std::map<std::pair<uint32_t, uint32_t>, Edge>& allLinks() const { return m_links; }
     [[nodiscard]] const Edge& edge(uint32_t a, uint32_t b) const;
-    /** Shortest route from a to b: hops, and the fewest lanes on any hop (the bottleneck). */
+    /** Shortest route from a to b: hops, and the fewest lanes on any hop (the bottleneck; lanes
+     *  of different kinds are counted alike, so between racks, where every route has a 1-lane
+     *  PCIe hop, equally short routes tie and the search order picks one). */
     struct Route
     {
         uint32_t hops = 0;
@@ -63,11 +65,11 @@ public:
     [[nodiscard]] std::vector<uint32_t> path(uint32_t a, uint32_t b) const;
     /** Orders a ring's members as they lie along the topology's physical ring, so that ring
      *  neighbours are as close as the wiring allows (Poplar's collectives run along the ladder;
-     *  racks one after another); a topology without a known ring (custom) keeps the given order. */
+     *  racks one after another); a topology without a known ring (custom) takes IPU order. Any
+     *  listing of the same members gives the same order. */
     [[nodiscard]] std::vector<uint32_t> alongRing(std::vector<uint32_t> members) const;
     /** The rack (IPU-POD64) IPU `ipu` is in: 0 but in a pod topology. */
     [[nodiscard]] uint32_t rackOf(uint32_t ipu) const { return m_ipusPerRack == 0 ? 0 : ipu / m_ipusPerRack; }
-    [[nodiscard]] uint32_t racks() const { return m_racks; }
     /** IPUs not reachable from IPU 0 (empty when connected). */
     [[nodiscard]] std::vector<uint32_t> unreachable() const;
 
@@ -77,7 +79,7 @@ private:
     void addLadder(uint32_t first, uint32_t ipus, bool wrap, uint32_t place);
     void computeRoutes();
     uint32_t m_ipus = 1, m_nodes = 1;
-    uint32_t m_racks = 1, m_ipusPerRack = 0; // 0: one rack of every IPU
+    uint32_t m_ipusPerRack = 0; // 0: one rack of every IPU
     std::map<std::pair<uint32_t, uint32_t>, Edge> m_links; // (min, max) -> lanes and kind
     std::vector<std::vector<Route>> m_routes;
     std::vector<std::vector<uint32_t>> m_previous; // [a][b]: the node before b on the route from a

@@ -213,20 +213,20 @@ void Ipu::finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uin
 {
     // Each transfer started when both its ends were ready.
     std::vector<std::pair<uint64_t, uint64_t>> spans;
-    auto transfer = [&](uint32_t, uint32_t, uint64_t) {
+    auto transfer = [&] {
         const uint64_t start = std::max(ready, partnerReady.at(spans.size()));
         spans.push_back({start, std::max(start, ends.at(spans.size()))});
         return spans.back();
     };
     for (const auto& t : c.send) {
-        const auto [start, end] = transfer(m_index, t.peer, t.bytes);
+        const auto [start, end] = transfer();
         for (const auto& [edge, bytes] : m_ports.links->accountRoute(m_index, t.peer, t.bytes))
             m_linkSent[edge] += bytes;
         if (m_observer && end > start)
             m_observer->linkSpan("IPU " + std::to_string(m_index) + " -> IPU " + std::to_string(t.peer), c.name, start, end, t.bytes);
     }
-    for (const auto& t : c.recv)
-        transfer(t.peer, m_index, t.bytes);
+    for (std::size_t i = 0; i < c.recv.size(); ++i)
+        transfer();
     const uint64_t now = nowCycle();
     m_activity = 1 + int(PhaseKind::IpuCopy);
     for (const auto& p : CopyRendezvous::phases(m_cycle, std::move(spans))) {
@@ -320,7 +320,7 @@ const Ipu::BodyInfo& Ipu::bodyInfo(const std::vector<Step>& body)
         if (auto* copy = std::get_if<IpuCopyStep>(&s.op)) {
             info.linked |= !copy->send.empty() || !copy->recv.empty();
         } else if (auto* ring = std::get_if<CollectiveStep>(&s.op)) {
-            info.linked |= ring->ring.size() > 1 && ring->bytes > 0;
+            info.linked |= ring->ring.size() > 1; // even without bytes, its members wait for each other
         } else if (auto* sy = std::get_if<SyncStep>(&s.op); sy && sy->kind == SyncKind::External) {
             info.externalSync = true;
             ++info.externalSyncs;

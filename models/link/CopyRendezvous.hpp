@@ -50,7 +50,7 @@ public:
     [[nodiscard]] std::vector<Waiter> waiting() const;
 
     /** The first pair whose two listings disagree on the bytes moved, described for the user
-     *  (empty while every pair agrees). Both ends still run, each with its own count. */
+     *  (empty while every pair agrees). The transfer still runs, with the sender's count. */
     [[nodiscard]] const std::string& mismatch() const { return m_mismatch; }
 
     /** How an IPU spends a copy step it reached at `from` whose transfers ran over `spans`

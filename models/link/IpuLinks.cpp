@@ -3,7 +3,6 @@
 
 #include "models/common/SaturatingCycles.hpp"
 #include "models/system/ClockPeriod.hpp"
-#include "models/timing/CollectivePlan.hpp"
 #include "models/timing/FlowShare.hpp"
 #include "models/timing/LinkTiming.hpp"
 
@@ -16,14 +15,13 @@
 namespace ipusim {
 
 IpuLinks::IpuLinks(sc_core::sc_module_name name, const SystemParams& system, sc_core::sc_time period, std::vector<uint32_t> programmed)
-    : sc_module(name), m_system(system), m_topology(system.topology), m_period(period), m_programmed(programmed.begin(), programmed.end())
+    : sc_module(name), m_system(system), m_topology(system.topology), m_table(system), m_period(period),
+      m_programmed(programmed.begin(), programmed.end())
 {
-    for (const auto& [ab, edge] : m_topology.allLinks())
-        for (const auto& directed : {ab, std::pair{ab.second, ab.first}}) {
-            m_linkId[directed] = uint32_t(m_capacity.size());
-            m_capacity.push_back(hopBytesPerCycle(system, edge));
-            m_active[directed] = 0;
-        }
+    for (const auto& [ab, edge] : m_topology.allLinks()) {
+        m_active[ab] = 0;
+        m_active[{ab.second, ab.first}] = 0;
+    }
     SC_HAS_PROCESS(IpuLinks);
     SC_METHOD(wake);
     sensitive << m_wake;
@@ -49,7 +47,7 @@ void IpuLinks::clearFrom(uint32_t from)
         it->second = 0;
 }
 
-long double IpuLinks::bytesPerCycle(uint32_t from, uint32_t to) const { return m_capacity.at(linkId(from, to)); }
+long double IpuLinks::bytesPerCycle(uint32_t from, uint32_t to) const { return m_table.capacity().at(m_table.id(from, to)); }
 
 IpuLinks::LinkBytes IpuLinks::accountRouteOnly(uint32_t from, uint32_t to, uint64_t bytes) const
 {
@@ -73,7 +71,18 @@ uint64_t IpuLinks::now() const { return sc_core::sc_time_stamp().value() / std::
 void IpuLinks::joinRing(uint32_t ipu, const CollectiveStep& c, std::function<void()> started, RingDone done)
 {
     std::vector<uint32_t> members = m_topology.alongRing(c.ring);
-    Gathering& g = m_gathering[{members, c.name}];
+    auto [at, first] = m_gathering.try_emplace({members, c.name});
+    Gathering& g = at->second;
+    if (first) {
+        g.bytes = c.bytes;
+        g.kind = c.kind;
+    } else if (g.bytes != c.bytes || g.kind != c.kind) { // the members must run one collective
+        m_failure = fmt::format("collective \"{}\": IPU {} lists {} bytes ({}) but IPU {} lists {} bytes ({}): every member of a "
+                                "ring must list the same bytes and kind",
+                                c.name, g.arrived.front(), g.bytes, nameOf(g.kind), ipu, c.bytes, nameOf(c.kind));
+        sc_core::sc_stop();
+        return;
+    }
     g.arrived.push_back(ipu);
     g.started.push_back(std::move(started));
     g.done.push_back(std::move(done));
@@ -97,22 +106,13 @@ void IpuLinks::joinRing(uint32_t ipu, const CollectiveStep& c, std::function<voi
     update();
 }
 
-IpuLinks::Flow IpuLinks::flowAlong(uint32_t from, uint32_t to, uint64_t bytes)
+IpuLinks::Flow IpuLinks::flowAlong(uint32_t from, uint32_t to, uint64_t bytes) const
 {
-    auto [it, fresh] = m_routes.try_emplace({from, to});
-    if (fresh) {
-        const auto path = m_topology.path(from, to);
-        if (path.size() < 2)
-            throw std::logic_error(fmt::format("no IPU-Link route from IPU {} to IPU {}", from, to));
-        for (std::size_t h = 1; h < path.size(); ++h) {
-            it->second.links.push_back(linkId(path[h - 1], path[h]));
-            it->second.latency = saturatingAdd(it->second.latency, hopLatencyCycles(m_system, m_topology.edge(path[h - 1], path[h]).kind));
-        }
-    }
+    const LinkTable::Route& r = m_table.route(from, to);
     Flow f;
     f.bytes = bytes;
-    f.latency = it->second.latency;
-    f.links = it->second.links;
+    f.latency = r.latency;
+    f.links = r.links;
     return f;
 }
 
@@ -246,7 +246,7 @@ void IpuLinks::update()
         std::vector<std::vector<uint32_t>> routes;
         for (const Flow& f : m_flows)
             routes.push_back(f.links);
-        const auto rates = maxMinRates(routes, m_capacity);
+        const auto rates = maxMinRates(routes, m_table.capacity());
         for (std::size_t i = 0; i < m_flows.size(); ++i)
             m_flows[i].rate = rates[i];
         m_changed = false;
@@ -261,7 +261,7 @@ void IpuLinks::update()
     if (next <= lastCycle(m_period))
         m_wake.notify(m_period * double(next - t));
     else if (!m_flows.empty() || !m_rings.empty()) {
-        m_failure = fmt::format("a ring collective would run past cycle {}, where SystemC's 64-bit femtosecond clock ends at "
+        m_failure = fmt::format("a transfer or collective over the links would run past cycle {}, where SystemC's 64-bit femtosecond clock ends at "
                                 "{:.6g} GHz: simulate fewer iterations, samples or steps",
                                 lastCycle(m_period), m_system.ipu.clockHz / 1e9);
         sc_core::sc_stop();

@@ -3,6 +3,7 @@
 #include "models/hw/SystemParams.hpp"
 #include "models/program/Schedule.hpp"
 #include "models/timing/CollectivePlan.hpp"
+#include "models/timing/LinkTable.hpp"
 
 #include <systemc>
 
@@ -18,11 +19,11 @@ namespace ipusim {
 
 /** The links between the IPUs of a system as shared resources: IPU-Links, and with a gateway
  *  tier the IPUs' PCIe links to their gateways and the GW-Links between racks. Each pair of
- *  linked nodes is a link per direction with the bandwidth of all its lanes (hopBytesPerCycle). IPU-copy transfers and the shares of ring
- *  collectives are flows along their routes that share a link max-min fairly
- *  (models/timing/FlowShare), so transfers that cross one link at once slow each other down.
- *  Rates change only at whole cycles. A flow streams its bytes, then crosses its route's
- *  latency (hops x latency); alone it takes what models/timing/LinkTiming says. */
+ *  linked nodes is a link per direction with the bandwidth of all its lanes (hopBytesPerCycle).
+ *  IPU-copy transfers and the shares of collectives' steps are flows along their routes that
+ *  share a link max-min fairly (models/timing/FlowShare), so transfers that cross one link at
+ *  once slow each other down. Rates change only at whole cycles. A flow streams its bytes,
+ *  then crosses its route's latency (each hop's, hopLatencyCycles). */
 class IpuLinks : public sc_core::sc_module
 {
 public:
@@ -31,10 +32,10 @@ public:
     IpuLinks(sc_core::sc_module_name name, const SystemParams& system, sc_core::sc_time period, std::vector<uint32_t> programmed);
 
 
-    /** Called with the cycle a ring collective started (its last programmed member came) and
-     *  the cycle it ended; `bytes` lists what it moved per link (from, to) for one of its
-     *  members, empty for the others, so that the traffic is counted once. */
     using LinkBytes = std::map<std::pair<uint32_t, uint32_t>, uint64_t>;
+    /** Called with the cycle a collective started (its last programmed member came) and the
+     *  cycle it ended; `bytes` lists what it moved per link (from, to) for one of its members,
+     *  empty for the others, so that the traffic is counted once. */
     using RingDone = std::function<void(uint64_t start, uint64_t end, const LinkBytes& bytes)>;
     /** `ipu` reaches collective `c` now. It runs once every programmed member has reached it,
      *  as collectivePlan lays it out (one ring along the physical ring, or hierarchically over
@@ -114,6 +115,8 @@ private:
     /** Members of a collective that have come, until all have. */
     struct Gathering
     {
+        uint64_t bytes = 0; // as the first member lists the collective
+        CollectiveKind kind = CollectiveKind::AllReduce;
         std::vector<uint32_t> arrived;
         std::vector<std::function<void()>> started;
         std::vector<RingDone> done;
@@ -121,27 +124,19 @@ private:
     [[nodiscard]] uint64_t now() const;
     void startStep(std::size_t ring, uint64_t cycle);
     /** A flow along the route from `from` to `to`. */
-    Flow flowAlong(uint32_t from, uint32_t to, uint64_t bytes);
+    [[nodiscard]] Flow flowAlong(uint32_t from, uint32_t to, uint64_t bytes) const;
     /** Transfer `key` ends at `end`: the IPUs awaiting it learn so. */
     void transferEnded(const TransferKey& key, uint64_t end);
     /** Brings every flow and ring up to `cycle`: ends flows and steps, starts steps, shares the
      *  links anew when the flows changed, and schedules the next wake. */
     void update();
     void wake() { update(); }
-    [[nodiscard]] uint32_t linkId(uint32_t from, uint32_t to) const { return m_linkId.at({from, to}); }
 
     const SystemParams& m_system;
     const Topology& m_topology;
+    LinkTable m_table;
     sc_core::sc_time m_period;
     std::set<uint32_t> m_programmed;
-    std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_linkId; // directed link -> id
-    std::vector<long double> m_capacity;                         // per id, bytes per cycle
-    struct Route
-    {
-        std::vector<uint32_t> links; // ids
-        uint64_t latency = 0;
-    };
-    std::map<std::pair<uint32_t, uint32_t>, Route> m_routes; // routes taken so far
     std::map<std::pair<std::vector<uint32_t>, std::string>, Gathering> m_gathering; // by (members, name)
     std::map<std::size_t, Ring> m_rings;
     std::size_t m_nextRing = 0;

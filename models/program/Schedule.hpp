@@ -90,8 +90,19 @@ struct StreamingMemoryStep
 
 enum class CollectiveKind { AllReduce, ReduceScatter, AllGather };
 
-/** A collective across replicas over IPU-Links, ring algorithm: `ring` lists the IPUs (one per
- *  replica, in ring order), `bytes` the tensor each holds whole. */
+/** The kind as schedules write it: all_reduce, reduce_scatter, all_gather. */
+inline const char* nameOf(CollectiveKind k)
+{
+    switch (k) {
+    case CollectiveKind::ReduceScatter: return "reduce_scatter";
+    case CollectiveKind::AllGather: return "all_gather";
+    case CollectiveKind::AllReduce: break;
+    }
+    return "all_reduce";
+}
+
+/** A collective across replicas over the links: `ring` lists its IPUs (one per replica; the
+ *  links' collectivePlan orders them), `bytes` the tensor each holds whole. */
 struct CollectiveStep
 {
     std::string name;

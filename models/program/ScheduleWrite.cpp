@@ -14,16 +14,6 @@ json tileRange(uint32_t first, uint32_t end) { return json::array({first, end - 
 
 const char* directionName(Direction d) { return d == Direction::ToIpu ? "to_ipu" : "from_ipu"; }
 
-const char* collectiveName(CollectiveKind k)
-{
-    switch (k) {
-    case CollectiveKind::AllReduce: return "all_reduce";
-    case CollectiveKind::ReduceScatter: return "reduce_scatter";
-    case CollectiveKind::AllGather: return "all_gather";
-    }
-    return "all_reduce";
-}
-
 /** A compute step's runs: its cycle runs, split where its vertex count per tile changes. */
 json computeRuns(const ComputeStep& c)
 {
@@ -123,7 +113,7 @@ json step(const CallStep& c)
 }
 json step(const CollectiveStep& c)
 {
-    return {{"op", "collective"}, {"name", c.name}, {"kind", collectiveName(c.kind)}, {"bytes", c.bytes}, {"ring", c.ring}};
+    return {{"op", "collective"}, {"name", c.name}, {"kind", nameOf(c.kind)}, {"bytes", c.bytes}, {"ring", c.ring}};
 }
 json step(const StreamingMemoryStep& s)
 {

@@ -7,17 +7,14 @@
 #include "models/timing/LinkTiming.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace ipusim {
 
-RefLinkNetwork::RefLinkNetwork(const SystemParams& sys, std::set<uint32_t> programmed) : m_sys(sys), m_programmed(std::move(programmed))
+RefLinkNetwork::RefLinkNetwork(const SystemParams& sys, std::set<uint32_t> programmed)
+    : m_sys(sys), m_table(sys), m_programmed(std::move(programmed))
 {
-    for (const auto& [ab, edge] : sys.topology.allLinks()) {
-        m_linkId[ab] = uint32_t(m_capacity.size());
-        m_capacity.push_back(hopBytesPerCycle(sys, edge));
-        m_linkId[{ab.second, ab.first}] = uint32_t(m_capacity.size());
-        m_capacity.push_back(hopBytesPerCycle(sys, edge));
-    }
 }
 
 std::size_t RefLinkNetwork::join(const CollectiveStep& c, uint64_t cycle)
@@ -26,8 +23,6 @@ std::size_t RefLinkNetwork::join(const CollectiveStep& c, uint64_t cycle)
     auto [it, fresh] = m_gathering.try_emplace({members, c.name}, m_rings.size());
     if (fresh) {
         Ring r;
-        r.members = members;
-        r.name = c.name;
         r.needed = std::max<std::size_t>(1, std::count_if(members.begin(), members.end(), [&](uint32_t m) { return m_programmed.count(m) > 0; }));
         r.plan = collectivePlan(m_sys.topology, members, c.bytes, c.kind);
         r.stepsLeft = r.plan.empty() ? 0 : r.plan.front().steps;
@@ -51,13 +46,11 @@ std::size_t RefLinkNetwork::join(const CollectiveStep& c, uint64_t cycle)
 
 RefLinkNetwork::Flow RefLinkNetwork::flowAlong(uint32_t from, uint32_t to, uint64_t bytes) const
 {
-    const auto path = m_sys.topology.path(from, to);
+    const LinkTable::Route& r = m_table.route(from, to);
     Flow f;
     f.bytes = bytes;
-    for (std::size_t h = 1; h < path.size(); ++h) {
-        f.links.push_back(m_linkId.at({path[h - 1], path[h]}));
-        f.latency = saturatingAdd(f.latency, hopLatencyCycles(m_sys, m_sys.topology.edge(path[h - 1], path[h]).kind));
-    }
+    f.latency = r.latency;
+    f.links = r.links;
     return f;
 }
 
@@ -130,7 +123,7 @@ void RefLinkNetwork::reshare()
         f.cycles = 0;
         routes.push_back(f.links);
     }
-    const auto rates = maxMinRates(routes, m_capacity);
+    const auto rates = maxMinRates(routes, m_table.capacity());
     for (std::size_t i = 0; i < m_flows.size(); ++i)
         m_flows[i].rate = rates[i];
     m_changed = false;

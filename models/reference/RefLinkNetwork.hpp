@@ -3,6 +3,7 @@
 #include "models/hw/SystemParams.hpp"
 #include "models/program/Schedule.hpp"
 #include "models/timing/CollectivePlan.hpp"
+#include "models/timing/LinkTable.hpp"
 
 #include <cstdint>
 #include <map>
@@ -57,8 +58,6 @@ private:
     };
     struct Ring
     {
-        std::vector<uint32_t> members;
-        std::string name;
         std::size_t arrived = 0, needed = 0;
         std::vector<CollectivePhase> plan;
         std::size_t phase = 0; // the plan's phase running
@@ -69,9 +68,8 @@ private:
     [[nodiscard]] Flow flowAlong(uint32_t from, uint32_t to, uint64_t bytes) const;
 
     const SystemParams& m_sys;
+    LinkTable m_table;
     std::set<uint32_t> m_programmed;
-    std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_linkId;
-    std::vector<long double> m_capacity;
     std::vector<Ring> m_rings;
     std::vector<std::size_t> m_running; // rings started and not done
     std::map<std::pair<std::vector<uint32_t>, std::string>, std::size_t> m_gathering;

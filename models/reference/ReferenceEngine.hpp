@@ -39,11 +39,14 @@ struct ReferenceResult
  *  engine runs. Tiles are workers with their own position in the program: a tile stays busy
  *  while its compute-set work remains and then moves on to its next compute set; at any other
  *  step it waits until every tile of its IPU arrives, and the step's activity then counts its
- *  bytes down per cycle (exchange: per tile; links: at the link's bytes per cycle after each
- *  hop's latency) or its latency down (syncs). Nothing here uses the fast engine's duration
- *  formulas; it is the oracle the fast engine is tested against. (The host's side is not
- *  ticked: when each host call starts, once every IPU has ended the previous one, comes from
- *  the HostCallClock both engines share.) Meant for small systems and short schedules: its
+ *  bytes down per cycle (exchange: per tile; host link and Streaming Memory: at the link's
+ *  bytes per cycle after its latency; IPU copies and collectives: RefLinkNetwork, each flow at
+ *  its max-min share of its links, then its route's latency) or its latency down (syncs).
+ *  Nothing here uses the fast engine's duration formulas; it is the oracle the fast engine is
+ *  tested against. The engines share only rules that are not about time: the host-call clock
+ *  (the host's side is not ticked: when each host call starts, once every IPU has ended the
+ *  previous one, comes from HostCallClock), the max-min rate rule (maxMinRates), the routes
+ *  and the collectives' plans (collectivePlan). Meant for small systems and short schedules: its
  *  cost grows with cycles x tiles. */
 ReferenceResult runReference(const Schedule& schedule, const SystemParams& system, uint64_t hostCalls,
                              const DataLoaderParams& loader = {});

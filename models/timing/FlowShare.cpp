@@ -4,6 +4,7 @@
 #include "models/common/SaturatingCycles.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace ipusim {

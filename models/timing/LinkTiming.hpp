@@ -34,10 +34,11 @@ uint64_t ipuLinkTransferCycles(const Topology& topology, const IpuLinkParams& li
 /** Steps of a ring collective over R members: all-reduce 2(R - 1), the others R - 1. */
 uint64_t ringSteps(std::size_t members, CollectiveKind kind);
 
-/** A ring collective alone on its links, in the order given: each step moves a 1/R share of
- *  `bytes` between every pair of ring neighbours at once and lasts as long as its slowest
- *  neighbour transfer. The closed form the shared-link model (IpuLinks) gives when no two
- *  shares cross one link. */
+/** A ring collective alone on its IPU-Links, in the order given: each step moves a 1/R share
+ *  of `bytes` between every pair of ring neighbours at once and lasts as long as its slowest
+ *  neighbour transfer. The closed form the shared-link model (IpuLinks) gives for a flat plan
+ *  (collectivePlan in one rack) whose ring is in physical order and whose shares never cross
+ *  one link. */
 uint64_t ringCycles(const Topology& topology, const IpuLinkParams& link, double clockHz, const std::vector<uint32_t>& ring,
                     uint64_t bytes, CollectiveKind kind);
 

@@ -363,7 +363,7 @@ const char* kindName(LinkKind kind)
     return "ipu_link";
 }
 
-/** Bytes over each directed IPU-Link (a pair of linked IPUs, all lanes one way), with the time
+/** Bytes over each directed link (IPU-Link, gateway PCIe or GW-Link; all lanes one way), with the time
  *  they would keep it busy at its full bandwidth and that time's share of the run. */
 json linkFigures(const Experiment& e, const Simulation& sim, uint64_t totalCycles)
 {

@@ -5,6 +5,7 @@
 #include "models/hw/Topology.hpp"
 #include "models/timing/CollectivePlan.hpp"
 #include "models/timing/FlowShare.hpp"
+#include "models/timing/LinkTable.hpp"
 #include "models/timing/StreamTiming.hpp"
 
 #include <catch2/catch.hpp>
@@ -52,9 +53,9 @@ TEST_CASE("Routes follow the widest shortest path, and rings run along the ladde
     CHECK(t.alongRing({5, 0, 4}) == std::vector<uint32_t>{0, 4, 5});
     // An odd ladder closes its ring over the last rung's cross link.
     CHECK(Topology::ladder(5, false).alongRing({0, 1, 2, 3, 4}) == std::vector<uint32_t>{0, 2, 4, 3, 1});
-    // A custom topology has no known ring: the order given stays.
+    // A custom topology has no known ring: IPU order, however the members are listed.
     const Topology line = Topology::custom(3, {{{0, 1, 1}}, {{1, 2, 1}}});
-    CHECK(line.alongRing({2, 0, 1}) == std::vector<uint32_t>{2, 0, 1});
+    CHECK(line.alongRing({2, 0, 1}) == std::vector<uint32_t>{0, 1, 2});
     CHECK(line.path(0, 2) == std::vector<uint32_t>{0, 1, 2});
     CHECK(Topology::custom(3, {{{0, 1, 1}}}).path(0, 2).empty());
 }
@@ -116,4 +117,26 @@ TEST_CASE("Collective plans: one ring in a rack, hierarchical across racks", "[u
     const auto uneven = collectivePlan(pod, {0, 2, 64}, 3000000, CollectiveKind::AllReduce);
     REQUIRE(uneven.size() == 1);
     CHECK(uneven[0].rings == Rings{{0, 2, 64}});
+}
+
+TEST_CASE("Link table: each link's bytes per cycle by kind, each route's latency hop by hop", "[unit][links][pod]")
+{
+    SystemParams s;
+    s.numIpus = 128;
+    s.topology = Topology::pod(128, 2);
+    const LinkTable table(s);
+    // IPU 0 to IPU 64: PCIe (2,000) + GW-Link (2,660) + PCIe (2,000).
+    const auto& r = table.route(0, 64);
+    CHECK(r.links.size() == 3);
+    CHECK(r.latency == 6660);
+    // PCIe Gen4 x8 at 0.85: 10.0658 B a cycle; 2 GW-Link ports at 0.9: 16.917; 2-link rail: 20.451.
+    CHECK(table.capacity().at(table.id(0, 128)) == Approx(15.75e9 * 0.85 / 1.33e9));
+    CHECK(table.capacity().at(table.id(128, 144)) == Approx(2 * 12.5e9 * 0.9 / 1.33e9));
+    CHECK(table.capacity().at(table.id(2, 0)) == Approx(2 * 16e9 * 0.85 / 1.33e9));
+    CHECK(table.route(0, 2).latency == 400);
+    // No route between unlinked IPUs is a logic error, not a flow that never ends.
+    SystemParams apart;
+    apart.numIpus = 2;
+    apart.topology = Topology::custom(2, {});
+    CHECK_THROWS_AS(LinkTable(apart).route(0, 1), std::logic_error);
 }

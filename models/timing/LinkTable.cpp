@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#include "models/timing/LinkTable.hpp"
+
+#include "models/common/SaturatingCycles.hpp"
+#include "models/timing/LinkTiming.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace ipusim {
+
+LinkTable::LinkTable(const SystemParams& system) : m_system(system)
+{
+    for (const auto& [ab, edge] : system.topology.allLinks())
+        for (const auto& directed : {ab, std::pair{ab.second, ab.first}}) {
+            m_id[directed] = uint32_t(m_capacity.size());
+            m_capacity.push_back(hopBytesPerCycle(system, edge));
+        }
+}
+
+const LinkTable::Route& LinkTable::route(uint32_t from, uint32_t to) const
+{
+    auto [it, fresh] = m_routes.try_emplace({from, to});
+    if (!fresh)
+        return it->second;
+    const Topology& t = m_system.topology;
+    const auto path = t.path(from, to);
+    if (path.size() < 2) {
+        m_routes.erase(it);
+        throw std::logic_error("no route from " + t.nodeName(from) + " to " + t.nodeName(to));
+    }
+    for (std::size_t h = 1; h < path.size(); ++h) {
+        it->second.links.push_back(id(path[h - 1], path[h]));
+        it->second.latency = saturatingAdd(it->second.latency, hopLatencyCycles(m_system, t.edge(path[h - 1], path[h]).kind));
+    }
+    return it->second;
+}
+
+} // namespace ipusim
