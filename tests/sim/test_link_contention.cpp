@@ -277,3 +277,26 @@ TEST_CASE("The members of a ring must list one collective, in any order", "[sim]
     CHECK_THROWS_WITH(test::simulateDoc(doc(2000)),
                       Catch::Contains("collective \"r\": IPU 1 lists 2000 bytes (all_reduce) but IPU 0 lists 1000000 bytes (all_reduce): every member"));
 }
+
+TEST_CASE("Weak scaling over racks: total throughput rises, throughput per IPU never does", "[sim][links][pod][metamorphic]")
+{
+    // ResNet-50 at the POD64 settings on 64, 128 and 256 replicas: more replicas share the
+    // all-reduce over more links (and, beyond a rack, the gateways), never less.
+    double lastTotal = 0, lastPerIpu = 1e300;
+    for (const char* config : {"configs/resnet/resnet50_pod64.json", "configs/resnet/resnet50_pod128.json", "configs/resnet/resnet50_pod256.json"}) {
+        INFO(config);
+        const json s = test::simulateFile(config);
+        const double total = s["samples_per_second"], perIpu = total / s["num_ipus"].get<double>();
+        CHECK(total > lastTotal);
+        CHECK(perIpu <= lastPerIpu);
+        lastTotal = total;
+        lastPerIpu = perIpu;
+    }
+    // More GW-Link or gateway PCIe bandwidth never costs cycles.
+    uint64_t last = UINT64_MAX;
+    for (const char* bw : {"6.25e9", "12.5e9", "25e9"}) {
+        const json s = test::simulateFile("configs/resnet/resnet50_pod256.json", {std::string("/system/gw_link/bandwidth_bytes_per_second=") + bw});
+        CHECK(s["total_cycles"].get<uint64_t>() <= last);
+        last = s["total_cycles"];
+    }
+}
