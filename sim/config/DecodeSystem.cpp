@@ -81,6 +81,8 @@ Topology topologyOf(const config::LoadedConfig& cfg, const Reader& r, uint32_t n
     const std::string kind = r.at<std::string>("/system/topology/kind");
     const uint32_t racks = r.at<uint32_t>("/system/topology/racks");
     if (kind == "pod") {
+        if (!list.empty())
+            cfg.fail("/system/topology/links", "expected no links for kind \"pod\", which lays its racks out itself");
         // Every rack holds whole IPU-M2000s (4 IPUs, one gateway) and is a ladder of rungs.
         if (numIpus % racks != 0 || (numIpus / racks) % 4 != 0)
             cfg.fail("/system/topology/racks",

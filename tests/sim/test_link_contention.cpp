@@ -226,6 +226,8 @@ TEST_CASE("Bad pod topologies name the key and what was expected", "[sim][links]
                Catch::Contains("/system/topology/racks: expected racks of whole IPU-M2000s: num_ipus (128) / racks a multiple of 4, found 3 racks"));
     CHECK_THAT(error({{"base", "hardware/pod64.json"}, {"topology", {{"racks", 2}}}}),
                Catch::Contains("/system/topology/racks: expected 1 (racks are for kind \"pod\"), found 2"));
+    CHECK_THAT(error({{"base", "hardware/pod128.json"}, {"topology", {{"links", {{0, 1, 4}}}}}}),
+               Catch::Contains("/system/topology/links: expected no links for kind \"pod\", which lays its racks out itself"));
 }
 
 TEST_CASE("Collectives across racks run hierarchically, against the closed form", "[sim][links][pod]")
