@@ -106,16 +106,6 @@ void IpuLinks::joinRing(uint32_t ipu, const CollectiveStep& c, std::function<voi
     update();
 }
 
-IpuLinks::Flow IpuLinks::flowAlong(uint32_t from, uint32_t to, uint64_t bytes) const
-{
-    const LinkTable::Route& r = m_table.route(from, to);
-    Flow f;
-    f.bytes = bytes;
-    f.latency = r.latency;
-    f.links = r.links;
-    return f;
-}
-
 void IpuLinks::startStep(std::size_t id, uint64_t cycle)
 {
     Ring& ring = m_rings.at(id);
@@ -126,8 +116,7 @@ void IpuLinks::startStep(std::size_t id, uint64_t cycle)
             const uint32_t from = members[i], to = members[(i + 1) % members.size()];
             for (const auto& [edge, bytes] : accountRouteOnly(from, to, phase.share))
                 ring.bytes[edge] += bytes;
-            m_flows.push_back(flowAlong(from, to, phase.share));
-            m_flows.back().ring = id;
+            m_flows.push_back({&m_table.route(from, to), phase.share, id, std::nullopt, 0, 0, 0});
             ++ring.flowsLeft;
         }
     ring.stepEnd = cycle;
@@ -141,8 +130,7 @@ void IpuLinks::startTransfer(const TransferKey& key, uint64_t bytes)
     if (bytes == 0 || from == to) { // nothing to move: it ends as it starts
         transferEnded(key, now());
     } else {
-        m_flows.push_back(flowAlong(from, to, bytes));
-        m_flows.back().transfer = key;
+        m_flows.push_back({&m_table.route(from, to), bytes, 0, key, 0, 0, 0});
         m_changed = true;
     }
     update();
@@ -211,10 +199,10 @@ void IpuLinks::update()
                 continue;
             }
             if (it->transfer) {
-                transferEnded(*it->transfer, saturatingAdd(finish, it->latency));
+                transferEnded(*it->transfer, saturatingAdd(finish, it->route->latency));
             } else {
                 Ring& ring = m_rings.at(it->ring);
-                ring.stepEnd = std::max(ring.stepEnd, saturatingAdd(finish, it->latency));
+                ring.stepEnd = std::max(ring.stepEnd, saturatingAdd(finish, it->route->latency));
                 --ring.flowsLeft;
             }
             it = m_flows.erase(it);
@@ -245,7 +233,7 @@ void IpuLinks::update()
         m_since = t;
         std::vector<std::vector<uint32_t>> routes;
         for (const Flow& f : m_flows)
-            routes.push_back(f.links);
+            routes.push_back(f.route->links);
         const auto rates = maxMinRates(routes, m_table.capacity());
         for (std::size_t i = 0; i < m_flows.size(); ++i)
             m_flows[i].rate = rates[i];

@@ -49,8 +49,7 @@ public:
     /** Programmed IPUs waiting at a collective for other members, described (for a stuck run). */
     [[nodiscard]] std::vector<std::string> waiting() const;
 
-    /** An IPU-copy transfer: from, to, and its number on that edge (CopyRendezvous). */
-    using TransferKey = std::tuple<uint32_t, uint32_t, uint64_t>;
+    using TransferKey = ipusim::TransferKey;
     /** Transfer `key` of `bytes` starts now (both its IPUs are there). */
     void startTransfer(const TransferKey& key, uint64_t bytes);
     /** Calls `done` with the cycle each transfer ends (its last byte in), in the order given,
@@ -78,16 +77,7 @@ public:
     void clearFrom(uint32_t from);
 
 private:
-    /** A share of a ring step or a copy's transfer on its way: streamed over `links` (ids),
-     *  then `latency` cycles. */
-    struct Flow
-    {
-        std::vector<uint32_t> links;
-        uint64_t bytes = 0, latency = 0;
-        long double moved = 0, rate = 0; // moved by m_since, and since then at `rate` a cycle
-        std::size_t ring = 0;
-        std::optional<TransferKey> transfer; // a copy's transfer, not a ring's share
-    };
+    using Flow = LinkFlow; // moved by m_since (cycles unused: time is m_since)
     /** An IPU's wait for its copy's transfers. */
     struct Await
     {
@@ -123,8 +113,6 @@ private:
     };
     [[nodiscard]] uint64_t now() const;
     void startStep(std::size_t ring, uint64_t cycle);
-    /** A flow along the route from `from` to `to`. */
-    [[nodiscard]] Flow flowAlong(uint32_t from, uint32_t to, uint64_t bytes) const;
     /** Transfer `key` ends at `end`: the IPUs awaiting it learn so. */
     void transferEnded(const TransferKey& key, uint64_t end);
     /** Brings every flow and ring up to `cycle`: ends flows and steps, starts steps, shares the

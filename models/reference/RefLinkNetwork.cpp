@@ -44,16 +44,6 @@ std::size_t RefLinkNetwork::join(const CollectiveStep& c, uint64_t cycle)
     return id;
 }
 
-RefLinkNetwork::Flow RefLinkNetwork::flowAlong(uint32_t from, uint32_t to, uint64_t bytes) const
-{
-    const LinkTable::Route& r = m_table.route(from, to);
-    Flow f;
-    f.bytes = bytes;
-    f.latency = r.latency;
-    f.links = r.links;
-    return f;
-}
-
 void RefLinkNetwork::startTransfer(const TransferKey& key, uint64_t bytes, uint64_t cycle)
 {
     const auto [from, to, index] = key;
@@ -61,8 +51,7 @@ void RefLinkNetwork::startTransfer(const TransferKey& key, uint64_t bytes, uint6
         m_transferEnds[key] = cycle;
         return;
     }
-    m_flows.push_back(flowAlong(from, to, bytes));
-    m_flows.back().transfer = key;
+    m_flows.push_back({&m_table.route(from, to), bytes, 0, key, 0, 0, 0});
     m_changed = true;
 }
 
@@ -72,8 +61,7 @@ void RefLinkNetwork::startStep(Ring& ring, std::size_t id, uint64_t cycle)
     ring.flowsLeft = 0;
     for (const auto& members : phase.rings)
         for (std::size_t i = 0; i < members.size(); ++i) {
-            m_flows.push_back(flowAlong(members[i], members[(i + 1) % members.size()], phase.share));
-            m_flows.back().ring = id;
+            m_flows.push_back({&m_table.route(members[i], members[(i + 1) % members.size()]), phase.share, id, std::nullopt, 0, 0, 0});
             ++ring.flowsLeft;
         }
     ring.stepEnd = cycle;
@@ -89,10 +77,10 @@ void RefLinkNetwork::tick(uint64_t cycle)
             continue;
         }
         if (it->transfer) {
-            m_transferEnds[*it->transfer] = cycle + it->latency;
+            m_transferEnds[*it->transfer] = cycle + it->route->latency;
         } else {
             Ring& ring = m_rings[it->ring];
-            ring.stepEnd = std::max(ring.stepEnd, cycle + it->latency);
+            ring.stepEnd = std::max(ring.stepEnd, cycle + it->route->latency);
             --ring.flowsLeft;
         }
         it = m_flows.erase(it);
@@ -121,7 +109,7 @@ void RefLinkNetwork::reshare()
     for (Flow& f : m_flows) {
         f.moved += (long double)f.cycles * f.rate;
         f.cycles = 0;
-        routes.push_back(f.links);
+        routes.push_back(f.route->links);
     }
     const auto rates = maxMinRates(routes, m_table.capacity());
     for (std::size_t i = 0; i < m_flows.size(); ++i)

@@ -31,8 +31,7 @@ public:
     [[nodiscard]] bool done(std::size_t ring) const { return m_rings.at(ring).done; }
     [[nodiscard]] bool started(std::size_t ring) const { return m_rings.at(ring).started; }
     [[nodiscard]] uint64_t startCycle(std::size_t ring) const { return m_rings.at(ring).start; }
-    /** An IPU-copy transfer: from, to, and its listing's index on that edge. */
-    using TransferKey = std::tuple<uint32_t, uint32_t, uint64_t>;
+    using TransferKey = ipusim::TransferKey;
     /** Transfer `key` starts at `cycle` (both its IPUs are there). */
     void startTransfer(const TransferKey& key, uint64_t bytes, uint64_t cycle);
     /** The cycle transfer `key` ends (its last byte in), once it has streamed. */
@@ -48,14 +47,7 @@ public:
     void reshare();
 
 private:
-    struct Flow
-    {
-        std::vector<uint32_t> links;
-        uint64_t bytes = 0, latency = 0, cycles = 0; // cycles streamed at `rate`
-        long double moved = 0, rate = 0;
-        std::size_t ring = 0;
-        std::optional<TransferKey> transfer; // a copy's transfer, not a ring's share
-    };
+    using Flow = LinkFlow;
     struct Ring
     {
         std::size_t arrived = 0, needed = 0;
@@ -65,7 +57,6 @@ private:
         bool started = false, done = false;
     };
     void startStep(Ring& ring, std::size_t id, uint64_t cycle);
-    [[nodiscard]] Flow flowAlong(uint32_t from, uint32_t to, uint64_t bytes) const;
 
     const SystemParams& m_sys;
     LinkTable m_table;

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 namespace ipusim {
@@ -35,6 +37,22 @@ private:
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_id;
     std::vector<long double> m_capacity;
     mutable std::map<std::pair<uint32_t, uint32_t>, Route> m_routes; // the routes asked for so far
+};
+
+/** An IPU-copy transfer: from, to, and its number on that edge (the n-th send of an edge pairs
+ *  with its n-th receive). */
+using TransferKey = std::tuple<uint32_t, uint32_t, uint64_t>;
+
+/** A flow on the links, as both engines keep it: a share of a collective's step or a copy's
+ *  transfer, streamed over its route's links, then its route's latency. */
+struct LinkFlow
+{
+    const LinkTable::Route* route = nullptr; // held by the LinkTable
+    uint64_t bytes = 0;
+    std::size_t ring = 0;                // the collective a share belongs to
+    std::optional<TransferKey> transfer; // or the copy's transfer it is
+    long double moved = 0, rate = 0;     // moved when its rate was last set, and that rate a cycle
+    uint64_t cycles = 0;                 // cycles at that rate (counted by the reference engine)
 };
 
 } // namespace ipusim
