@@ -49,20 +49,13 @@ void IpuLinks::clearFrom(uint32_t from)
 
 long double IpuLinks::bytesPerCycle(uint32_t from, uint32_t to) const { return m_table.capacity().at(m_table.id(from, to)); }
 
-IpuLinks::LinkBytes IpuLinks::accountRouteOnly(uint32_t from, uint32_t to, uint64_t bytes) const
-{
-    LinkBytes out;
-    const auto path = m_topology.path(from, to);
-    for (std::size_t h = 1; h < path.size(); ++h)
-        out[{path[h - 1], path[h]}] += bytes;
-    return out;
-}
-
 IpuLinks::LinkBytes IpuLinks::accountRoute(uint32_t from, uint32_t to, uint64_t bytes)
 {
-    LinkBytes out = accountRouteOnly(from, to, bytes);
-    for (const auto& [edge, b] : out)
-        account(edge.first, edge.second, b);
+    LinkBytes out;
+    for (uint32_t l : m_table.route(from, to).links) {
+        out[m_table.ends(l)] += bytes;
+        account(m_table.ends(l).first, m_table.ends(l).second, bytes);
+    }
     return out;
 }
 
@@ -114,9 +107,10 @@ void IpuLinks::startStep(std::size_t id, uint64_t cycle)
     for (const auto& members : phase.rings)
         for (std::size_t i = 0; i < members.size(); ++i) {
             const uint32_t from = members[i], to = members[(i + 1) % members.size()];
-            for (const auto& [edge, bytes] : accountRouteOnly(from, to, phase.share))
-                ring.bytes[edge] += bytes;
-            m_flows.push_back({&m_table.route(from, to), phase.share, id, std::nullopt, 0, 0, 0});
+            const LinkTable::Route& route = m_table.route(from, to);
+            for (uint32_t l : route.links)
+                ring.bytes[m_table.ends(l)] += phase.share;
+            m_flows.push_back({&route, phase.share, id, std::nullopt, 0, 0, 0});
             ++ring.flowsLeft;
         }
     ring.stepEnd = cycle;

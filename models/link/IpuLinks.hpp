@@ -60,8 +60,6 @@ public:
     /** Counts bytes sent from `from` to `to` on every link of the route (statistics); returns
      *  them per link. */
     LinkBytes accountRoute(uint32_t from, uint32_t to, uint64_t bytes);
-    /** The same bytes per link of the route, not counted. */
-    [[nodiscard]] LinkBytes accountRouteOnly(uint32_t from, uint32_t to, uint64_t bytes) const;
     /** Counts bytes on the link from `from` to its neighbour `to` (statistics). */
     void account(uint32_t from, uint32_t to, uint64_t bytes) { m_bytes[{from, to}] += bytes; }
     /** Bytes per directed link, (from, to) one hop apart (nodes: Topology::nodes). */

@@ -15,6 +15,7 @@ LinkTable::LinkTable(const SystemParams& system) : m_system(system)
         for (const auto& directed : {ab, std::pair{ab.second, ab.first}}) {
             m_id[directed] = uint32_t(m_capacity.size());
             m_capacity.push_back(hopBytesPerCycle(system, edge));
+            m_ends.push_back(directed);
         }
 }
 

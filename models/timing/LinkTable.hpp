@@ -31,11 +31,14 @@ public:
     /** Bytes per cycle of every link, by number. */
     [[nodiscard]] const std::vector<long double>& capacity() const { return m_capacity; }
     [[nodiscard]] uint32_t id(uint32_t from, uint32_t to) const { return m_id.at({from, to}); }
+    /** The nodes a link joins, (from, to). */
+    [[nodiscard]] const std::pair<uint32_t, uint32_t>& ends(uint32_t id) const { return m_ends.at(id); }
 
 private:
     const SystemParams& m_system;
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_id;
     std::vector<long double> m_capacity;
+    std::vector<std::pair<uint32_t, uint32_t>> m_ends; // per id
     mutable std::map<std::pair<uint32_t, uint32_t>, Route> m_routes; // the routes asked for so far
 };
 
