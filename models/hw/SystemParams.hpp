@@ -17,12 +17,21 @@ struct HostParams
     uint32_t cores = schema::kHostCores;
 };
 
-/** The IPU's link to the host (PCIe Gen4 x8 through the gateway). */
+/** The IPU's PCIe Gen4 x8 link to its IPU-Gateway (host transfers then cross the gateway's
+ *  link to the host). */
 struct HostLinkParams
 {
     double bandwidthBytesPerSecond = schema::kHostLinkBandwidthBytesPerSecond;
     double efficiency = schema::kHostLinkEfficiency;
     uint64_t latencyCycles = schema::kHostLinkLatencyCycles;
+};
+
+/** An IPU-Gateway's RoCE link to its host server, one direction, shared by its IPU-M2000's IPUs. */
+struct GatewayHostLinkParams
+{
+    double bandwidthBytesPerSecond = schema::kGatewayHostLinkBandwidthBytesPerSecond;
+    double efficiency = schema::kGatewayHostLinkEfficiency;
+    uint64_t latencyCycles = schema::kGatewayHostLinkLatencyCycles;
 };
 
 /** One IPU-Link, one direction; a route pays the latency per hop. */
@@ -58,6 +67,7 @@ struct SystemParams
     IpuParams ipu;
     HostParams host;
     HostLinkParams hostLink;
+    GatewayHostLinkParams gatewayHostLink;
     IpuLinkParams ipuLink;
     GwLinkParams gwLink;
     double syncHopSeconds = schema::kExternalSyncHopSeconds;

@@ -11,6 +11,8 @@ void Topology::add(uint32_t a, uint32_t b, uint32_t n, LinkKind kind)
 {
     if (a == b || n == 0 || a >= m_nodes || b >= m_nodes)
         return;
+    if (kind == LinkKind::IpuLink && (a >= m_ipus || b >= m_ipus)) // a ladder of an odd count ends in half a rung
+        return;
     Edge& e = m_links[{std::min(a, b), std::max(a, b)}];
     e.lanes += n;
     e.kind = kind;
@@ -39,29 +41,41 @@ void Topology::addLadder(uint32_t first, uint32_t ipus, bool wrap, uint32_t plac
         m_ringPosition[first + b] = place++;
 }
 
+void Topology::setNodes(uint32_t ipus)
+{
+    m_ipus = ipus;
+    m_nodes = ipus + gatewaysFor(ipus) + 1;
+}
+
+void Topology::addHostTier()
+{
+    for (uint32_t i = 0; i < m_ipus; ++i)
+        add(i, gatewayOf(i), 1, LinkKind::GatewayPcie);
+    for (uint32_t g = 0; g < gateways(); ++g)
+        add(m_ipus + g, host(), 1, LinkKind::GatewayHost);
+}
+
 Topology Topology::ladder(uint32_t ipus, bool wrap)
 {
     Topology t;
-    t.m_ipus = t.m_nodes = ipus;
+    t.setNodes(ipus);
     t.m_ringPosition.assign(ipus, 0);
     t.addLadder(0, ipus, wrap, 0);
+    t.addHostTier();
     t.computeRoutes();
     return t;
 }
 
 Topology Topology::pod(uint32_t ipus, uint32_t racks)
 {
-    constexpr uint32_t kIpusPerM2000 = 4;
     Topology t;
     const uint32_t perRack = ipus / std::max(racks, 1u), gatewaysPerRack = perRack / kIpusPerM2000;
-    t.m_ipus = ipus;
-    t.m_nodes = ipus + ipus / kIpusPerM2000;
+    t.setNodes(ipus);
     t.m_ipusPerRack = perRack;
     t.m_ringPosition.assign(ipus, 0);
     for (uint32_t r = 0; r < racks; ++r)
         t.addLadder(r * perRack, perRack, true, r * perRack);
-    for (uint32_t i = 0; i < ipus; ++i)
-        t.add(i, ipus + i / kIpusPerM2000, 1, LinkKind::GatewayPcie);
+    t.addHostTier();
     if (racks > 1)
         for (uint32_t r = 0; r < (racks == 2 ? 1 : racks); ++r)
             for (uint32_t g = 0; g < gatewaysPerRack; ++g)
@@ -74,9 +88,11 @@ Topology Topology::pod(uint32_t ipus, uint32_t racks)
 Topology Topology::custom(uint32_t ipus, const std::vector<std::array<uint32_t, 3>>& links)
 {
     Topology t;
-    t.m_ipus = t.m_nodes = ipus;
+    t.setNodes(ipus);
     for (const auto& l : links)
-        t.add(l[0], l[1], l[2]);
+        if (l[0] < ipus && l[1] < ipus)
+            t.add(l[0], l[1], l[2]);
+    t.addHostTier();
     t.computeRoutes();
     return t;
 }
@@ -91,17 +107,21 @@ const Topology::Edge& Topology::edge(uint32_t a, uint32_t b) const { return m_li
 
 std::string Topology::nodeName(uint32_t n) const
 {
-    return n < m_ipus ? "ipu" + std::to_string(n) : "gw" + std::to_string(n - m_ipus);
+    if (n < m_ipus)
+        return "ipu" + std::to_string(n);
+    if (isHost(n))
+        return "host";
+    return "gw" + std::to_string(n - m_ipus);
 }
 
 void Topology::computeRoutes()
 {
     // Breadth-first by hops; among the shortest routes keep the widest bottleneck.
     constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(m_nodes);
+    std::vector<std::vector<std::pair<uint32_t, const Edge*>>> adj(m_nodes);
     for (const auto& [ab, e] : m_links) {
-        adj[ab.first].push_back({ab.second, e.lanes});
-        adj[ab.second].push_back({ab.first, e.lanes});
+        adj[ab.first].push_back({ab.second, &e});
+        adj[ab.second].push_back({ab.first, &e});
     }
     m_routes.assign(m_nodes, std::vector<Route>(m_nodes));
     m_previous.assign(m_nodes, std::vector<uint32_t>(m_nodes, kNone));
@@ -114,8 +134,10 @@ void Topology::computeRoutes()
         while (!q.empty()) {
             const uint32_t u = q.front();
             q.pop_front();
-            for (const auto& [v, n] : adj[u]) {
-                const uint32_t w = std::min(width[u], n);
+            for (const auto& [v, e] : adj[u]) {
+                if (u != s && !mayPass(previous[u], u, e->kind))
+                    continue;
+                const uint32_t w = std::min(width[u], e->lanes);
                 if (hops[v] == kNone) {
                     hops[v] = hops[u] + 1;
                     width[v] = w;
@@ -131,6 +153,14 @@ void Topology::computeRoutes()
             if (d != s && hops[d] != kNone)
                 m_routes[s][d] = {hops[d], width[d]};
     }
+}
+
+bool Topology::mayPass(uint32_t from, uint32_t u, LinkKind kind) const
+{
+    if (isHost(u))
+        return false;
+    const bool gateway = u >= m_ipus;
+    return !(gateway && from < m_ipus && kind == LinkKind::GatewayPcie); // IPU -> gateway -> IPU
 }
 
 Topology::Route Topology::route(uint32_t a, uint32_t b) const { return m_routes.at(a).at(b); }

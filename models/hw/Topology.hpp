@@ -9,16 +9,21 @@
 namespace ipusim {
 
 /** What joins two nodes of a system: IPU-Links between IPUs; an IPU's PCIe link to its
- *  M2000's IPU-Gateway; GW-Links between gateways of different racks. */
+ *  M2000's IPU-Gateway; GW-Links between gateways of different racks; a gateway's RoCE link to
+ *  its host server. */
 enum class LinkKind
 {
     IpuLink,
     GatewayPcie,
-    GwLink
+    GwLink,
+    GatewayHost
 };
 
-/** The nodes of a system (its IPUs, then one IPU-Gateway per IPU-M2000 when the topology has
- *  a gateway tier), how many lanes of which kind join them, and the routes between them. */
+/** The nodes of a system (its IPUs, then one IPU-Gateway per IPU-M2000, then the host server),
+ *  how many lanes of which kind join them, and the routes between them. Every IPU has a PCIe
+ *  link to its gateway and every gateway a RoCE link to the host. Routes never pass through the
+ *  host, nor from one IPU to another through their gateway: IPUs of one M2000 talk over
+ *  IPU-Links; gateways forward only GW-Link traffic and host traffic. */
 class Topology
 {
 public:
@@ -33,6 +38,9 @@ public:
     static Topology pod(uint32_t ipus, uint32_t racks);
     /** IPU-Links as listed: {a, b, links}. */
     static Topology custom(uint32_t ipus, const std::vector<std::array<uint32_t, 3>>& links);
+    /** IPU-Gateways (IPU-M2000s) of `ipus` IPUs: one per 4, the last perhaps partly filled. */
+    static uint32_t gatewaysFor(uint32_t ipus) { return (ipus + kIpusPerM2000 - 1) / kIpusPerM2000; }
+    static constexpr uint32_t kIpusPerM2000 = 4;
 
     /** One bundle of lanes between two nodes. */
     struct Edge
@@ -42,9 +50,15 @@ public:
     };
 
     [[nodiscard]] uint32_t ipus() const { return m_ipus; }
-    /** IPUs and gateways: gateway g is node ipus() + g. */
+    /** IPUs, gateways and the host: gateway g is node ipus() + g, the host node
+     *  ipus() + gateways(). */
     [[nodiscard]] uint32_t nodes() const { return m_nodes; }
-    /** A name for node n in reports: "ipu3", "gw0". */
+    [[nodiscard]] uint32_t gateways() const { return gatewaysFor(m_ipus); }
+    /** The node of IPU `ipu`'s gateway, and of the host. */
+    [[nodiscard]] uint32_t gatewayOf(uint32_t ipu) const { return m_ipus + ipu / kIpusPerM2000; }
+    [[nodiscard]] uint32_t host() const { return m_ipus + gateways(); }
+    [[nodiscard]] bool isHost(uint32_t node) const { return node == host(); }
+    /** A name for node n in reports: "ipu3", "gw0", "host". */
     [[nodiscard]] std::string nodeName(uint32_t n) const;
     /** IPU-Links directly between IPUs a and b (0 if none). */
     [[nodiscard]] uint32_t links(uint32_t a, uint32_t b) const;
@@ -77,6 +91,12 @@ private:
     void add(uint32_t a, uint32_t b, uint32_t n, LinkKind kind = LinkKind::IpuLink);
     /** A ladder of `ipus` IPUs from IPU `first`, with its ring positions from `place`. */
     void addLadder(uint32_t first, uint32_t ipus, bool wrap, uint32_t place);
+    /** Sizes the nodes for `ipus` IPUs, their gateways and the host. */
+    void setNodes(uint32_t ipus);
+    /** Every IPU's PCIe link to its gateway and every gateway's RoCE link to the host. */
+    void addHostTier();
+    /** May a route arriving at node u from `from` go on to v over `kind`? */
+    [[nodiscard]] bool mayPass(uint32_t from, uint32_t u, LinkKind kind) const;
     void computeRoutes();
     uint32_t m_ipus = 1, m_nodes = 1;
     uint32_t m_ipusPerRack = 0; // 0: one rack of every IPU

@@ -125,7 +125,8 @@ std::optional<ExternalSync::SkipOffer> Ipu::skipOffer()
     // The last barrier of a loop iteration: offer to skip the loop's remaining iterations (but
     // its last) if this iteration has so far grown exactly as the previous one.
     Frame& f = m_stack.back();
-    if (!f.loop || f.pc != f.steps->size() || !bodyInfo(*f.steps).endsExternal || bodyInfo(*f.steps).periodic)
+    if (!f.loop || f.pc != f.steps->size() || !bodyInfo(*f.steps).endsExternal || bodyInfo(*f.steps).periodic ||
+        !fetchesAllowSkip())
         return std::nullopt;
     LoopState& loop = *f.loop;
     std::vector<uint64_t> partial = snapshot();
@@ -156,24 +157,32 @@ uint64_t Ipu::exec(const ExchangeStep& x)
 
 uint64_t Ipu::exec(const HostTransferStep& h)
 {
-    const uint64_t start = tiles.lastReady();
-    if (!h.prefetch)
-        return endPhaseOnAllTiles(PhaseKind::Host, h.name, start + host.transfer(h.direction, h.bytes));
-    // The data was fetched into the IO tiles during the previous micro-batch (the first time,
-    // nothing was: fetch it now). Wait for it, then fetch the next in the background.
-    auto it = m_prefetched.find(&h);
-    uint64_t ready = 0;
-    if (it == m_prefetched.end())
-        ready = start + host.transfer(h.direction, h.bytes);
-    else {
-        ready = it->second;
-        host.account(h.direction, h.bytes);
-    }
-    const uint64_t end = std::max(start, ready);
-    const uint64_t from = std::max(end, m_hostLinkFree);
-    m_hostLinkFree = from + host.transferCycles(h.bytes);
-    m_prefetched[&h] = m_hostLinkFree;
-    return endPhaseOnAllTiles(PhaseKind::Host, h.name, end);
+    // A prefetching step's data was fetched into the IO tiles while the previous micro-batch ran
+    // (the first time, nothing was: fetch it now); other host transfers start now.
+    host.account(h.direction, h.bytes);
+    auto it = m_prefetching.find(&h);
+    const IpuLinks::TransferKey key = it == m_prefetching.end() ? startHostTransfer(h) : it->second;
+    m_activity = 1 + int(PhaseKind::Host);
+    m_ports.links->awaitTransfers({key}, [this, &h](const std::vector<uint64_t>& ends) { finishHostTransfer(h, ends.at(0)); });
+    return kWait;
+}
+
+IpuLinks::TransferKey Ipu::startHostTransfer(const HostTransferStep& h)
+{
+    IpuLinks::LinkBytes sent;
+    const auto key = m_ports.links->startHostTransfer(m_index, h.direction, h.bytes, ++m_hostTransfers, sent);
+    for (const auto& [edge, bytes] : sent)
+        m_linkSent[edge] += bytes;
+    return key;
+}
+
+void Ipu::finishHostTransfer(const HostTransferStep& h, uint64_t ready)
+{
+    const uint64_t now = nowCycle();
+    m_cycle = endPhaseOnAllTiles(PhaseKind::Host, h.name, std::max(ready, m_cycle));
+    if (h.prefetch) // consumed: the next micro-batch's data starts coming at once
+        m_fetchNext.push_back(&h);
+    wakeAt(std::max(m_cycle, now), now);
 }
 
 uint64_t Ipu::exec(const IpuCopyStep& c)
@@ -321,6 +330,8 @@ const Ipu::BodyInfo& Ipu::bodyInfo(const std::vector<Step>& body)
             info.linked |= !copy->send.empty() || !copy->recv.empty();
         } else if (auto* ring = std::get_if<CollectiveStep>(&s.op)) {
             info.linked |= ring->ring.size() > 1; // even without bytes, its members wait for each other
+        } else if (std::holds_alternative<HostTransferStep>(s.op)) {
+            info.linked = true; // other IPUs' transfers share its gateway's link to the host
         } else if (auto* sy = std::get_if<SyncStep>(&s.op); sy && sy->kind == SyncKind::External) {
             info.externalSync = true;
             ++info.externalSyncs;
@@ -381,11 +392,6 @@ std::vector<int64_t> Ipu::shape() const
 {
     std::vector<int64_t> s;
     tiles.shape(m_cycle, s);
-    // How long until the host link is free and each prefetch is in (past times are all alike).
-    auto ahead = [&](uint64_t t) { return int64_t(t > m_cycle ? t - m_cycle : 0); };
-    s.push_back(ahead(m_hostLinkFree));
-    for (const auto& [step, ready] : m_prefetched)
-        s.push_back(ahead(ready));
     s.push_back(int64_t(m_linkSent.size()));
     return s;
 }
@@ -405,12 +411,6 @@ bool Ipu::skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uin
             m_ports.links->account(edge.first, edge.second, bytes - before[edge]);
     m_cycle += shift;
     tiles.shift(shift);
-    // Times still ahead move with the skip; past ones stay past.
-    if (m_hostLinkFree > m_cycle - shift)
-        m_hostLinkFree += shift;
-    for (auto& [step, ready] : m_prefetched)
-        if (ready > m_cycle - shift)
-            ready += shift;
     m_skipped += times;
     return true;
 }
@@ -438,6 +438,15 @@ bool Ipu::withinTimeLimit(uint64_t cycle, const char* doing)
                                 m_index, cycle, doing, m_cycleLimit, m_hw.clockHz / 1e9);
     sc_core::sc_stop();
     return false;
+}
+
+bool Ipu::fetchesAllowSkip() const
+{
+    // A prefetch still on the links would not move with the skip: skip only once every fetch
+    // is in (then its end is past, like any other).
+    const uint64_t now = nowCycle();
+    return std::all_of(m_prefetching.begin(), m_prefetching.end(),
+                       [&](const auto& fetch) { return m_ports.links->transferEndedBy(fetch.second, now); });
 }
 
 bool Ipu::wakeAt(uint64_t cycle, uint64_t nowCycle)
@@ -468,7 +477,8 @@ bool Ipu::fastForward(Frame& f)
     uint64_t skip = 0;
     if (m_grant > 0)
         skip = m_grant;
-    else if (!bodyInfo(*f.steps).externalSync && (!bodyInfo(*f.steps).linked || m_ports.links->programmedIpus() == 1) && loop.haveLast && sameSize && delta == loop.lastDelta &&
+    else if (!bodyInfo(*f.steps).externalSync && fetchesAllowSkip() &&
+             (!bodyInfo(*f.steps).linked || m_ports.links->programmedIpus() == 1) && loop.haveLast && sameSize && delta == loop.lastDelta &&
              duration == loop.lastDuration && state == loop.lastShape)
         skip = skippable(m_cycle, f.remaining - 2, duration);
     m_grant = 0;
@@ -517,6 +527,9 @@ void Ipu::startCall(const HostCallClock::Call& call)
 
 void Ipu::sequence()
 {
+    for (const HostTransferStep* h : m_fetchNext) // woken where the prefetched data was consumed
+        m_prefetching[h] = startHostTransfer(*h);
+    m_fetchNext.clear();
     while (true) {
         if (m_stack.empty()) {
             if (m_callsStarted == m_hostCalls) {

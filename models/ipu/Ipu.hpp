@@ -120,6 +120,10 @@ private:
     /** Collective `c` ran over [start, end) once its members were there; `bytes` is its
      *  traffic if this IPU counts it. */
     void finishCollective(const CollectiveStep& c, uint64_t start, uint64_t end, const IpuLinks::LinkBytes& bytes);
+    /** Host transfer `h` has its data in (or out) at `ready`: its phase ends then (or now). */
+    void finishHostTransfer(const HostTransferStep& h, uint64_t ready);
+    /** Starts host transfer `h` now over the links; returns its key. */
+    IpuLinks::TransferKey startHostTransfer(const HostTransferStep& h);
     /** SystemC's present time in cycles (at or after m_cycle). */
     [[nodiscard]] uint64_t nowCycle() const;
     /** A phase every tile waits out (sync, exchange, transfers): all are ready at `end`. */
@@ -150,12 +154,14 @@ private:
     struct BodyInfo
     {
         bool externalSync = false;   // any external sync inside (called fragments included)
-        bool linked = false;         // any IPU copy or collective: it waits for partners, and shares links
+        bool linked = false;         // any IPU copy, collective or host transfer: it shares links (and may wait for partners)
         bool endsExternal = false;   // the last step is an external sync
         bool periodic = false;       // a call every N-th time: iterations differ
         uint64_t externalSyncs = 0;  // per iteration
     };
     const BodyInfo& bodyInfo(const std::vector<Step>& body);
+    /** May loop iterations be skipped now, with this IPU's prefetches as they are? */
+    [[nodiscard]] bool fetchesAllowSkip() const;
     std::vector<uint64_t*> counterRefs();
     std::vector<uint64_t> snapshot();
     std::vector<int64_t> shape() const;
@@ -212,11 +218,12 @@ private:
     std::vector<LoopStats> m_loopStats;
     std::vector<uint64_t> m_callEnds;
     std::vector<uint64_t> m_computeAtCallEnds;
-    std::map<const HostTransferStep*, uint64_t> m_prefetched; // per prefetching step: when its next data is in
-    uint64_t m_hostLinkFree = 0;
+    std::map<const HostTransferStep*, IpuLinks::TransferKey> m_prefetching; // per prefetching step: its next data's fetch
+    std::vector<const HostTransferStep*> m_fetchNext; // consumed prefetches: their next fetch starts as the sequencer wakes
+    uint64_t m_hostTransfers = 0;                     // numbers this IPU's host transfers
     bool m_traced = false;   // only a VCD needs the link activity kept up to date
     int m_activity = 0;      // traced: what the IPU is doing now
-    int64_t m_linkBytes = 0; // traced: bytes the current step moves over IPU-Links // background prefetches queue on the host link
+    int64_t m_linkBytes = 0; // traced: bytes the current step moves over IPU-Links
     std::map<uint32_t, uint64_t> m_periodicCalls; // per fragment: times a periodic call reached it
     PhaseBreakdown m_breakdown;
     sc_core::sc_event m_wake;

@@ -14,9 +14,10 @@
 
 namespace ipusim {
 
-IpuLinks::IpuLinks(sc_core::sc_module_name name, const SystemParams& system, sc_core::sc_time period, std::vector<uint32_t> programmed)
+IpuLinks::IpuLinks(sc_core::sc_module_name name, const SystemParams& system, sc_core::sc_time period, std::vector<uint32_t> programmed,
+                   std::map<uint32_t, std::vector<uint32_t>> copies)
     : sc_module(name), m_system(system), m_topology(system.topology), m_table(system), m_period(period),
-      m_programmed(programmed.begin(), programmed.end())
+      m_programmed(programmed.begin(), programmed.end()), m_copies(std::move(copies))
 {
     for (const auto& [ab, edge] : m_topology.allLinks()) {
         m_active[ab] = 0;
@@ -130,9 +131,30 @@ void IpuLinks::startTransfer(const TransferKey& key, uint64_t bytes)
     update();
 }
 
+TransferKey IpuLinks::startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, LinkBytes& sent)
+{
+    const TransferKey key = hostTransferKey(m_topology, ipu, direction, number);
+    if (bytes == 0) {
+        startTransfer(key, 0);
+        return key;
+    }
+    update(); // the flows so far run at their rates until now
+    const auto it = m_copies.find(ipu);
+    for (LinkFlow& f : hostTransferFlows(m_table, m_topology, key, bytes, it == m_copies.end() ? std::vector<uint32_t>{} : it->second)) {
+        for (uint32_t l : f.route->links) {
+            sent[m_table.ends(l)] += bytes;
+            account(m_table.ends(l).first, m_table.ends(l).second, bytes);
+        }
+        m_flows.push_back(std::move(f));
+    }
+    m_changed = true;
+    update();
+    return key;
+}
+
 void IpuLinks::transferEnded(const TransferKey& key, uint64_t end)
 {
-    m_ended[key] = {end, 2};
+    m_ended[key] = {end, isHostTransfer(m_topology, key) ? 1 : 2};
     auto it = m_awaited.find(key);
     if (it == m_awaited.end())
         return;
@@ -192,7 +214,9 @@ void IpuLinks::update()
                 ++it;
                 continue;
             }
-            if (it->transfer) {
+            if (it->ghost) {
+                // a replica's copy: it only took its share of the links
+            } else if (it->transfer) {
                 transferEnded(*it->transfer, saturatingAdd(finish, it->route->latency));
             } else {
                 Ring& ring = m_rings.at(it->ring);

@@ -27,9 +27,10 @@ namespace ipusim {
 class IpuLinks : public sc_core::sc_module
 {
 public:
-    /** `programmed`: the IPUs that run programs here (the others are replicas' copies, which
-     *  move in lockstep with the IPU they copy). */
-    IpuLinks(sc_core::sc_module_name name, const SystemParams& system, sc_core::sc_time period, std::vector<uint32_t> programmed);
+    /** `programmed`: the IPUs that run programs here; `copies`: for each, the other replicas'
+     *  IPUs that move in lockstep with it (replicaCopies). */
+    IpuLinks(sc_core::sc_module_name name, const SystemParams& system, sc_core::sc_time period, std::vector<uint32_t> programmed,
+             std::map<uint32_t, std::vector<uint32_t>> copies = {});
 
 
     using LinkBytes = std::map<std::pair<uint32_t, uint32_t>, uint64_t>;
@@ -52,10 +53,21 @@ public:
     using TransferKey = ipusim::TransferKey;
     /** Transfer `key` of `bytes` starts now (both its IPUs are there). */
     void startTransfer(const TransferKey& key, uint64_t bytes);
+    /** Host transfer `number` of IPU `ipu` starts now, over its PCIe link to its gateway and the
+     *  gateway's link to its server, with its replicas' copies beside it; returns its key (to
+     *  await) and adds the bytes it and its copies put on each link to `sent`. */
+    TransferKey startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, LinkBytes& sent);
     /** Calls `done` with the cycle each transfer ends (its last byte in), in the order given,
-     *  once all have streamed (perhaps at once). Each transfer is awaited by both its IPUs. */
+     *  once all have streamed (perhaps at once). Each copy transfer is awaited by both its IPUs,
+     *  a host transfer by its IPU. */
     using TransfersDone = std::function<void(const std::vector<uint64_t>& ends)>;
     void awaitTransfers(std::vector<TransferKey> keys, TransfersDone done);
+    /** Has transfer `key` ended by `cycle` (and not yet been taken)? */
+    [[nodiscard]] bool transferEndedBy(const TransferKey& key, uint64_t cycle) const
+    {
+        auto it = m_ended.find(key);
+        return it != m_ended.end() && it->second.end <= cycle;
+    }
 
     /** Counts bytes sent from `from` to `to` on every link of the route (statistics); returns
      *  them per link. */
@@ -123,6 +135,7 @@ private:
     LinkTable m_table;
     sc_core::sc_time m_period;
     std::set<uint32_t> m_programmed;
+    std::map<uint32_t, std::vector<uint32_t>> m_copies;
     std::map<std::pair<std::vector<uint32_t>, std::string>, Gathering> m_gathering; // by (members, name)
     std::map<std::size_t, Ring> m_rings;
     std::size_t m_nextRing = 0;

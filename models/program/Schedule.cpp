@@ -70,4 +70,16 @@ uint64_t stepsIn(const Program& program, const std::vector<Step>& steps)
 
 uint64_t stepsExecuted(const Program& program) { return stepsIn(program, program.steps); }
 
+std::map<uint32_t, std::vector<uint32_t>> replicaCopies(const Schedule& s)
+{
+    const uint32_t replicas = s.strategy ? s.strategy->replicas : 1, stride = uint32_t(s.programs.size());
+    std::map<uint32_t, std::vector<uint32_t>> out;
+    for (const Program& p : s.programs) {
+        auto& copies = out[p.ipu];
+        for (uint32_t r = 1; r < replicas; ++r)
+            copies.push_back(p.ipu + r * stride);
+    }
+    return out;
+}
+
 } // namespace ipusim

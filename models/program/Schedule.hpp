@@ -3,6 +3,7 @@
 #include "models/program/TileRuns.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -194,6 +195,11 @@ struct Schedule
     bool inference = false;
     std::optional<StrategyInfo> strategy;
 };
+
+/** The IPUs of the other replicas, which run the program of IPU `ipu` in lockstep: replica r
+ *  takes the r-th run of as many IPUs as there are programs (ring(ipu) in the placement). By
+ *  programmed IPU. */
+std::map<uint32_t, std::vector<uint32_t>> replicaCopies(const Schedule& s);
 
 /** Steps that are program points (liveness positions) and carry a name. */
 template <class T>

@@ -12,8 +12,8 @@
 
 namespace ipusim {
 
-RefLinkNetwork::RefLinkNetwork(const SystemParams& sys, std::set<uint32_t> programmed)
-    : m_sys(sys), m_table(sys), m_programmed(std::move(programmed))
+RefLinkNetwork::RefLinkNetwork(const SystemParams& sys, std::set<uint32_t> programmed, std::map<uint32_t, std::vector<uint32_t>> copies)
+    : m_sys(sys), m_table(sys), m_programmed(std::move(programmed)), m_copies(std::move(copies))
 {
 }
 
@@ -55,6 +55,20 @@ void RefLinkNetwork::startTransfer(const TransferKey& key, uint64_t bytes, uint6
     m_changed = true;
 }
 
+TransferKey RefLinkNetwork::startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, uint64_t cycle)
+{
+    const TransferKey key = hostTransferKey(m_sys.topology, ipu, direction, number);
+    if (bytes == 0) {
+        m_transferEnds[key] = cycle;
+        return key;
+    }
+    const auto it = m_copies.find(ipu);
+    for (LinkFlow& f : hostTransferFlows(m_table, m_sys.topology, key, bytes, it == m_copies.end() ? std::vector<uint32_t>{} : it->second))
+        m_flows.push_back(std::move(f));
+    m_changed = true;
+    return key;
+}
+
 void RefLinkNetwork::startStep(Ring& ring, std::size_t id, uint64_t cycle)
 {
     const CollectivePhase& phase = ring.plan.at(ring.phase);
@@ -76,7 +90,9 @@ void RefLinkNetwork::tick(uint64_t cycle)
             ++it;
             continue;
         }
-        if (it->transfer) {
+        if (it->ghost) {
+            // a replica's copy of a host transfer: it only took its share of the links
+        } else if (it->transfer) {
             m_transferEnds[*it->transfer] = cycle + it->route->latency;
         } else {
             Ring& ring = m_rings[it->ring];

@@ -15,15 +15,16 @@
 
 namespace ipusim {
 
-/** The reference engine's links, ticked cycle by cycle: every flow (an IPU-copy transfer or a
- *  share of a step of a collective, laid out by collectivePlan) streams its max-min fair share of its links each cycle (models/timing/FlowShare,
+/** The reference engine's links, ticked cycle by cycle: every flow (an IPU-copy or host
+ *  transfer, a replica's copy of a host transfer, or a share of a step of a collective, laid out by collectivePlan) streams its max-min fair share of its links each cycle (models/timing/FlowShare,
  *  shared with the fast engine, as are the routes and the physical ring order); a step ends
  *  once every flow has streamed its bytes and counted down its route's latency; a transfer
  *  ends its route's latency after its last byte streamed. */
 class RefLinkNetwork
 {
 public:
-    RefLinkNetwork(const SystemParams& sys, std::set<uint32_t> programmed);
+    /** `copies`: for each programmed IPU, the other replicas' IPUs moving in lockstep with it. */
+    RefLinkNetwork(const SystemParams& sys, std::set<uint32_t> programmed, std::map<uint32_t, std::vector<uint32_t>> copies = {});
 
     /** A programmed member reaches collective `c` at `cycle`; returns the ring it waits for,
      *  which starts once every programmed member has joined it. */
@@ -34,6 +35,9 @@ public:
     using TransferKey = ipusim::TransferKey;
     /** Transfer `key` starts at `cycle` (both its IPUs are there). */
     void startTransfer(const TransferKey& key, uint64_t bytes, uint64_t cycle);
+    /** Host transfer `number` of IPU `ipu` starts at `cycle`, with its replicas' copies beside
+     *  it; returns its key (for transferEnd). */
+    TransferKey startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, uint64_t cycle);
     /** The cycle transfer `key` ends (its last byte in), once it has streamed. */
     [[nodiscard]] std::optional<uint64_t> transferEnd(const TransferKey& key) const
     {
@@ -61,6 +65,7 @@ private:
     const SystemParams& m_sys;
     LinkTable m_table;
     std::set<uint32_t> m_programmed;
+    std::map<uint32_t, std::vector<uint32_t>> m_copies;
     std::vector<Ring> m_rings;
     std::vector<std::size_t> m_running; // rings started and not done
     std::map<std::pair<std::vector<uint32_t>, std::string>, std::size_t> m_gathering;

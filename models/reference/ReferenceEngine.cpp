@@ -152,7 +152,6 @@ public:
     /** One cycle of work: busy tiles work, the activity counts down. */
     void tick(uint64_t cycle)
     {
-        tickPrefetch();
         for (uint32_t t = 0; t < m_tiles; ++t)
             if (m_busy[t] > 0 && --m_busy[t] == 0) {
                 const std::size_t k = m_pc[t]++; // the compute set it worked on
@@ -206,8 +205,9 @@ public:
         }
         if (m_active && activityDone(cycle)) {
             m_active = false;
-            if ((m_activeKind == Activity::Transfers || m_activeKind == Activity::Prefetched) && m_prefetchStep) {
-                fetchNext(*m_prefetchStep); // consumed: the next micro-batch's data starts coming
+            if (m_activeKind == Activity::HostTransfer && m_prefetchStep) {
+                // consumed: the next micro-batch's data starts coming
+                m_fetching[m_prefetchStep] = startHostTransfer(*m_prefetchStep, cycle);
                 m_prefetchStep = nullptr;
             }
             m_endOf[m_released] = cycle;
@@ -299,7 +299,7 @@ public:
     }
 
 private:
-    enum class Activity { Countdown, Exchange, Transfers, Copy, Ring, Barrier, Prefetched, HostCall };
+    enum class Activity { Countdown, Exchange, Transfers, HostTransfer, Copy, Ring, Barrier, HostCall };
 
     /** One transfer of an IPU copy as this IPU lists it, and where its partner's listing is. */
     struct CopyTransfer
@@ -332,34 +332,12 @@ private:
         return CopyRendezvous::phases(arrived, std::move(spans));
     }
 
-    /** Prefetching host transfers (IO tiles): the first time a step runs its data comes now;
-     *  once it is consumed, the next micro-batch's data is fetched in the background, one
-     *  fetch after another on the host link. A later run of the step waits for that fetch. */
-    struct Fetch
+    /** Host transfers run on the links. A prefetching one (IO tiles) the first time fetches its
+     *  data now; once consumed, the next micro-batch's data is fetched in the background, and a
+     *  later run of the step waits for that fetch. */
+    RefLinkNetwork::TransferKey startHostTransfer(const HostTransferStep& h, uint64_t cycle)
     {
-        const HostTransferStep* step;
-        Transfer transfer;
-    };
-    void tickPrefetch()
-    {
-        if (m_fetches.empty())
-            return;
-        m_fetches.front().transfer.tick();
-        // A finished fetch hands the link to the next, which moves its first bytes next cycle.
-        while (!m_fetches.empty() && m_fetches.front().transfer.done()) {
-            m_fetched[m_fetches.front().step] = true;
-            m_fetches.pop_front();
-        }
-    }
-    void fetchNext(const HostTransferStep& h)
-    {
-        m_fetched[&h] = false;
-        m_fetches.push_back({&h, linkOf(m_sys.hostLink.bandwidthBytesPerSecond, m_sys.hostLink.efficiency,
-                                        m_sys.hostLink.latencyCycles, h.bytes)});
-        if (m_fetches.back().transfer.done()) { // nothing to fetch
-            m_fetched[&h] = true;
-            m_fetches.pop_back();
-        }
+        return m_links.startHostTransfer(m_program.ipu, h.direction, h.bytes, ++m_hostTransfers, cycle);
     }
 
     [[nodiscard]] bool allTilesAtEnd() const
@@ -429,13 +407,11 @@ private:
                                                                      ((m_tiles + m_sys.ipu.columns - 1) / m_sys.ipu.columns - 1)
                               : 0;
             m_bytesLeft = any;
-        } else if (auto* h = std::get_if<HostTransferStep>(&s.op); h && h->prefetch && m_fetched.count(h)) {
-            m_activeKind = Activity::Prefetched; // wait for the background fetch
-            m_prefetchStep = h;
         } else if (auto* h = std::get_if<HostTransferStep>(&s.op)) {
-            m_activeKind = Activity::Transfers;
-            m_prefetchStep = h->prefetch ? h : nullptr; // the first time: fetched in the foreground
-            m_transfers.push_back(linkOf(m_sys.hostLink.bandwidthBytesPerSecond, m_sys.hostLink.efficiency, m_sys.hostLink.latencyCycles, h->bytes));
+            m_activeKind = Activity::HostTransfer;
+            auto fetch = m_fetching.find(h); // a background fetch, or the transfer starting now
+            m_hostKey = fetch != m_fetching.end() ? fetch->second : startHostTransfer(*h, cycle);
+            m_prefetchStep = h->prefetch ? h : nullptr;
         } else if (auto* m = std::get_if<StreamingMemoryStep>(&s.op)) {
             m_activeKind = Activity::Transfers;
             const auto& p = m_sys.streamingMemory;
@@ -471,7 +447,7 @@ private:
             if (m_countdown > 0)
                 --m_countdown;
             break;
-        case Activity::Prefetched: break; // the background fetch ticks on its own
+        case Activity::HostTransfer: break; // the links tick on their own
         case Activity::Exchange:
             if (m_bytesLeft) {
                 const uint64_t k = m_sys.ipu.tilesPerReceiveBus;
@@ -507,7 +483,10 @@ private:
         case Activity::Copy:
             return std::all_of(m_copy.begin(), m_copy.end(), [&](const CopyTransfer& x) { return partnerArrived(x) && transferDone(x, cycle); });
         case Activity::Ring: return m_links.done(m_ringId);
-        case Activity::Prefetched: return m_fetched.at(m_prefetchStep);
+        case Activity::HostTransfer: {
+            const auto end = m_links.transferEnd(m_hostKey);
+            return end && *end <= cycle;
+        }
         }
         return true;
     }
@@ -538,8 +517,9 @@ private:
     std::size_t m_ringId = 0;                            // the ring the current collective waits for
     std::map<std::size_t, uint64_t> m_ringStart;          // per collective step: when its ring started
     bool m_tileMoved = true; // something may move at the next settle
-    std::deque<Fetch> m_fetches;                    // background fetches, in order
-    std::map<const HostTransferStep*, bool> m_fetched; // per prefetching step: its next data is in
+    std::map<const HostTransferStep*, RefLinkNetwork::TransferKey> m_fetching; // per prefetching step: its next data's fetch
+    RefLinkNetwork::TransferKey m_hostKey;                                     // the host transfer the IPU waits for
+    uint64_t m_hostTransfers = 0;
     const HostTransferStep* m_prefetchStep = nullptr;
 };
 
@@ -551,7 +531,7 @@ public:
     RefSystem(sc_core::sc_module_name name, const Schedule& schedule, const SystemParams& sys, uint64_t hostCalls,
               const DataLoaderParams& loader)
         : sc_module(name), clock("clock", sc_core::sc_time(1, sc_core::SC_NS)), m_sys(sys),
-          m_host(sys.host, loader, schedule.samplesPerHostCall, sys.ipu.clockHz), m_links(sys, programmedIpus(schedule))
+          m_host(sys.host, loader, schedule.samplesPerHostCall, sys.ipu.clockHz), m_links(sys, programmedIpus(schedule), replicaCopies(schedule))
     {
         const uint32_t replicas = schedule.strategy ? schedule.strategy->replicas : 1;
         const uint32_t extent = uint32_t(schedule.programs.size()) * replicas;

@@ -37,4 +37,29 @@ const LinkTable::Route& LinkTable::route(uint32_t from, uint32_t to) const
     return it->second;
 }
 
+TransferKey hostTransferKey(const Topology& topology, uint32_t ipu, Direction direction, uint64_t number)
+{
+    const uint32_t host = topology.host();
+    return direction == Direction::ToIpu ? TransferKey{host, ipu, number} : TransferKey{ipu, host, number};
+}
+
+bool isHostTransfer(const Topology& topology, const TransferKey& key)
+{
+    return topology.isHost(std::get<0>(key)) || topology.isHost(std::get<1>(key));
+}
+
+std::vector<LinkFlow> hostTransferFlows(const LinkTable& table, const Topology& topology, const TransferKey& key, uint64_t bytes,
+                                        const std::vector<uint32_t>& copies)
+{
+    const auto [from, to, number] = key;
+    const bool toIpu = topology.isHost(from);
+    std::vector<LinkFlow> flows{{&table.route(from, to), bytes, 0, key, 0, 0, 0, false}};
+    for (uint32_t ipu : copies)
+        if (ipu < topology.ipus()) {
+            const uint32_t host = topology.host();
+            flows.push_back({toIpu ? &table.route(host, ipu) : &table.route(ipu, host), bytes, 0, std::nullopt, 0, 0, 0, true});
+        }
+    return flows;
+}
+
 } // namespace ipusim

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/SystemParams.hpp"
+#include "models/program/Schedule.hpp"
 
 #include <cstdint>
 #include <map>
@@ -43,7 +44,8 @@ private:
 };
 
 /** An IPU-copy transfer: from, to, and its number on that edge (the n-th send of an edge pairs
- *  with its n-th receive). */
+ *  with its n-th receive); or a host transfer between an IPU and its host server, numbered by
+ *  the IPU. */
 using TransferKey = std::tuple<uint32_t, uint32_t, uint64_t>;
 
 /** A flow on the links, as both engines keep it: a share of a collective's step or a copy's
@@ -53,9 +55,20 @@ struct LinkFlow
     const LinkTable::Route* route = nullptr; // held by the LinkTable
     uint64_t bytes = 0;
     std::size_t ring = 0;                // the collective a share belongs to
-    std::optional<TransferKey> transfer; // or the copy's transfer it is
+    std::optional<TransferKey> transfer; // or the copy's or host transfer it is
     long double moved = 0, rate = 0;     // moved when its rate was last set, and that rate a cycle
     uint64_t cycles = 0;                 // cycles at that rate (counted by the reference engine)
+    bool ghost = false;                  // a replica's copy of a host transfer: it only takes bandwidth
 };
+
+/** Host transfer number `number` of IPU `ipu`: from the host to it, or back. */
+TransferKey hostTransferKey(const Topology& topology, uint32_t ipu, Direction direction, uint64_t number);
+/** Is `key` a host transfer (one end the host)? Only its IPU awaits it. */
+bool isHostTransfer(const Topology& topology, const TransferKey& key);
+/** The flows of host transfer `key` of `bytes`: its own, then a ghost for each IPU in `copies`
+ *  (other replicas' IPUs, which make the same transfer in lockstep), so that an IPU-Gateway's
+ *  link to the host is shared by all the IPUs of its IPU-M2000. */
+std::vector<LinkFlow> hostTransferFlows(const LinkTable& table, const Topology& topology, const TransferKey& key, uint64_t bytes,
+                                        const std::vector<uint32_t>& copies);
 
 } // namespace ipusim

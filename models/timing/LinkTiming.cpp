@@ -27,6 +27,7 @@ long double hopBytesPerCycle(const SystemParams& system, const Topology::Edge& e
     switch (edge.kind) {
     case LinkKind::GatewayPcie: return perLane(system.hostLink.bandwidthBytesPerSecond, system.hostLink.efficiency);
     case LinkKind::GwLink: return perLane(system.gwLink.bandwidthBytesPerSecond, system.gwLink.efficiency);
+    case LinkKind::GatewayHost: return perLane(system.gatewayHostLink.bandwidthBytesPerSecond, system.gatewayHostLink.efficiency);
     case LinkKind::IpuLink: break;
     }
     return perLane(system.ipuLink.bandwidthBytesPerSecond, system.ipuLink.efficiency);
@@ -37,6 +38,7 @@ uint64_t hopLatencyCycles(const SystemParams& system, LinkKind kind)
     switch (kind) {
     case LinkKind::GatewayPcie: return system.hostLink.latencyCycles;
     case LinkKind::GwLink: return system.gwLink.latencyCycles;
+    case LinkKind::GatewayHost: return system.gatewayHostLink.latencyCycles;
     case LinkKind::IpuLink: break;
     }
     return system.ipuLink.latencyCycles;

@@ -110,6 +110,8 @@ SystemParams decodeSystem(const config::LoadedConfig& cfg, std::set<std::string>
     p.host = {r.at<double>("/system/host/call_overhead_seconds"), r.at<uint32_t>("/system/host/cores")};
     p.hostLink = {r.at<double>("/system/host_link/bandwidth_bytes_per_second"), r.at<double>("/system/host_link/efficiency"),
                   r.at<uint64_t>("/system/host_link/latency_cycles")};
+    p.gatewayHostLink = {r.at<double>("/system/gateway_host_link/bandwidth_bytes_per_second"),
+                         r.at<double>("/system/gateway_host_link/efficiency"), r.at<uint64_t>("/system/gateway_host_link/latency_cycles")};
     p.ipuLink = {r.at<double>("/system/ipu_link/bandwidth_bytes_per_second"), r.at<double>("/system/ipu_link/efficiency"),
                  r.at<uint64_t>("/system/ipu_link/latency_cycles")};
     p.gwLink = {r.at<double>("/system/gw_link/bandwidth_bytes_per_second"), r.at<double>("/system/gw_link/efficiency"),

@@ -36,7 +36,7 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
     std::vector<uint32_t> programmed;
     for (const auto& p : programs)
         programmed.push_back(p.ipu);
-    m_links = std::make_unique<IpuLinks>("ipu_links", sys, m_period, programmed);
+    m_links = std::make_unique<IpuLinks>("ipu_links", sys, m_period, programmed, replicaCopies(experiment.schedule));
     // A copy's transfer takes its links as soon as both its IPUs are there.
     m_copies.onPaired([links = m_links.get()](const CopyRendezvous::End& e, uint64_t number) {
         links->startTransfer({e.from, e.to, number}, e.bytes);

@@ -358,12 +358,14 @@ const char* kindName(LinkKind kind)
     switch (kind) {
     case LinkKind::GatewayPcie: return "gateway_pcie";
     case LinkKind::GwLink: return "gw_link";
+    case LinkKind::GatewayHost: return "gateway_host";
     case LinkKind::IpuLink: break;
     }
     return "ipu_link";
 }
 
-/** Bytes over each directed link (IPU-Link, gateway PCIe or GW-Link; all lanes one way), with the time
+/** Bytes over each directed link (IPU-Link, gateway PCIe, GW-Link or a gateway's link to its
+ *  host server; all lanes one way), with the time
  *  they would keep it busy at its full bandwidth and that time's share of the run. */
 json linkFigures(const Experiment& e, const Simulation& sim, uint64_t totalCycles)
 {
@@ -389,10 +391,14 @@ void printBusiestLinks(std::ostream& out, const json& s)
     }
     if (busiest.empty())
         return;
-    const uint32_t ipus = s.at("num_ipus");
-    auto node = [&](uint32_t n) { return n < ipus ? fmt::format("IPU {}", n) : fmt::format("gateway {}", n - ipus); };
+    const uint32_t ipus = s.at("num_ipus"), gateways = Topology::gatewaysFor(ipus);
+    auto node = [&](uint32_t n) {
+        if (n < ipus)
+            return fmt::format("IPU {}", n);
+        return n < ipus + gateways ? fmt::format("gateway {}", n - ipus) : std::string("the host");
+    };
     std::string line;
-    for (const char* kind : {"ipu_link", "gateway_pcie", "gw_link"})
+    for (const char* kind : {"ipu_link", "gateway_pcie", "gw_link", "gateway_host"})
         if (auto it = busiest.find(kind); it != busiest.end())
             line += fmt::format("{}{} {} -> {} {:.1f} %", line.empty() ? "" : ", ", kind, node(it->second->at("from")),
                                 node(it->second->at("to")), 100 * it->second->at("utilisation").get<double>());

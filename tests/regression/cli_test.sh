@@ -69,8 +69,9 @@ expect 1 "/inference/micro_batch: expected integer, >= 1" -- "$ipusim" run confi
 # VCD: each IPU's activity and IPU-Link bytes; IPU 0 computes 1,000 cycles, then copies
 # (1,000 cycles = 751,880,000 fs at 1.33 GHz; the timescale is the kernel's femtosecond).
 expect 0 "waves.vcd" -- "$ipusim" run configs/schedules/two_ipu_copy.json --vcd --out "$out/v"
-# 4 IPU signals + both directions of the M2000's 6 linked pairs
-[ "$(grep -c '\$var' "$out/v/waves.vcd")" = 16 ] && grep -q '^#751880000$' "$out/v/waves.vcd" && grep -q 'ipu0_to_ipu1' "$out/v/waves.vcd" \
+# 4 IPU signals + both directions of the M2000's 6 linked pairs, of its 4 IPUs' PCIe links to
+# the gateway and of the gateway's link to the host
+[ "$(grep -c '\$var' "$out/v/waves.vcd")" = 26 ] && grep -q '^#751880000$' "$out/v/waves.vcd" && grep -q 'ipu0_to_ipu1' "$out/v/waves.vcd" \
   && grep -q '^b11110100001001000000 ' "$out/v/waves.vcd" && grep -q '1 fs' "$out/v/waves.vcd" && ok || fail "VCD content"
 # IPU 1 (second activity signal) waits for the send from cycle 500 (sync, code 2) and copies
 # from 1,000 (code 5); the waveform ends with the run, at 25,889 cycles.

@@ -64,8 +64,10 @@ TEST_CASE("BERT: replicas change the all-reduce, not the per-replica work", "[be
         for (std::size_t i = 0; i < 2; ++i) {
             const auto& a = one.at("ipus").at(i).at("breakdown");
             const auto& b = s->at("ipus").at(i).at("breakdown");
-            for (const char* k : {"compute", "exchange", "host", "ipu_copy", "streaming_memory"})
+            for (const char* k : {"compute", "exchange", "ipu_copy", "streaming_memory"})
                 CHECK(a.at(k) == b.at(k));
+            // Replicas in one IPU-M2000 share its gateway's link to the host.
+            CHECK(b.at("host").get<uint64_t>() >= a.at("host").get<uint64_t>());
         }
     CHECK(one.at("breakdown").at("collective") == 0);
     CHECK(two.at("breakdown").at("collective").get<uint64_t>() > 0);

@@ -64,7 +64,7 @@ TEST_CASE("IPU-POD128 and IPU-POD256: racks of wrapped ladders joined through th
 {
     const Topology p128 = Topology::pod(128, 2);
     CHECK(p128.ipus() == 128);
-    CHECK(p128.nodes() == 128 + 32); // a gateway per IPU-M2000
+    CHECK(p128.nodes() == 128 + 32 + 1); // a gateway per IPU-M2000, and the host
     CHECK(p128.links(0, 64) == 0);   // no IPU-Link between racks
     CHECK(p128.links(0, 62) == 2);   // each rack a torus
     CHECK(p128.edge(1, 128).kind == LinkKind::GatewayPcie); // IPU 1 in M2000 0
@@ -79,11 +79,34 @@ TEST_CASE("IPU-POD128 and IPU-POD256: racks of wrapped ladders joined through th
     CHECK(ring == std::vector<uint32_t>{0, 1, 64, 65});
     // Four racks: the gateways of one position form a ring of single ports.
     const Topology p256 = Topology::pod(256, 4);
-    CHECK(p256.nodes() == 256 + 64);
+    CHECK(p256.nodes() == 256 + 64 + 1);
     CHECK(p256.edge(256, 272).lanes == 1);
     CHECK(p256.edge(304, 256).lanes == 1);
     CHECK(p256.allLinks().count({256, 288}) == 0); // not across the ring
     CHECK(p256.unreachable().empty());
+}
+
+TEST_CASE("Every system has its host tier: each IPU's PCIe link to its gateway, each gateway's link to the host", "[unit][links][host]")
+{
+    // One IPU: its gateway (node 1) and the host (node 2); half a rung adds no IPU-Link.
+    const Topology one = Topology::ladder(1, false);
+    CHECK(one.nodes() == 3);
+    CHECK(one.edge(0, 1).kind == LinkKind::GatewayPcie);
+    CHECK(one.edge(0, 1).lanes == 1);
+    CHECK(one.edge(1, 2).kind == LinkKind::GatewayHost);
+    CHECK(one.nodeName(2) == "host");
+    CHECK(one.path(2, 0) == std::vector<uint32_t>{2, 1, 0});
+    // Five IPUs: two IPU-M2000s, the second holding IPU 4 alone.
+    const Topology five = Topology::ladder(5, false);
+    CHECK(five.gateways() == 2);
+    CHECK(five.gatewayOf(4) == 6);
+    CHECK(five.edge(4, 6).kind == LinkKind::GatewayPcie);
+    CHECK(five.allLinks().count({4, 5}) == 0); // IPU 4 has no rung partner: node 5 is a gateway
+    // Routes go neither through the host nor from IPU to IPU through their gateway.
+    const Topology line = Topology::custom(8, {{{0, 1, 1}}, {{1, 2, 1}}, {{2, 3, 1}}, {{3, 4, 1}}, {{4, 5, 1}}, {{5, 6, 1}}, {{6, 7, 1}}});
+    CHECK(line.path(0, 7).size() == 8); // not 0, gw0, host, gw1, 7
+    CHECK(line.path(0, 3).size() == 4); // not 0, gw0, 3
+    CHECK(Topology::custom(2, {}).unreachable() == std::vector<uint32_t>{1});
 }
 
 TEST_CASE("Collective plans: one ring in a rack, hierarchical across racks", "[unit][links][pod]")
