@@ -5,7 +5,9 @@
 
 namespace ipusim {
 
-/** The IPU's link to the host (PCIe Gen4 x8 through the gateway). */
+/** The IPU's host traffic counted per direction (statistics). Its transfers' timing is the
+ *  links': a host transfer is a flow over the IPU's PCIe link to its gateway and the gateway's
+ *  link to the host (IpuLinks::startHostTransfer). */
 class HostLink : public TransferLink
 {
 public:

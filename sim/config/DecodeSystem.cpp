@@ -84,7 +84,7 @@ Topology topologyOf(const config::LoadedConfig& cfg, const Reader& r, uint32_t n
         if (!list.empty())
             cfg.fail("/system/topology/links", "expected no links for kind \"pod\", which lays its racks out itself");
         // Every rack holds whole IPU-M2000s (4 IPUs, one gateway) and is a ladder of rungs.
-        if (numIpus % racks != 0 || (numIpus / racks) % 4 != 0)
+        if (numIpus % racks != 0 || (numIpus / racks) % Topology::kIpusPerM2000 != 0)
             cfg.fail("/system/topology/racks",
                      fmt::format("expected racks of whole IPU-M2000s: num_ipus ({}) / racks a multiple of 4, found {} racks", numIpus, racks));
         return Topology::pod(numIpus, racks);
