@@ -15,7 +15,20 @@ public:
         : TransferLink(name, link.bandwidthBytesPerSecond, link.efficiency, link.latencyCycles, clockHz)
     {
         registerStats("host_bytes_to_ipu", "host_bytes_from_ipu", "host link");
+        statGroup().add("host_syncs", m_syncs, "exchanges", "host exchanges the IPU synced with the host for");
+        statGroup().add("host_sync_cycles", m_syncCycles, "cycles", "cycles the IPU waited for the host to answer them");
     }
+    [[nodiscard]] uint64_t syncs() const { return m_syncs; }
+    [[nodiscard]] uint64_t syncCycles() const { return m_syncCycles; }
+    /** The IPU waited `cycles` for the host to answer a host exchange's sync. */
+    void countSync(uint64_t cycles)
+    {
+        ++m_syncs;
+        m_syncCycles += cycles;
+    }
+
+private:
+    uint64_t m_syncs = 0, m_syncCycles = 0;
 };
 
 } // namespace ipusim

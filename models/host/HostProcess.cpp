@@ -9,7 +9,10 @@
 
 namespace ipusim {
 
-HostProcess::HostProcess(uint32_t participants, HostCallClock clock) : m_clock(std::move(clock)), m_waiting(participants) {}
+HostProcess::HostProcess(uint32_t participants, HostCallClock clock, uint64_t syncCycles)
+    : m_clock(std::move(clock)), m_syncCycles(syncCycles), m_waiting(participants)
+{
+}
 
 void HostProcess::arrive(uint32_t ipu, uint64_t cycle, Start start)
 {

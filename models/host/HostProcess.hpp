@@ -11,7 +11,9 @@ namespace ipusim {
 /** The host process driving the simulated IPUs' host calls (one PopRun instance). A host call
  *  is a blocking run of the engine on all of them: the host starts the next call only when every
  *  IPU is back from the previous one, and then only once its data loader has the batch and the
- *  framework has dispatched the call (HostCallClock). It also keeps what the IPUs waited for. */
+ *  framework has dispatched the call (HostCallClock). Within a call it answers each IPU's host
+ *  exchange after `syncCycles` (HostParams::syncLatencySeconds). It also keeps what the IPUs
+ *  waited for between calls. */
 class HostProcess
 {
 public:
@@ -19,7 +21,7 @@ public:
      *  from the cycle the last IPU was back. */
     using Start = std::function<void(const HostCallClock::Call& call)>;
 
-    HostProcess(uint32_t participants, HostCallClock clock);
+    HostProcess(uint32_t participants, HostCallClock clock, uint64_t syncCycles = 0);
 
     /** Participant `ipu` is ready for its next host call at `cycle`; `start` is called for every
      *  participant (perhaps at once) when the last one is. */
@@ -34,9 +36,12 @@ public:
     [[nodiscard]] uint64_t dispatchCycles() const { return m_dispatch; }
     [[nodiscard]] uint64_t calls() const { return m_calls; }
     [[nodiscard]] const HostCallClock& clock() const { return m_clock; }
+    /** Cycles an IPU waits at the start of each host exchange for the host to answer. */
+    [[nodiscard]] uint64_t syncCycles() const { return m_syncCycles; }
 
 private:
     HostCallClock m_clock;
+    uint64_t m_syncCycles;
     std::vector<Start> m_waiting; // indexed by participant; empty when not waiting
     uint32_t m_arrived = 0;
     uint64_t m_lastArrival = 0;

@@ -37,6 +37,7 @@ public:
     [[nodiscard]] const StatGroup& stats() const { return m_stats; }
 
 protected:
+    StatGroup& statGroup() { return m_stats; }
     /** Each kind of link registers its byte counts under its own names. */
     void registerStats(const char* toIpu, const char* fromIpu, const char* what)
     {

@@ -15,6 +15,8 @@ struct HostParams
     double callOverheadSeconds = schema::kHostCallOverheadSeconds;
     /** CPU cores the data loader's workers share. */
     uint32_t cores = schema::kHostCores;
+    /** Host time for each host exchange (a run of consecutive host transfers); the IPU waits. */
+    double syncLatencySeconds = schema::kHostSyncLatencySeconds;
 };
 
 /** The IPU's PCIe Gen4 x8 link to its IPU-Gateway (host transfers then cross the gateway's

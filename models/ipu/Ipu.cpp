@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace ipusim {
 
 Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
@@ -158,7 +160,21 @@ uint64_t Ipu::exec(const ExchangeStep& x)
 uint64_t Ipu::exec(const HostTransferStep& h)
 {
     // A prefetching step's data was fetched into the IO tiles while the previous micro-batch ran
-    // (the first time, nothing was: fetch it now); other host transfers start now.
+    // (the first time, nothing was: fetch it now); other host transfers start now, or, the first
+    // of a host exchange, once the host has answered the IPU's sync.
+    const Frame& f = m_stack.back();
+    const uint64_t syncCycles = m_ports.host ? m_ports.host->syncCycles() : 0;
+    if (!m_prefetching.count(&h) && syncCycles > 0 && opensHostExchange(*f.steps, f.pc - 1)) {
+        host.countSync(syncCycles);
+        m_syncedFor = &h;
+        m_activity = 1 + int(PhaseKind::HostWait);
+        return endPhaseOnAllTiles(PhaseKind::HostWait, "host sync", saturatingAdd(m_cycle, syncCycles));
+    }
+    return awaitHostTransfer(h);
+}
+
+uint64_t Ipu::awaitHostTransfer(const HostTransferStep& h)
+{
     host.account(h.direction, h.bytes);
     auto it = m_prefetching.find(&h);
     const IpuLinks::TransferKey key = it == m_prefetching.end() ? startHostTransfer(h) : it->second;
@@ -530,6 +546,10 @@ void Ipu::sequence()
     for (const HostTransferStep* h : m_fetchNext) // woken where the prefetched data was consumed
         m_prefetching[h] = startHostTransfer(*h);
     m_fetchNext.clear();
+    if (const HostTransferStep* h = std::exchange(m_syncedFor, nullptr)) { // woken as the host answered
+        awaitHostTransfer(*h);
+        return;
+    }
     while (true) {
         if (m_stack.empty()) {
             if (m_callsStarted == m_hostCalls) {

@@ -122,6 +122,9 @@ private:
     void finishCollective(const CollectiveStep& c, uint64_t start, uint64_t end, const IpuLinks::LinkBytes& bytes);
     /** Host transfer `h` has its data in (or out) at `ready`: its phase ends then (or now). */
     void finishHostTransfer(const HostTransferStep& h, uint64_t ready);
+    /** Host transfer `h` starts now (or its prefetch is taken): the sequencer sleeps until its
+     *  data is in; returns kWait. */
+    uint64_t awaitHostTransfer(const HostTransferStep& h);
     /** Starts host transfer `h` now over the links; returns its key. */
     IpuLinks::TransferKey startHostTransfer(const HostTransferStep& h);
     /** SystemC's present time in cycles (at or after m_cycle). */
@@ -221,6 +224,7 @@ private:
     std::map<const HostTransferStep*, IpuLinks::TransferKey> m_prefetching; // per prefetching step: its next data's fetch
     std::vector<const HostTransferStep*> m_fetchNext; // consumed prefetches: their next fetch starts as the sequencer wakes
     uint64_t m_hostTransfers = 0;                     // numbers this IPU's host transfers
+    const HostTransferStep* m_syncedFor = nullptr;    // the host answers this transfer's sync as the sequencer wakes
     bool m_traced = false;   // only a VCD needs the link activity kept up to date
     int m_activity = 0;      // traced: what the IPU is doing now
     int64_t m_linkBytes = 0; // traced: bytes the current step moves over IPU-Links

@@ -225,6 +225,15 @@ CycleBound lowerBoundCycles(const Program& program);
 /** The steps one run of a program executes, loops unrolled and calls followed; saturates. */
 uint64_t stepsExecuted(const Program& program);
 
+/** Step `index` of `body`, a host transfer, starts a host exchange: Poplar merges stream copies
+ *  that are adjacent in one sequence into one exchange with the host, so the step before it in
+ *  the same body is no host transfer (a loop's next iteration or a called fragment is a new
+ *  sequence). */
+inline bool opensHostExchange(const std::vector<Step>& body, std::size_t index)
+{
+    return index == 0 || !std::holds_alternative<HostTransferStep>(body[index - 1].op);
+}
+
 /** Calls f(step) for every step, loop bodies once, in program order. */
 template <class F>
 void forEachStep(const std::vector<Step>& steps, F&& f)

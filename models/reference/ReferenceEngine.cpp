@@ -3,6 +3,7 @@
 
 #include "models/link/CopyRendezvous.hpp"
 #include "models/reference/RefLinkNetwork.hpp"
+#include "models/timing/HostCallTiming.hpp"
 #include "models/system/Kernel.hpp"
 
 #include <fmt/format.h>
@@ -80,12 +81,14 @@ struct Transfer
 struct FlatStep
 {
     const Step* step;
-    uint64_t hostCall = 0; // the host starting host call n (from 1), not a program step
+    uint64_t hostCall = 0;          // the host starting host call n (from 1), not a program step
+    bool opensHostExchange = false; // a host transfer that syncs with the host first
 };
 
 void flatten(const Program& program, const std::vector<Step>& steps, std::vector<FlatStep>& out, std::map<uint32_t, uint64_t>& periodic)
 {
-    for (const auto& s : steps) {
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const Step& s = steps[i];
         if (auto* r = std::get_if<RepeatStep>(&s.op)) {
             for (uint64_t i = 0; i < r->count; ++i)
                 flatten(program, r->body, out, periodic);
@@ -94,7 +97,7 @@ void flatten(const Program& program, const std::vector<Step>& steps, std::vector
                 continue;
             flatten(program, program.fragments.at(c->fragment), out, periodic);
         } else {
-            out.push_back({&s});
+            out.push_back({&s, 0, std::holds_alternative<HostTransferStep>(s.op) && opensHostExchange(steps, i)});
         }
     }
 }
@@ -111,7 +114,8 @@ class RefIpu
 {
 public:
     RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls, CopyArrivals& copies, RefLinkNetwork& links)
-        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_copies(copies), m_links(links)
+        : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_copies(copies), m_links(links),
+          m_hostSyncCycles(hostSyncCycles(sys.host, sys.ipu.clockHz))
     {
         std::map<uint32_t, uint64_t> periodic;
         for (uint64_t c = 0; c < hostCalls; ++c) {
@@ -203,6 +207,11 @@ public:
                 m_released = k;
             }
         }
+        if (m_active && m_syncingFor && m_countdown == 0) { // the host answered: the data moves
+            m_hostKey = startHostTransfer(*m_syncingFor, cycle);
+            m_syncEnd[m_released] = cycle;
+            m_syncingFor = nullptr;
+        }
         if (m_active && activityDone(cycle)) {
             m_active = false;
             if (m_activeKind == Activity::HostTransfer && m_prefetchStep) {
@@ -263,6 +272,13 @@ public:
                     out.push_back({m_program.ipu, PhaseKind::Sync, c->name + " wait", m_startOf[k], start});
                 if (m_endOf[k] > start)
                     out.push_back({m_program.ipu, PhaseKind::Collective, c->name, start, m_endOf[k]});
+                now = std::max(now, m_endOf[k]);
+                continue;
+            } else if (auto* h = std::get_if<HostTransferStep>(&s.op); h && m_syncEnd.count(k)) {
+                // The host answering the exchange's sync, then the transfer.
+                out.push_back({m_program.ipu, PhaseKind::HostWait, "host sync", m_startOf[k], m_syncEnd.at(k)});
+                if (m_endOf[k] > m_syncEnd.at(k))
+                    out.push_back({m_program.ipu, PhaseKind::Host, h->name, m_syncEnd.at(k), m_endOf[k]});
                 now = std::max(now, m_endOf[k]);
                 continue;
             } else if (auto* c = std::get_if<IpuCopyStep>(&s.op); c && m_copyPhases.count(k)) {
@@ -408,10 +424,18 @@ private:
                               : 0;
             m_bytesLeft = any;
         } else if (auto* h = std::get_if<HostTransferStep>(&s.op)) {
+            // A background fetch, or the transfer starting now; or, the first of a host exchange
+            // (the step before was no host transfer), once the host has answered the IPU's sync.
             m_activeKind = Activity::HostTransfer;
-            auto fetch = m_fetching.find(h); // a background fetch, or the transfer starting now
-            m_hostKey = fetch != m_fetching.end() ? fetch->second : startHostTransfer(*h, cycle);
             m_prefetchStep = h->prefetch ? h : nullptr;
+            if (auto fetch = m_fetching.find(h); fetch != m_fetching.end()) {
+                m_hostKey = fetch->second;
+            } else if (flat.opensHostExchange && m_hostSyncCycles > 0) {
+                m_countdown = m_hostSyncCycles;
+                m_syncingFor = h;
+            } else {
+                m_hostKey = startHostTransfer(*h, cycle);
+            }
         } else if (auto* m = std::get_if<StreamingMemoryStep>(&s.op)) {
             m_activeKind = Activity::Transfers;
             const auto& p = m_sys.streamingMemory;
@@ -447,7 +471,10 @@ private:
             if (m_countdown > 0)
                 --m_countdown;
             break;
-        case Activity::HostTransfer: break; // the links tick on their own
+        case Activity::HostTransfer: // the host answering the exchange's sync; then the links tick on their own
+            if (m_countdown > 0)
+                --m_countdown;
+            break;
         case Activity::Exchange:
             if (m_bytesLeft) {
                 const uint64_t k = m_sys.ipu.tilesPerReceiveBus;
@@ -484,6 +511,8 @@ private:
             return std::all_of(m_copy.begin(), m_copy.end(), [&](const CopyTransfer& x) { return partnerArrived(x) && transferDone(x, cycle); });
         case Activity::Ring: return m_links.done(m_ringId);
         case Activity::HostTransfer: {
+            if (m_syncingFor)
+                return false;
             const auto end = m_links.transferEnd(m_hostKey);
             return end && *end <= cycle;
         }
@@ -521,6 +550,9 @@ private:
     RefLinkNetwork::TransferKey m_hostKey;                                     // the host transfer the IPU waits for
     uint64_t m_hostTransfers = 0;
     const HostTransferStep* m_prefetchStep = nullptr;
+    uint64_t m_hostSyncCycles;                      // the host's answer to each host exchange's sync
+    const HostTransferStep* m_syncingFor = nullptr; // the host transfer waiting for the host's answer
+    std::map<std::size_t, uint64_t> m_syncEnd;      // per host transfer step that synced: when the host answered
 };
 
 /** The clocked system: every rising edge is one tile cycle for every IPU. */

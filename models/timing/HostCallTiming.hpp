@@ -14,4 +14,11 @@ inline uint64_t hostCallOverheadCycles(const HostParams& host, double clockHz)
     return secondsToCycles(host.callOverheadSeconds, clockHz);
 }
 
+/** IPU cycles an IPU waits at the start of each host exchange while the host answers its sync
+ *  and serves the exchange's stream buffers: the latency in seconds, rounded up to whole cycles. */
+inline uint64_t hostSyncCycles(const HostParams& host, double clockHz)
+{
+    return secondsToCycles(host.syncLatencySeconds, clockHz);
+}
+
 } // namespace ipusim

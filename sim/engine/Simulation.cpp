@@ -3,6 +3,7 @@
 
 #include "models/common/SaturatingCycles.hpp"
 #include "models/system/ClockPeriod.hpp"
+#include "models/timing/HostCallTiming.hpp"
 
 #include "sim/config/ConfigError.hpp"
 #include "sim/engine/Interrupt.hpp"
@@ -46,7 +47,8 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
                                             sys.syncHopSeconds, sys.ipu.clockHz);
     m_host = std::make_unique<HostProcess>(
         uint32_t(programs.size()),
-        HostCallClock(sys.host, experiment.run.dataLoader, experiment.schedule.samplesPerHostCall, sys.ipu.clockHz));
+        HostCallClock(sys.host, experiment.run.dataLoader, experiment.schedule.samplesPerHostCall, sys.ipu.clockHz),
+        hostSyncCycles(sys.host, sys.ipu.clockHz));
     for (std::size_t i = 0; i < programs.size(); ++i) {
         std::string name = "ipu" + std::to_string(programs[i].ipu);
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,

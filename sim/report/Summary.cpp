@@ -578,23 +578,34 @@ json latencyFigures(const Simulation& sim, double clock)
             {"max_seconds", double(cycles.back()) / clock}};
 }
 
-/** What the IPUs waited for the host between host calls: its data loader and its dispatch of
- *  each call (HostCallClock), and whether the host or the IPUs set the pace. */
+/** What the IPUs waited for the host: between host calls its data loader and its dispatch of
+ *  each call (HostCallClock), within them its answers to host exchanges (counted for the IPU
+ *  that waited longest), and which of them the IPUs waited for most. */
 json hostFigures(const Experiment& e, const Simulation& sim, const SimResult& r)
 {
     const HostProcess& host = sim.host();
     const double clock = e.system.ipu.clockHz;
-    const uint64_t waited = host.loaderWaitCycles() + host.dispatchCycles();
+    uint64_t syncs = 0, syncWait = 0;
+    for (const auto& ipu : sim.ipus())
+        if (ipu->host.syncCycles() >= syncWait) {
+            syncWait = ipu->host.syncCycles();
+            syncs = ipu->host.syncs();
+        }
+    const uint64_t waited = host.loaderWaitCycles() + host.dispatchCycles() + syncWait;
     const double share = r.totalCycles > 0 ? double(waited) / double(r.totalCycles) : 0.0;
     std::string waitingFor = "nothing";
-    if (waited > 0)
-        waitingFor = host.loaderWaitCycles() >= host.dispatchCycles() ? "data loader" : "call dispatch";
+    if (waited > 0) {
+        const uint64_t most = std::max({host.loaderWaitCycles(), host.dispatchCycles(), syncWait});
+        waitingFor = most == host.loaderWaitCycles() ? "data loader" : most == host.dispatchCycles() ? "call dispatch" : "exchange syncs";
+    }
     const DataLoaderParams& l = e.run.dataLoader;
     return {{"calls", host.calls()},
             {"wait_cycles", waited},
             {"wait_share", share},
             {"loader_wait_cycles", host.loaderWaitCycles()},
             {"dispatch_cycles", host.dispatchCycles()},
+            {"sync_wait_cycles", syncWait},
+            {"exchange_syncs", syncs},
             {"waiting_for", waitingFor},
             {"data_loader", {{"workers", l.workers},
                              {"mode", l.async ? "async" : "sync"},
@@ -756,9 +767,9 @@ void printSummary(std::ostream& out, const json& s)
     }
     if (const auto& h = s.at("host"); h.at("wait_cycles").get<uint64_t>() > 0) {
         const double clock = s.at("clock_hz").get<double>(), run = std::max(s.at("total_cycles").get<double>(), 1.0);
-        fmt::print(out, "  host         the IPUs wait for it {:.1f} % of the run: data loader {:.1f} %, call dispatch {:.1f} %",
+        fmt::print(out, "  host         the IPUs wait for it {:.1f} % of the run: data loader {:.1f} %, call dispatch {:.1f} %, exchange syncs {:.1f} %",
                    100 * h.at("wait_share").get<double>(), 100 * h.at("loader_wait_cycles").get<double>() / run,
-                   100 * h.at("dispatch_cycles").get<double>() / run);
+                   100 * h.at("dispatch_cycles").get<double>() / run, 100 * h.at("sync_wait_cycles").get<double>() / run);
         if (const auto& l = h.at("data_loader"); l.at("batch_cycles").get<uint64_t>() > 0)
             fmt::print(out, " (a batch takes {:.2f} ms, {} at once)", 1e3 * l.at("batch_cycles").get<double>() / clock,
                        l.at("builders").get<uint32_t>());

@@ -189,6 +189,8 @@ expect 0 "9 points, 0 failed" -- "$ipusim" sweep configs/sweeps/exchange_tiles.j
 # Validation: the shipped hand-derived cases pass; a wrong expectation exits 6.
 expect 0 "all within tolerance" -- "$ipusim" validate configs/validation/timing_rules.json -j 2
 expect 0 "27 cases: mean relative error 0.0034 %, max 0.0907 %; all within tolerance" -- "$ipusim" validate configs/validation/poplibs_vertices.json -j 2
+# The host calibrated on one PopTorch tutorial's measurements, validated on the pipelining tutorial's log.
+expect 0 "4 cases: mean relative error 4.3237 %, max 9.1835 %; all within tolerance" -- "$ipusim" validate configs/validation/host.json -j 2
 cat > "$out/wrong.json" <<JSON
 {"cases": [{"name": "off by one", "config": "$PWD/configs/schedules/amp_matmul.json", "metric": "/total_cycles", "expected": 838},
            {"name": "relative", "config": "$PWD/configs/schedules/amp_matmul.json", "metric": "/total_cycles", "expected": 838, "tolerance": {"relative": 0.01}}]}

@@ -195,6 +195,8 @@ Experiment randomSchedule(uint64_t seed)
         e.run.dataLoader = {uint32_t(pick(0, 3)), pick(0, 1) == 1, uint32_t(pick(1, 3)), double(pick(1, 3000)) / e.system.ipu.clockHz};
         e.system.host.cores = uint32_t(pick(1, 4));
     }
+    if (pick(0, 2) == 0) // a host that takes its time to answer each host exchange (picked last, as above)
+        e.system.host.syncLatencySeconds = double(pick(1, 3000)) / e.system.ipu.clockHz;
     return e;
 }
 
@@ -219,6 +221,12 @@ TEST_CASE("Reference engine: shipped schedules and a shrunk MNIST step agree pha
                                                "/run/gradient_accumulation=7", "/run/device_iterations=1", "/workload/micro_batch=4",
                                                "/run/data_loader/workers=2", "/run/data_loader/mode=async",
                                                "/run/data_loader/sample_seconds=1e-5", "/system/host/call_overhead_seconds=1e-6"}},
+             {"configs/mnist/train.json", {"/system/ipu/tiles=96", "/workload/io_tiles=32", "/run/gradient_accumulation=3",
+                                           "/run/device_iterations=2", "/workload/micro_batch=4", "/run/host_calls=2",
+                                           "/system/host/sync_latency_seconds=3e-6"}},
+             {"configs/mnist/pipelined.json", {"/system/ipu/tiles=32", "/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=2",
+                                               "/run/gradient_accumulation=7", "/run/device_iterations=2", "/workload/micro_batch=4",
+                                               "/workload/output_mode=all", "/system/host/sync_latency_seconds=2e-6"}},
              {"configs/mnist/sharded.json", {"/system/ipu/tiles=32", "/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1",
                                              "/run/gradient_accumulation=2", "/run/device_iterations=1", "/workload/micro_batch=4"}},
              {"configs/mnist/pipelined_pod16.json", {"/system/ipu/tiles=16", "/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1",

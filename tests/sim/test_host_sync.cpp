@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+// The host's answer to each host exchange (system.host.sync_latency_seconds): a run of
+// consecutive host transfers in an IPU's program is one exchange; its first transfer waits for
+// the host, then the data moves over the links (1 MB: 118,223 + 4,660 cycles; 1,000 B:
+// ceil(1,000 / 8.4586) = 119, + 4,660; see test_host_network.cpp).
+#include "Simulate.hpp"
+#include "models/reference/ReferenceEngine.hpp"
+#include "sim/engine/Simulation.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ipusim;
+using json = nlohmann::json;
+using test::kRoot;
+
+namespace {
+
+constexpr uint64_t kMegabyte = 118223 + 4660, kKilobyte = 119 + 4660;
+
+json hostStep(const char* name, const char* direction, uint64_t bytes)
+{
+    return {{"op", "host_transfer"}, {"name", name}, {"direction", direction}, {"bytes", bytes}};
+}
+
+/** One IPU, `iterations` times: images (1 MB) and labels (1,000 B) in, 1,000 cycles of compute
+ *  on tile 0, the output (1,000 B) out; the host answers each exchange in `latency` seconds. */
+json loop(uint64_t iterations, double latency, uint64_t hostCalls = 1)
+{
+    const json compute = {{"op", "compute"}, {"name", "work"}, {"tiles", {{{"tiles", {0, 0}}, {"cycles", 1000}}}}};
+    const json body = {hostStep("images", "to_ipu", 1000000), hostStep("labels", "to_ipu", 1000), compute,
+                       hostStep("output", "from_ipu", 1000)};
+    return {{"system",
+             {{"base", "hardware/mk2.json"},
+              {"gateway_host_link", {{"bandwidth_bytes_per_second", 12.5e9}, {"efficiency", 0.9}, {"latency_cycles", 2660}}},
+              {"host", {{"sync_latency_seconds", latency}}}}},
+            {"workload", {{"kind", "schedule"}, {"steps", {{{"op", "repeat"}, {"name", "loop"}, {"count", iterations}, {"body", body}}}}}},
+            {"run", {{"host_calls", hostCalls}}}};
+}
+
+std::string disagreement(const json& doc)
+{
+    const Experiment e = buildExperiment(config::loadConfig(doc, kRoot + "/configs/x.json"));
+    PhaseRecorder fast;
+    {
+        Simulation sim(e, &fast);
+        sim.run();
+    }
+    return firstDifference(fast.byIpu(), runReference(e.schedule, e.system, e.run.hostCalls).phases);
+}
+
+} // namespace
+
+TEST_CASE("Each host exchange waits once for the host, by hand", "[sim][host]")
+{
+    // 10 us at 1.33 GHz is 13,300 cycles. An iteration has two exchanges: images with labels
+    // (consecutive), and the output after the compute; the output and the next iteration's images
+    // are two exchanges (a loop body is a sequence of its own).
+    const uint64_t iteration = kMegabyte + kKilobyte + 1000 + kKilobyte;
+    const json s = test::simulateDoc(loop(5, 1e-5));
+    CHECK(s["total_cycles"] == 5 * (2 * 13300 + iteration));
+    CHECK(s["breakdown"]["host_wait"] == 5 * 2 * 13300);
+    CHECK(s["ipus"][0]["host_syncs"] == 10);
+    CHECK(s["ipus"][0]["host_sync_cycles"] == 10 * 13300);
+    // An ideal host (the default) costs nothing.
+    CHECK(test::simulateDoc(loop(5, 0))["total_cycles"] == 5 * iteration);
+    // A new host call is a new exchange, though its first transfer follows the last call's.
+    CHECK(test::simulateDoc(loop(1, 1e-5, 3))["total_cycles"] == 3 * (2 * 13300 + iteration));
+    // The reference engine, ticking every cycle, agrees phase by phase.
+    CHECK(disagreement(loop(5, 1e-5)) == "");
+    CHECK(disagreement(loop(1, 1e-5, 3)) == "");
+}
+
+TEST_CASE("Host exchanges in a pipeline: the last stage waits for its labels and outputs", "[sim][host]")
+{
+    // The tutorial's pipeline with every micro-batch's output returned: per host call of 100
+    // micro-batches, IPU 0 has one exchange each (images), IPU 3 two (labels before the loss,
+    // outputs after it); the middle stages none.
+    const json s = test::simulateFile("configs/mnist/pipelined.json", {"/run/epochs=1", "/workload/output_mode=all",
+                                                                       "/system/host/sync_latency_seconds=1e-5"});
+    const uint64_t calls = 15;
+    CHECK(s["ipus"][0]["host_syncs"] == calls * 100);
+    CHECK(s["ipus"][1]["host_syncs"] == 0);
+    CHECK(s["ipus"][2]["host_syncs"] == 0);
+    CHECK(s["ipus"][3]["host_syncs"] == calls * 200);
+    // More latency never makes the run faster; an ideal host is the default.
+    const uint64_t slow = s["total_cycles"];
+    const uint64_t fast = test::simulateFile("configs/mnist/pipelined.json", {"/run/epochs=1", "/workload/output_mode=all"})["total_cycles"];
+    CHECK(fast < slow);
+    // IPU 0, the slowest stage, waits for its 100 exchanges a call in pipeline cycles whose length
+    // it sets; IPU 3's waits hide partly behind IPU 0's longer compute.
+    CHECK(slow - fast >= calls * 100 * 13300);
+}
+
+TEST_CASE("Bad host sync latency is named", "[sim][host][bad-input]")
+{
+    CHECK(test::configErrorOf({{"base", "mnist/pipelined.json"}, {"system", {{"host", {{"sync_latency_seconds", -1}}}}}},
+                              kRoot + "/configs/bad.json")
+              .find("/system/host/sync_latency_seconds") != std::string::npos);
+}
