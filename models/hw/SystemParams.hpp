@@ -13,8 +13,10 @@ struct HostParams
 {
     /** Host time before each host call (the framework dispatching it); the IPUs wait. */
     double callOverheadSeconds = schema::kHostCallOverheadSeconds;
-    /** CPU cores the data loader's workers share. */
+    /** CPU cores of each host server, which the data loaders' workers on it share. */
     uint32_t cores = schema::kHostCores;
+    /** Host servers the PopRun instances are split over. */
+    uint32_t servers = schema::kHostServers;
     /** Host time for each host exchange (a run of consecutive host transfers); the IPU waits. */
     double syncLatencySeconds = schema::kHostSyncLatencySeconds;
 };

@@ -12,9 +12,11 @@ namespace {
 
 uint64_t batchCyclesOf(const HostParams& host, const DataLoaderParams& loader, uint64_t samples, double clockHz)
 {
+    const long double instances = std::max<uint32_t>(loader.instances, 1);
+    const long double cores = static_cast<long double>(std::max<uint32_t>(host.cores, 1)) * std::max<uint32_t>(host.servers, 1) / instances;
     const long double workers = std::max<uint32_t>(loader.workers, 1);
-    const long double slowdown = workers / std::min<long double>(workers, std::max<uint32_t>(host.cores, 1));
-    return secondsToCycles(static_cast<long double>(samples) * loader.sampleSeconds * slowdown, clockHz);
+    const long double slowdown = workers / std::min(workers, cores);
+    return secondsToCycles(static_cast<long double>(samples) / instances * loader.sampleSeconds * slowdown, clockHz);
 }
 
 } // namespace

@@ -20,9 +20,11 @@ struct DataLoaderParams
     bool async = false;       // an accessor process keeps `buffer` batches ready while the IPUs run
     uint32_t buffer = 3;      // the accessor's ring buffer (buffer_size)
     double sampleSeconds = 0; // one core's time to load and transform one sample; 0: free
+    uint32_t instances = 1;   // PopRun instances, each with a loader like this for its share of the samples
     bool operator==(const DataLoaderParams& o) const
     {
-        return workers == o.workers && async == o.async && buffer == o.buffer && sampleSeconds == o.sampleSeconds;
+        return workers == o.workers && async == o.async && buffer == o.buffer && sampleSeconds == o.sampleSeconds &&
+               instances == o.instances;
     }
 };
 
@@ -30,8 +32,11 @@ struct DataLoaderParams
  *  the previous call (the call is a blocking run of the engine), takes the call's batch from its
  *  data loader (waiting if it is not built yet), and dispatches the call (the framework's
  *  per-call overhead). Timing model, per call k (0-based), in IPU cycles:
- *   - a batch takes B = samples x sample_seconds on one core; W workers on C cores time-share
- *     them, so each worker takes B x W / min(W, C);
+ *   - PopRun's I instances each load their share of the call's S samples, S / I, the same way
+ *     at the same time (one is modelled); the I / H instances on each of H servers share its C
+ *     cores, C' = C x H / I each;
+ *   - an instance's batch takes B = S / I x sample_seconds on one core; its W workers on C'
+ *     cores time-share them, so each worker takes B x W / min(W, C');
  *   - sync without workers: the main process builds batch k after call k-1 returns;
  *   - otherwise workers build batches round-robin (torch hands batch k to worker k mod W), each
  *     starting when it is free and when the host has taken batch k - D, D being what the loader

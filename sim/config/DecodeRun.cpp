@@ -17,7 +17,10 @@ RunSpec decodeRun(const config::LoadedConfig& cfg, const SystemParams& system)
     if (r.datasetSamples == 0 && r.epochs > 1)
         cfg.fail("/run/epochs", "expected 1 unless /run/dataset_samples says how large an epoch is");
     const auto& loader = run.at("data_loader");
-    r.dataLoader = {loader.at("workers"), loader.at("mode") == "async", loader.at("buffer"), loader.at("sample_seconds")};
+    r.dataLoader = {loader.at("workers"), loader.at("mode") == "async", loader.at("buffer"), loader.at("sample_seconds"), run.at("instances")};
+    if (r.dataLoader.instances % system.host.servers != 0)
+        cfg.fail("/run/instances", fmt::format("expected a multiple of the {} host servers (/system/host/servers): PopRun splits "
+                                               "instances evenly over them, found {}", system.host.servers, r.dataLoader.instances));
     if (!run.contains("trace"))
         return r;
     const auto& t = run.at("trace");

@@ -108,7 +108,7 @@ SystemParams decodeSystem(const config::LoadedConfig& cfg, std::set<std::string>
     p.numIpus = r.at<uint32_t>("/system/num_ipus");
     p.ipu = ipuOf(r);
     p.host = {r.at<double>("/system/host/call_overhead_seconds"), r.at<uint32_t>("/system/host/cores"),
-              r.at<double>("/system/host/sync_latency_seconds")};
+              r.at<uint32_t>("/system/host/servers"), r.at<double>("/system/host/sync_latency_seconds")};
     p.hostLink = {r.at<double>("/system/host_link/bandwidth_bytes_per_second"), r.at<double>("/system/host_link/efficiency"),
                   r.at<uint64_t>("/system/host_link/latency_cycles")};
     p.gatewayHostLink = {r.at<double>("/system/gateway_host_link/bandwidth_bytes_per_second"),

@@ -20,7 +20,7 @@ const std::vector<std::string_view>& compilerIgnoredPointers()
 {
     static const std::vector<std::string_view> pointers = {
         "/name", "/description", "/inference", // the inference phase is a config of its own
-        "/run/host_calls", "/run/epochs", "/run/dataset_samples", "/run/trace", "/run/data_loader",
+        "/run/host_calls", "/run/epochs", "/run/dataset_samples", "/run/trace", "/run/data_loader", "/run/instances",
         "/system/description", "/system/notes", "/system/ipu/clock_hz", "/system/ipu/sync",
         "/system/host", "/system/host_link", "/system/ipu_link", "/system/external_sync",
         "/system/streaming_memory/bandwidth_bytes_per_second", "/system/streaming_memory/efficiency",

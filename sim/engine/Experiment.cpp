@@ -23,6 +23,10 @@ Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled)
     } else {
         e.schedule = compileSchedule(cfg, e.system, e.run);
     }
+    const uint32_t replicas = e.schedule.strategy ? e.schedule.strategy->replicas : 1;
+    if (replicas % e.run.dataLoader.instances != 0)
+        cfg.fail("/run/instances", fmt::format("expected a divisor of the {} replicas: PopRun gives each instance an equal share, "
+                                               "found {}", replicas, e.run.dataLoader.instances));
     if (e.run.datasetSamples > 0) {
         // An epoch is as many whole host calls as the data set fills.
         const uint64_t perCall = e.schedule.samplesPerHostCall;

@@ -607,7 +607,9 @@ json hostFigures(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"sync_wait_cycles", syncWait},
             {"exchange_syncs", syncs},
             {"waiting_for", waitingFor},
-            {"data_loader", {{"workers", l.workers},
+            {"data_loader", {{"instances", l.instances},
+                             {"servers", e.system.host.servers},
+                             {"workers", l.workers},
                              {"mode", l.async ? "async" : "sync"},
                              {"builders", host.clock().builders()},
                              {"batch_cycles", host.clock().batchCycles()},
@@ -771,8 +773,9 @@ void printSummary(std::ostream& out, const json& s)
                    100 * h.at("wait_share").get<double>(), 100 * h.at("loader_wait_cycles").get<double>() / run,
                    100 * h.at("dispatch_cycles").get<double>() / run, 100 * h.at("sync_wait_cycles").get<double>() / run);
         if (const auto& l = h.at("data_loader"); l.at("batch_cycles").get<uint64_t>() > 0)
-            fmt::print(out, " (a batch takes {:.2f} ms, {} at once)", 1e3 * l.at("batch_cycles").get<double>() / clock,
-                       l.at("builders").get<uint32_t>());
+            fmt::print(out, " (a batch takes {:.2f} ms, {} at once{})", 1e3 * l.at("batch_cycles").get<double>() / clock,
+                       l.at("builders").get<uint32_t>(),
+                       l.at("instances").get<uint32_t>() > 1 ? fmt::format(" in each of {} instances", l.at("instances").get<uint32_t>()) : "");
         fmt::print(out, "\n");
     }
     printBusiestLinks(out, s);

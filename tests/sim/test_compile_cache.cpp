@@ -34,7 +34,8 @@ config::LoadedConfig load(const std::string& file, const std::vector<std::string
 }
 
 /** Every number the compile key leaves out changed: integers by one (not zeros, which may mean
- *  "off", nor the epochs of a run that tracks none), other numbers to three quarters. The
+ *  "off", nor the epochs of a run that tracks none, nor PopRun's instances and host servers,
+ *  which must divide the replicas and each other), other numbers to three quarters. The
  *  inference phase's own values are its compile's: left as they are unless `inferenceToo`. */
 void perturb(json& value, const std::string& pointer, bool epochsTracked)
 {
@@ -42,7 +43,8 @@ void perturb(json& value, const std::string& pointer, bool epochsTracked)
         for (auto& [key, child] : value.items())
             perturb(child, pointer + "/" + key, epochsTracked);
     } else if (value.is_number_unsigned() || value.is_number_integer()) {
-        if (value.get<int64_t>() != 0 && (pointer != "/run/epochs" || epochsTracked))
+        const bool divides = pointer == "/run/instances" || pointer == "/system/host/servers";
+        if (value.get<int64_t>() != 0 && (pointer != "/run/epochs" || epochsTracked) && !divides)
             value = value.get<int64_t>() + 1;
     } else if (value.is_number_float()) {
         value = value.get<double>() * 0.75;

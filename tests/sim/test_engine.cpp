@@ -150,6 +150,22 @@ TEST_CASE("Host data loader: a loader slower than the IPUs sets the pace, by han
               .find("/run/data_loader/mode") != std::string::npos);
 }
 
+TEST_CASE("PopRun instances must share the replicas and the servers evenly", "[sim][host][bad-input]")
+{
+    const json pod16 = {{"base", "graph/mlp.json"},
+                        {"system", {{"base", "hardware/pod16.json"}}},
+                        {"workload", {{"strategy", {{"kind", "single"}, {"replicas", 16}}}}}};
+    json three = pod16;
+    three["run"]["instances"] = 3;
+    CHECK(test::configErrorOf(three, kRoot + "/configs/bad.json").find("/run/instances: expected a divisor of the 16 replicas") !=
+          std::string::npos);
+    json uneven = pod16;
+    uneven["run"]["instances"] = 2;
+    uneven["system"]["host"]["servers"] = 4;
+    CHECK(test::configErrorOf(uneven, kRoot + "/configs/bad.json").find("/run/instances: expected a multiple of the 4 host servers") !=
+          std::string::npos);
+}
+
 TEST_CASE("Host data loader: more workers (up to the cores), more cores and cheaper samples never cost cycles", "[sim][host][metamorphic]")
 {
     auto total = [](std::vector<std::string> sets) {

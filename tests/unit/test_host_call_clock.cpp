@@ -115,3 +115,25 @@ TEST_CASE("Host call clock: async without workers builds in one accessor process
     CHECK(clock.next(1200).start == 1200); // built 900..1200
     CHECK(clock.next(1250).start == 1500); // built 1200..1500
 }
+
+TEST_CASE("Host call clock: PopRun instances split the samples and their servers' cores", "[host]")
+{
+    // 1,600 samples a call at 100 us each, 14 workers per instance, 64 cores a server.
+    DataLoaderParams loader;
+    loader.workers = 14;
+    loader.async = true;
+    loader.sampleSeconds = 1e-4;
+    // One instance: 1,600 x 100 us = 160 ms a batch, its 14 workers on 14 of the 64 cores.
+    CHECK(HostCallClock(hostOf(64), loader, 1600, 1e6).batchCycles() == 160000);
+    // 8 instances on one server: 200 samples each, 8 cores each for 14 workers: 20 ms x 14 / 8.
+    loader.instances = 8;
+    CHECK(HostCallClock(hostOf(64), loader, 1600, 1e6).batchCycles() == 35000);
+    // On 2 servers, 4 instances each: 16 cores each, enough for the 14 workers.
+    HostParams two = hostOf(64);
+    two.servers = 2;
+    CHECK(HostCallClock(two, loader, 1600, 1e6).batchCycles() == 20000);
+    // The main process alone (no workers) of each of 128 instances on one server: half a core.
+    loader.workers = 0;
+    loader.instances = 128;
+    CHECK(HostCallClock(hostOf(64), loader, 1280, 1e6).batchCycles() == 2000);
+}
