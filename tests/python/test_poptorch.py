@@ -163,6 +163,28 @@ def test_data_loader_batches_one_host_call():
     assert [len(x) for x, _ in loader] == [4000, 4000]  # the incomplete last batch is dropped
 
 
+def test_data_loader_settings_reach_the_simulated_host():
+    opts = tutorial_options().simulator(sample_seconds=5e-5)
+    dataset = torch.utils.data.TensorDataset(*batch(8000))
+    poptorch.DataLoader(opts, dataset, batch_size=40, num_workers=16, mode=poptorch.DataLoaderMode.Async)
+    assert poptorch.simulator_config(opts, False, "m.onnx", 40, [], "fp32")["run"]["data_loader"] == \
+        {"mode": "async", "workers": 16, "sample_seconds": 5e-5}
+    # Options no DataLoader was made with leave the host's loader at the config's default.
+    assert "data_loader" not in poptorch.simulator_config(tutorial_options(), False, "m.onnx", 40, [], "fp32")["run"]
+    with pytest.raises(ValueError, match="num_workers: expected an integer >= 0, found -1"):
+        poptorch.DataLoader(opts, dataset, batch_size=40, num_workers=-1)
+    with pytest.raises(ValueError, match="simulator: expected sample_seconds from 0 to 10, found -1"):
+        poptorch.Options().simulator(sample_seconds=-1)
+    # The first call waits for its batch: 4,000 samples x 50 us, one worker's 0.2 s.
+    model = Network()
+    free = poptorch.trainingModel(TrainingModelWithLoss(model), tutorial_options(), poptorch.optim.AdamW(model.parameters(), lr=1e-3))
+    loaded = poptorch.trainingModel(TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters(), lr=1e-3))
+    data, labels = batch(4000)
+    free(data, labels)
+    loaded(data, labels)
+    assert loaded.last_call_seconds == pytest.approx(free.last_call_seconds + 0.2, abs=1e-6)
+
+
 class SharedActivation(nn.Module):
     """The seed's Block(ipu_id=...) example: unnamed blocks, one ReLU module called in three."""
 

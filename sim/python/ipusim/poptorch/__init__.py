@@ -17,7 +17,7 @@ from . import optim
 from ._blocks import BeginBlock, Block, BlockFunction
 from ._executor import Executor, simulator_config
 from ._options import (AutoStage, Options, OutputMode, PipelinedExecution, ShardedExecution, Stage,
-                       TensorLocationSettings)
+                       TensorLocationSettings, _non_negative)
 
 AnchorMode = OutputMode  # PopTorch's older name
 
@@ -34,8 +34,10 @@ class DataLoaderMode(enum.Enum):
 
 class DataLoader(torch.utils.data.DataLoader):
     """Batches of batch_size x device iterations x replicas x gradient accumulation samples: one
-    host call's worth (PopTorch's combined batch). The mode is accepted; loading runs in torch,
-    with at most one worker process per CPU core."""
+    host call's worth (PopTorch's combined batch). Loading runs in torch, with at most one worker
+    process per CPU core; the mode and num_workers given are recorded in `options`, whose models
+    made after it simulate the host's data loader with them (run.data_loader), at the per-sample
+    cost Options.simulator(sample_seconds=...) gives."""
 
     def __init__(self, options, dataset, batch_size=1, shuffle=False, num_workers=0, drop_last=True, mode=DataLoaderMode.Sync,
                  **kwargs):
@@ -48,6 +50,8 @@ class DataLoader(torch.utils.data.DataLoader):
             raise ValueError(f"DataLoader: the dataset's {len(dataset)} samples are not a whole number of host calls of "
                              f"{self.combinedBatchSize} (batch_size x device iterations x replicas x gradient accumulation) "
                              "and drop_last is False: set drop_last=True")
+        options._data_loader = {"mode": "sync" if DataLoaderMode(mode) == DataLoaderMode.Sync else "async",
+                                "workers": _non_negative("num_workers", num_workers)}
         kwargs.pop("async_options", None)
         kwargs.pop("rebatched_worker_size", None)
         kwargs.pop("auto_distributed_partitioning", None)

@@ -62,6 +62,8 @@ def simulator_config(options, training, onnx_file, micro_batch, blocks, precisio
            "dataset_samples": micro_batch * options.device_iterations * options.replication_factor * accumulation}
     if training:
         run["gradient_accumulation"] = accumulation
+    if options._data_loader:  # the host's loader, as the poptorch.DataLoader made with these options
+        run["data_loader"] = dict(options._data_loader, sample_seconds=options.sample_seconds)
     return {"name": "poptorch_" + ("train" if training else "infer"),
             "system": {"base": system_file(options.system, per_replica * options.replication_factor)},
             "workload": workload, "run": run}
@@ -113,7 +115,7 @@ _SETTING_OF = {"/run/gradient_accumulation": "Training.gradientAccumulation", "/
                "/workload/strategy": "setExecutionStrategy", "/workload/blocks": "the model's poptorch.Block annotations",
                "/workload/available_memory_proportion": "setAvailableMemoryProportion",
                "/workload/micro_batch": "the batch size (a call's batch over its micro-batches)", "/system": "Options.simulator",
-               "/workload/loss_scaling": "the optimizer's loss_scaling"}
+               "/workload/loss_scaling": "the optimizer's loss_scaling", "/run/data_loader": "poptorch.DataLoader's mode and num_workers"}
 
 
 def _name_the_option(error, config):

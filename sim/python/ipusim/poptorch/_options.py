@@ -142,6 +142,12 @@ def _positive(name, n):
     return n
 
 
+def _non_negative(name, n):
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"{name}: expected an integer >= 0, found {n!r}")
+    return n
+
+
 class Options:
     """poptorch.Options: the settings the simulator models, and `simulator()` for the hardware."""
 
@@ -160,6 +166,8 @@ class Options:
         self.system = None  # None: the smallest system with enough IPUs
         self.simulated_precision = None  # None: float32
         self.system_overrides = {}
+        self.sample_seconds = 0.0  # the host's time to load one sample on one core
+        self._data_loader = None  # {"mode", "workers"} of the last poptorch.DataLoader made with these options
 
     def deviceIterations(self, n):
         self.device_iterations = _positive("deviceIterations", n)
@@ -209,15 +217,22 @@ class Options:
         _note(f"enableExecutableCaching({path!r}) is ignored: nothing is compiled for hardware")
         return self
 
-    def simulator(self, system=None, precision=None, **overrides):
+    def simulator(self, system=None, precision=None, sample_seconds=None, **overrides):
         """The simulated hardware: "mk2", "m2000", "pod16", "pod64" (the bundled descriptions),
         a config path, or None for the smallest with enough IPUs; `overrides` set values of it
         by JSON pointer under /system, e.g. simulator("pod16", **{"ipu/tiles": 1216}).
         `precision` "fp16" simulates the float32 model in half precision (weights, activations
         and, unless Precision.setPartialsType says otherwise, partials), as model.half() would
-        run on IPUs; the CPU, which has no half matmuls, computes in float32."""
+        run on IPUs; the CPU, which has no half matmuls, computes in float32. `sample_seconds` is the
+        host's time to load and transform one sample on one core (your data set's and transforms'
+        cost, which the simulator cannot know; default 0, a free loader): the data loader made
+        with these options then builds each host call's batch with its workers in that time."""
         if precision not in (None, "fp16", "fp32"):
             raise ValueError(f'simulator: expected precision "fp16" or "fp32", found {precision!r}')
+        if sample_seconds is not None:
+            if isinstance(sample_seconds, bool) or not isinstance(sample_seconds, (int, float)) or not 0 <= sample_seconds <= 10:
+                raise ValueError(f"simulator: expected sample_seconds from 0 to 10, found {sample_seconds!r}")
+            self.sample_seconds = float(sample_seconds)
         self.simulated_precision = precision
         self.system = system
         self.system_overrides = {f"/system/{k.lstrip('/')}": v for k, v in overrides.items()}
@@ -230,7 +245,8 @@ class Options:
                 "output_return_period": self.output_return_period, "random_seed": self.random_seed,
                 "optimizer_on_chip": self.TensorLocations.optimizer_on_chip, "partials": self.Precision.partials,
                 "available_memory_proportion": self.available_memory_proportion,
-                "execution_strategy": self.strategy.ipusim() if self.strategy else None, "simulator": self.system}
+                "execution_strategy": self.strategy.ipusim() if self.strategy else None, "simulator": self.system,
+                "data_loader": self._data_loader, "sample_seconds": self.sample_seconds}
 
     def clone(self):
         return copy.deepcopy(self)
