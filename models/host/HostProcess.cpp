@@ -26,12 +26,25 @@ void HostProcess::arrive(uint32_t ipu, uint64_t cycle, Start start)
     m_loaderWait += call.loaderWait;
     m_dispatch += call.dispatch;
     ++m_calls;
+    trace(call, m_calls);
     m_arrived = 0;
     std::vector<Start> starts;
     starts.swap(m_waiting);
     m_waiting.resize(starts.size());
     for (auto& s : starts)
         s(call);
+}
+
+void HostProcess::trace(const HostCallClock::Call& call, uint64_t number)
+{
+    if (!m_observer)
+        return;
+    const std::string n = std::to_string(number);
+    if (call.batchBuilt > call.batchBegin) // worker k mod W builds batch k; without workers, one process
+        m_observer->hostSpan(m_clock.builders() > 1 ? "loader worker " + std::to_string(call.builder) : "data loader", "batch " + n,
+                             call.batchBegin, call.batchBuilt);
+    if (call.dispatch > 0)
+        m_observer->hostSpan("dispatch", "host call " + n, call.start - call.dispatch, call.start);
 }
 
 std::vector<uint32_t> HostProcess::waiting() const { return waitingSlots(m_waiting); }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/ipu/PhaseObserver.hpp"
 #include "models/timing/HostCallClock.hpp"
 
 #include <cstdint>
@@ -27,6 +28,9 @@ public:
      *  participant (perhaps at once) when the last one is. */
     void arrive(uint32_t ipu, uint64_t cycle, Start start);
 
+    /** Records each call's batch building and dispatch as host spans there (null: nowhere). */
+    void observe(IPhaseObserver* observer) { m_observer = observer; }
+
     /** Participants waiting now (for deadlock reports). */
     [[nodiscard]] std::vector<uint32_t> waiting() const;
 
@@ -40,8 +44,12 @@ public:
     [[nodiscard]] uint64_t syncCycles() const { return m_syncCycles; }
 
 private:
+    /** The host's work for `call` (number `number`, from 1) on its trace tracks. */
+    void trace(const HostCallClock::Call& call, uint64_t number);
+
     HostCallClock m_clock;
     uint64_t m_syncCycles;
+    IPhaseObserver* m_observer = nullptr;
     std::vector<Start> m_waiting; // indexed by participant; empty when not waiting
     uint32_t m_arrived = 0;
     uint64_t m_lastArrival = 0;

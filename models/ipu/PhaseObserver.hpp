@@ -36,6 +36,12 @@ public:
     virtual void fragmentSpan(uint32_t ipu, const std::string& fragment, uint64_t start, uint64_t end, int64_t microBatch) = 0;
     /** Bytes crossing IPU-Links: an IPU copy's transfer or a ring collective. */
     virtual void linkSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end, uint64_t bytes) = 0;
+    /** The host's own work on `track` (a data loader's worker building a batch, the dispatch
+     *  of a host call); by default not recorded. */
+    virtual void hostSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end)
+    {
+        (void)track, (void)name, (void)start, (void)end;
+    }
 };
 
 } // namespace ipusim

@@ -33,12 +33,13 @@ HostCallClock::HostCallClock(const HostParams& host, const DataLoaderParams& loa
 HostCallClock::Call HostCallClock::next(uint64_t devicesFree)
 {
     const uint64_t k = m_calls++;
-    uint64_t built = 0;
+    uint64_t begin = 0, built = 0;
     if (m_batch > 0 && !m_ahead) {
+        begin = devicesFree;
         built = saturatingAdd(devicesFree, m_batch);
     } else if (m_batch > 0) {
         uint64_t& builder = m_builderFree[k % m_builderFree.size()];
-        uint64_t begin = builder;
+        begin = builder;
         if (m_taken.size() == m_depth && m_depth > 0) // room for batch k once batch k - D is taken
             begin = std::max(begin, m_taken.front());
         builder = built = saturatingAdd(begin, m_batch);
@@ -49,7 +50,7 @@ HostCallClock::Call HostCallClock::next(uint64_t devicesFree)
         if (m_taken.size() > m_depth)
             m_taken.pop_front();
     }
-    return {saturatingAdd(taken, m_dispatch), taken - devicesFree, m_dispatch};
+    return {saturatingAdd(taken, m_dispatch), taken - devicesFree, m_dispatch, begin, built, uint32_t(k % m_builderFree.size())};
 }
 
 std::array<HostCallClock::Wait, 3> HostCallClock::waitsBefore(const Call& call, uint64_t number)

@@ -53,6 +53,8 @@ public:
     struct Call
     {
         uint64_t start = 0, loaderWait = 0, dispatch = 0;
+        uint64_t batchBegin = 0, batchBuilt = 0; // when the call's batch was built (equal for a free loader)
+        uint32_t builder = 0;                    // which worker built it (0: the main process or accessor)
     };
     /** Every IPU is back from the previous call (or ready for the first) at `devicesFree`. */
     Call next(uint64_t devicesFree);

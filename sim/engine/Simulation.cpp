@@ -49,6 +49,7 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
         uint32_t(programs.size()),
         HostCallClock(sys.host, experiment.run.dataLoader, experiment.schedule.samplesPerHostCall, sys.ipu.clockHz),
         hostSyncCycles(sys.host, sys.ipu.clockHz));
+    m_host->observe(observer);
     for (std::size_t i = 0; i < programs.size(); ++i) {
         std::string name = "ipu" + std::to_string(programs[i].ipu);
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,

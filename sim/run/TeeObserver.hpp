@@ -42,6 +42,11 @@ public:
         if (m_a)
             m_a->linkSpan(track, name, start, end, bytes);
     }
+    void hostSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end) override
+    {
+        if (m_a)
+            m_a->hostSpan(track, name, start, end);
+    }
 
 private:
     IPhaseObserver* m_a;

@@ -127,6 +127,25 @@ void ChromeTrace::linkSpan(const std::string& track, const std::string& name, ui
                       pid, it->second, quoted(name), micros(start), micros(end - start), start, end - start, bytes));
 }
 
+void ChromeTrace::hostSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end)
+{
+    if (!inWindow(start))
+        return;
+    // The host is the process after the IPU-Links, one track per loader worker and dispatch.
+    const uint32_t pid = m_numIpus + 1;
+    auto it = m_hostTracks.find(track);
+    if (it == m_hostTracks.end()) {
+        if (m_hostTracks.empty())
+            event(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":\"host\"}}}}", pid));
+        it = m_hostTracks.emplace(track, uint32_t(m_hostTracks.size())).first;
+        event(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}", pid,
+                          it->second, quoted(track)));
+    }
+    event(fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"cat\":\"host_work\",\"name\":{},\"ts\":{},\"dur\":{},"
+                      "\"args\":{{\"start_cycle\":{},\"cycles\":{}}}}}",
+                      pid, it->second, quoted(name), micros(start), micros(end - start), start, end - start));
+}
+
 void ChromeTrace::label(uint32_t ipu, const std::string& text)
 {
     // Both as a label (chrome://tracing) and in the process name, which every viewer shows.

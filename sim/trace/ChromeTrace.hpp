@@ -30,6 +30,7 @@ public:
 
     void fragmentSpan(uint32_t ipu, const std::string& fragment, uint64_t start, uint64_t end, int64_t microBatch) override;
     void linkSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end, uint64_t bytes) override;
+    void hostSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end) override;
 
     /** A label shown beside an IPU's name (Perfetto process label), e.g. its stages' work. */
     void label(uint32_t ipu, const std::string& text);
@@ -52,6 +53,7 @@ private:
     std::vector<bool> m_tileNamed;
     uint32_t m_numIpus;
     std::map<std::string, uint32_t> m_linkTracks;
+    std::map<std::string, uint32_t> m_hostTracks;
 };
 
 } // namespace ipusim

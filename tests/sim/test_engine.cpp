@@ -634,6 +634,45 @@ TEST_CASE("Trace of a pipeline: stage slices with micro-batches, link transfers 
     CHECK(links == std::set<std::string>{"pipeline copy", "gradients all-reduce"});
 }
 
+TEST_CASE("Trace of the host: each loader worker's batches and each call's dispatch on tracks of their own", "[sim][trace][host]")
+{
+    // 2 async workers at 1 ms a sample on 4,000-sample calls: 4 s a batch, worker k mod 2 builds
+    // batch k; then 1 ms of dispatch before each of the 3 calls.
+    Experiment e = buildExperiment(kRoot + "/configs/mnist/pipelined.json",
+                                   {"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=3", "/run/data_loader/workers=2",
+                                    "/run/data_loader/mode=async", "/run/data_loader/sample_seconds=1e-3",
+                                    "/system/host/call_overhead_seconds=1e-3"});
+    const std::string path = (std::filesystem::temp_directory_path() / ("ipusim_htrace_" + std::to_string(::getpid()) + ".json")).string();
+    {
+        ChromeTrace trace(path, e.run.trace, e.system.ipu.clockHz, 4);
+        Simulation sim(e, &trace);
+        sim.run();
+        trace.commit();
+    }
+    std::ifstream in(path);
+    const json t = json::parse(in);
+    std::filesystem::remove(path);
+    std::map<uint64_t, std::string> tracks; // tid -> name, in the host's process (after the IPUs and their links)
+    std::vector<json> spans;
+    for (const auto& ev : t.at("traceEvents")) {
+        if (ev.at("pid") != 5)
+            continue;
+        if (ev.at("ph") == "M" && ev.at("name") == "thread_name")
+            tracks[ev.at("tid")] = ev.at("args").at("name");
+        if (ev.at("ph") == "X")
+            spans.push_back(ev);
+    }
+    CHECK(tracks == std::map<uint64_t, std::string>{{0, "loader worker 0"}, {1, "dispatch"}, {2, "loader worker 1"}});
+    const uint64_t batch = 4000ull * 1330000, dispatch = 1330000;
+    REQUIRE(spans.size() == 6);
+    CHECK((spans[0].at("name") == "batch 1" && spans[0].at("tid") == 0 && spans[0].at("args").at("start_cycle") == 0));
+    CHECK(spans[0].at("args").at("cycles") == batch);
+    CHECK((spans[1].at("name") == "host call 1" && spans[1].at("args").at("start_cycle") == batch));
+    CHECK(spans[1].at("args").at("cycles") == dispatch);
+    CHECK((spans[2].at("name") == "batch 2" && spans[2].at("tid") == 2 && spans[2].at("args").at("start_cycle") == 0));
+    CHECK((spans[4].at("name") == "batch 3" && spans[4].at("tid") == 0 && spans[4].at("args").at("start_cycle") == batch));
+}
+
 TEST_CASE("Output modes decide what goes back to the host", "[sim][outputs]")
 {
     // Training outputs: the loss (4 B) and the logits (40 x 10 x 4 B) of a micro-batch; a host
