@@ -159,12 +159,14 @@ uint64_t Ipu::exec(const ExchangeStep& x)
 
 uint64_t Ipu::exec(const HostTransferStep& h)
 {
-    // A prefetching step's data was fetched into the IO tiles while the previous micro-batch ran
+    // A prefetching step's data was fetched into the IO tiles while earlier micro-batches ran
     // (the first time, nothing was: fetch it now); other host transfers start now, or, the first
     // of a host exchange, once the host has answered the IPU's sync.
     const Frame& f = m_stack.back();
-    const uint64_t syncCycles = m_ports.host ? m_ports.host->syncCycles() : 0;
-    if (!m_prefetching.count(&h) && syncCycles > 0 && opensHostExchange(*f.steps, f.pc - 1)) {
+    const auto fetched = m_prefetching.find(&h);
+    const bool ahead = fetched != m_prefetching.end() && !fetched->second.empty();
+    if (!ahead && hostSyncCycles() > 0 && opensHostExchange(*f.steps, f.pc - 1)) {
+        const uint64_t syncCycles = hostSyncCycles();
         host.countSync(syncCycles);
         m_syncedFor = &h;
         m_activity = 1 + int(PhaseKind::HostWait);
@@ -177,16 +179,24 @@ uint64_t Ipu::awaitHostTransfer(const HostTransferStep& h)
 {
     host.account(h.direction, h.bytes);
     auto it = m_prefetching.find(&h);
-    const IpuLinks::TransferKey key = it == m_prefetching.end() ? startHostTransfer(h) : it->second;
+    IpuLinks::TransferKey key;
+    if (it != m_prefetching.end() && !it->second.empty()) { // the oldest fetch ahead is this micro-batch's
+        key = it->second.front();
+        it->second.pop_front();
+    } else {
+        key = startHostTransfer(h);
+    }
     m_activity = 1 + int(PhaseKind::Host);
     m_ports.links->awaitTransfers({key}, [this, &h](const std::vector<uint64_t>& ends) { finishHostTransfer(h, ends.at(0)); });
     return kWait;
 }
 
-IpuLinks::TransferKey Ipu::startHostTransfer(const HostTransferStep& h)
+uint64_t Ipu::hostSyncCycles() const { return m_ports.host ? m_ports.host->syncCycles() : 0; }
+
+IpuLinks::TransferKey Ipu::startHostTransfer(const HostTransferStep& h, uint64_t delay)
 {
     IpuLinks::LinkBytes sent;
-    const auto key = m_ports.links->startHostTransfer(m_index, h.direction, h.bytes, ++m_hostTransfers, sent);
+    const auto key = m_ports.links->startHostTransfer(m_index, h.direction, h.bytes, ++m_hostTransfers, sent, delay);
     for (const auto& [edge, bytes] : sent)
         m_linkSent[edge] += bytes;
     return key;
@@ -196,7 +206,7 @@ void Ipu::finishHostTransfer(const HostTransferStep& h, uint64_t ready)
 {
     const uint64_t now = nowCycle();
     m_cycle = endPhaseOnAllTiles(PhaseKind::Host, h.name, std::max(ready, m_cycle));
-    if (h.prefetch) // consumed: the next micro-batch's data starts coming at once
+    if (h.prefetch) // consumed: its buffer takes the next micro-batch's data
         m_fetchNext.push_back(&h);
     wakeAt(std::max(m_cycle, now), now);
 }
@@ -461,8 +471,10 @@ bool Ipu::fetchesAllowSkip() const
     // A prefetch still on the links would not move with the skip: skip only once every fetch
     // is in (then its end is past, like any other).
     const uint64_t now = nowCycle();
-    return std::all_of(m_prefetching.begin(), m_prefetching.end(),
-                       [&](const auto& fetch) { return m_ports.links->transferEndedBy(fetch.second, now); });
+    return std::all_of(m_prefetching.begin(), m_prefetching.end(), [&](const auto& fetches) {
+        return std::all_of(fetches.second.begin(), fetches.second.end(),
+                           [&](const IpuLinks::TransferKey& key) { return m_ports.links->transferEndedBy(key, now); });
+    });
 }
 
 bool Ipu::wakeAt(uint64_t cycle, uint64_t nowCycle)
@@ -543,8 +555,11 @@ void Ipu::startCall(const HostCallClock::Call& call)
 
 void Ipu::sequence()
 {
-    for (const HostTransferStep* h : m_fetchNext) // woken where the prefetched data was consumed
-        m_prefetching[h] = startHostTransfer(*h);
+    // Woken where prefetched data was consumed: the host fills the free buffers, each fetch ending
+    // once it has answered (its data takes the links at once).
+    for (const HostTransferStep* h : m_fetchNext)
+        for (auto& ahead = m_prefetching[h]; ahead.size() < h->prefetchDepth;)
+            ahead.push_back(startHostTransfer(*h, hostSyncCycles()));
     m_fetchNext.clear();
     if (const HostTransferStep* h = std::exchange(m_syncedFor, nullptr)) { // woken as the host answered
         awaitHostTransfer(*h);

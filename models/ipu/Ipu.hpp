@@ -14,6 +14,7 @@
 
 #include <systemc>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -125,8 +126,10 @@ private:
     /** Host transfer `h` starts now (or its prefetch is taken): the sequencer sleeps until its
      *  data is in; returns kWait. */
     uint64_t awaitHostTransfer(const HostTransferStep& h);
-    /** Starts host transfer `h` now over the links; returns its key. */
-    IpuLinks::TransferKey startHostTransfer(const HostTransferStep& h);
+    /** Starts host transfer `h` now over the links, ending `delay` cycles late; returns its key. */
+    IpuLinks::TransferKey startHostTransfer(const HostTransferStep& h, uint64_t delay = 0);
+    /** Cycles the host takes to answer a host exchange (0 without a host). */
+    [[nodiscard]] uint64_t hostSyncCycles() const;
     /** SystemC's present time in cycles (at or after m_cycle). */
     [[nodiscard]] uint64_t nowCycle() const;
     /** A phase every tile waits out (sync, exchange, transfers): all are ready at `end`. */
@@ -221,7 +224,7 @@ private:
     std::vector<LoopStats> m_loopStats;
     std::vector<uint64_t> m_callEnds;
     std::vector<uint64_t> m_computeAtCallEnds;
-    std::map<const HostTransferStep*, IpuLinks::TransferKey> m_prefetching; // per prefetching step: its next data's fetch
+    std::map<const HostTransferStep*, std::deque<IpuLinks::TransferKey>> m_prefetching; // per prefetching step: its fetches ahead, oldest first
     std::vector<const HostTransferStep*> m_fetchNext; // consumed prefetches: their next fetch starts as the sequencer wakes
     uint64_t m_hostTransfers = 0;                     // numbers this IPU's host transfers
     const HostTransferStep* m_syncedFor = nullptr;    // the host answers this transfer's sync as the sequencer wakes

@@ -131,7 +131,7 @@ void IpuLinks::startTransfer(const TransferKey& key, uint64_t bytes)
     update();
 }
 
-TransferKey IpuLinks::startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, LinkBytes& sent)
+TransferKey IpuLinks::startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, LinkBytes& sent, uint64_t delay)
 {
     const TransferKey key = hostTransferKey(m_topology, ipu, direction, number);
     if (bytes == 0) {
@@ -140,7 +140,7 @@ TransferKey IpuLinks::startHostTransfer(uint32_t ipu, Direction direction, uint6
     }
     update(); // the flows so far run at their rates until now
     const auto it = m_copies.find(ipu);
-    for (LinkFlow& f : hostTransferFlows(m_table, m_topology, key, bytes, it == m_copies.end() ? std::vector<uint32_t>{} : it->second)) {
+    for (LinkFlow& f : hostTransferFlows(m_table, m_topology, key, bytes, it == m_copies.end() ? std::vector<uint32_t>{} : it->second, delay)) {
         for (uint32_t l : f.route->links) {
             sent[m_table.ends(l)] += bytes;
             account(m_table.ends(l).first, m_table.ends(l).second, bytes);
@@ -217,7 +217,7 @@ void IpuLinks::update()
             if (it->ghost) {
                 // a replica's copy: it only took its share of the links
             } else if (it->transfer) {
-                transferEnded(*it->transfer, saturatingAdd(finish, it->route->latency));
+                transferEnded(*it->transfer, saturatingAdd(finish, it->route->latency + it->delay));
             } else {
                 Ring& ring = m_rings.at(it->ring);
                 ring.stepEnd = std::max(ring.stepEnd, saturatingAdd(finish, it->route->latency));

@@ -56,7 +56,7 @@ public:
     /** Host transfer `number` of IPU `ipu` starts now, over its PCIe link to its gateway and the
      *  gateway's link to its server, with its replicas' copies beside it; returns its key (to
      *  await) and adds the bytes it and its copies put on each link to `sent`. */
-    TransferKey startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, LinkBytes& sent);
+    TransferKey startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, LinkBytes& sent, uint64_t delay = 0);
     /** Calls `done` with the cycle each transfer ends (its last byte in), in the order given,
      *  once all have streamed (perhaps at once). Each copy transfer is awaited by both its IPUs,
      *  a host transfer by its IPU. */

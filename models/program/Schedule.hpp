@@ -59,9 +59,10 @@ struct HostTransferStep
     Direction direction = Direction::ToIpu;
     uint64_t bytes = 0;
     uint32_t point = 0;
-    // Prefetch into IO tiles: wait only until this step's data (fetched during the previous
-    // micro-batch) is in, then fetch the next one in the background.
+    // Prefetch into IO tiles: wait only until this step's data (fetched during earlier
+    // micro-batches) is in, then fetch more in the background, `prefetchDepth` ahead.
     bool prefetch = false;
+    uint32_t prefetchDepth = 1;
 };
 
 /** Bytes to or from one other IPU. */

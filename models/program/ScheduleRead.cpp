@@ -85,7 +85,7 @@ private:
         if (op == "sync")
             return {SyncStep{j.value("kind", std::string("internal")) == "external" ? SyncKind::External : SyncKind::Internal}};
         if (op == "host_transfer")
-            return {HostTransferStep{j.at("name"), direction(j), j.at("bytes"), 0, j.value("prefetch", false)}};
+            return {HostTransferStep{j.at("name"), direction(j), j.at("bytes"), 0, j.value("prefetch", false), j.value("prefetch_depth", 1u)}};
         if (op == "ipu_copy")
             return {ipuCopy(j, ptr)};
         if (op == "call")

@@ -94,6 +94,8 @@ json step(const HostTransferStep& h)
     json j = {{"op", "host_transfer"}, {"name", h.name}, {"direction", directionName(h.direction)}, {"bytes", h.bytes}};
     if (h.prefetch)
         j["prefetch"] = true;
+    if (h.prefetch && h.prefetchDepth != 1)
+        j["prefetch_depth"] = h.prefetchDepth;
     return j;
 }
 json step(const IpuCopyStep& c)

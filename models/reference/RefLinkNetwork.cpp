@@ -55,7 +55,7 @@ void RefLinkNetwork::startTransfer(const TransferKey& key, uint64_t bytes, uint6
     m_changed = true;
 }
 
-TransferKey RefLinkNetwork::startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, uint64_t cycle)
+TransferKey RefLinkNetwork::startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, uint64_t cycle, uint64_t delay)
 {
     const TransferKey key = hostTransferKey(m_sys.topology, ipu, direction, number);
     if (bytes == 0) {
@@ -63,7 +63,7 @@ TransferKey RefLinkNetwork::startHostTransfer(uint32_t ipu, Direction direction,
         return key;
     }
     const auto it = m_copies.find(ipu);
-    for (LinkFlow& f : hostTransferFlows(m_table, m_sys.topology, key, bytes, it == m_copies.end() ? std::vector<uint32_t>{} : it->second))
+    for (LinkFlow& f : hostTransferFlows(m_table, m_sys.topology, key, bytes, it == m_copies.end() ? std::vector<uint32_t>{} : it->second, delay))
         m_flows.push_back(std::move(f));
     m_changed = true;
     return key;
@@ -93,7 +93,7 @@ void RefLinkNetwork::tick(uint64_t cycle)
         if (it->ghost) {
             // a replica's copy of a host transfer: it only took its share of the links
         } else if (it->transfer) {
-            m_transferEnds[*it->transfer] = cycle + it->route->latency;
+            m_transferEnds[*it->transfer] = cycle + it->route->latency + it->delay;
         } else {
             Ring& ring = m_rings[it->ring];
             ring.stepEnd = std::max(ring.stepEnd, cycle + it->route->latency);

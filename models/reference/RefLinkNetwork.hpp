@@ -37,7 +37,7 @@ public:
     void startTransfer(const TransferKey& key, uint64_t bytes, uint64_t cycle);
     /** Host transfer `number` of IPU `ipu` starts at `cycle`, with its replicas' copies beside
      *  it; returns its key (for transferEnd). */
-    TransferKey startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, uint64_t cycle);
+    TransferKey startHostTransfer(uint32_t ipu, Direction direction, uint64_t bytes, uint64_t number, uint64_t cycle, uint64_t delay = 0);
     /** The cycle transfer `key` ends (its last byte in), once it has streamed. */
     [[nodiscard]] std::optional<uint64_t> transferEnd(const TransferKey& key) const
     {

@@ -215,8 +215,9 @@ public:
         if (m_active && activityDone(cycle)) {
             m_active = false;
             if (m_activeKind == Activity::HostTransfer && m_prefetchStep) {
-                // consumed: the next micro-batch's data starts coming
-                m_fetching[m_prefetchStep] = startHostTransfer(*m_prefetchStep, cycle);
+                // consumed: the host fills the free buffers, each fetch ending once it has answered
+                for (auto& ahead = m_fetching[m_prefetchStep]; ahead.size() < m_prefetchStep->prefetchDepth;)
+                    ahead.push_back(startHostTransfer(*m_prefetchStep, cycle, m_hostSyncCycles));
                 m_prefetchStep = nullptr;
             }
             m_endOf[m_released] = cycle;
@@ -351,9 +352,9 @@ private:
     /** Host transfers run on the links. A prefetching one (IO tiles) the first time fetches its
      *  data now; once consumed, the next micro-batch's data is fetched in the background, and a
      *  later run of the step waits for that fetch. */
-    RefLinkNetwork::TransferKey startHostTransfer(const HostTransferStep& h, uint64_t cycle)
+    RefLinkNetwork::TransferKey startHostTransfer(const HostTransferStep& h, uint64_t cycle, uint64_t delay = 0)
     {
-        return m_links.startHostTransfer(m_program.ipu, h.direction, h.bytes, ++m_hostTransfers, cycle);
+        return m_links.startHostTransfer(m_program.ipu, h.direction, h.bytes, ++m_hostTransfers, cycle, delay);
     }
 
     [[nodiscard]] bool allTilesAtEnd() const
@@ -428,8 +429,9 @@ private:
             // (the step before was no host transfer), once the host has answered the IPU's sync.
             m_activeKind = Activity::HostTransfer;
             m_prefetchStep = h->prefetch ? h : nullptr;
-            if (auto fetch = m_fetching.find(h); fetch != m_fetching.end()) {
-                m_hostKey = fetch->second;
+            if (auto fetch = m_fetching.find(h); fetch != m_fetching.end() && !fetch->second.empty()) {
+                m_hostKey = fetch->second.front(); // the oldest fetch ahead is this micro-batch's
+                fetch->second.pop_front();
             } else if (flat.opensHostExchange && m_hostSyncCycles > 0) {
                 m_countdown = m_hostSyncCycles;
                 m_syncingFor = h;
@@ -546,7 +548,7 @@ private:
     std::size_t m_ringId = 0;                            // the ring the current collective waits for
     std::map<std::size_t, uint64_t> m_ringStart;          // per collective step: when its ring started
     bool m_tileMoved = true; // something may move at the next settle
-    std::map<const HostTransferStep*, RefLinkNetwork::TransferKey> m_fetching; // per prefetching step: its next data's fetch
+    std::map<const HostTransferStep*, std::deque<RefLinkNetwork::TransferKey>> m_fetching; // per prefetching step: its fetches ahead, oldest first
     RefLinkNetwork::TransferKey m_hostKey;                                     // the host transfer the IPU waits for
     uint64_t m_hostTransfers = 0;
     const HostTransferStep* m_prefetchStep = nullptr;

@@ -49,11 +49,11 @@ bool isHostTransfer(const Topology& topology, const TransferKey& key)
 }
 
 std::vector<LinkFlow> hostTransferFlows(const LinkTable& table, const Topology& topology, const TransferKey& key, uint64_t bytes,
-                                        const std::vector<uint32_t>& copies)
+                                        const std::vector<uint32_t>& copies, uint64_t delay)
 {
     const auto [from, to, number] = key;
     const bool toIpu = topology.isHost(from);
-    std::vector<LinkFlow> flows{{&table.route(from, to), bytes, 0, key, 0, 0, 0, false}};
+    std::vector<LinkFlow> flows{{&table.route(from, to), bytes, 0, key, 0, 0, 0, false, delay}};
     for (uint32_t ipu : copies)
         if (ipu < topology.ipus()) {
             const uint32_t host = topology.host();

@@ -59,6 +59,7 @@ struct LinkFlow
     long double moved = 0, rate = 0;     // moved when its rate was last set, and that rate a cycle
     uint64_t cycles = 0;                 // cycles at that rate (counted by the reference engine)
     bool ghost = false;                  // a replica's copy of a host transfer: it only takes bandwidth
+    uint64_t delay = 0;                  // ends this much after its route's latency (the host's answer to a prefetch)
 };
 
 /** Host transfer number `number` of IPU `ipu`: from the host to it, or back. */
@@ -67,8 +68,9 @@ TransferKey hostTransferKey(const Topology& topology, uint32_t ipu, Direction di
 bool isHostTransfer(const Topology& topology, const TransferKey& key);
 /** The flows of host transfer `key` of `bytes`: its own, then a ghost for each IPU in `copies`
  *  (other replicas' IPUs, which make the same transfer in lockstep), so that an IPU-Gateway's
- *  link to the host is shared by all the IPUs of its IPU-M2000. */
+ *  link to the host is shared by all the IPUs of its IPU-M2000. It ends `delay` cycles after
+ *  its route's latency. */
 std::vector<LinkFlow> hostTransferFlows(const LinkTable& table, const Topology& topology, const TransferKey& key, uint64_t bytes,
-                                        const std::vector<uint32_t>& copies);
+                                        const std::vector<uint32_t>& copies, uint64_t delay = 0);
 
 } // namespace ipusim

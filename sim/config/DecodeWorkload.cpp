@@ -61,6 +61,7 @@ WorkloadOptions optionsOf(const LoadedConfig& cfg, const SystemParams& system, c
         cfg.fail("/run/gradient_accumulation", "expected 1: inference has no gradient accumulation");
     o.offloadOptimizer = w.at("offload_optimizer");
     o.ioTiles = w.at("io_tiles");
+    o.prefetchDepth = w.at("prefetch_depth");
     o.recompute = w.at("recompute") == "checkpoints";
     if (o.recompute && !o.train)
         cfg.fail("/workload/recompute", "expected \"none\": inference keeps no activations for a backward pass");

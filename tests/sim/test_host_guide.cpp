@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The host's limits move throughput the way the memory and performance guide says (seed 002
 // §4.3-4.5): more device iterations amortise the per-call overhead, more loader workers or PopRun
-// instances help only a loader-bound run, 8-bit inputs help only where the host link limits,
+// instances help only a loader-bound run, deeper prefetching only a host slow to answer, 8-bit
+// inputs help only where the host link limits,
 // and replicas sharing an IPU-M2000's link to the host stop scaling when it is the limit. Each
 // check compares one knob's two settings on the same config, and its opposite where the guide
 // says it should not matter.
@@ -71,6 +72,29 @@ TEST_CASE("Guide 4.3.2: loader workers and PopRun instances help a loader-bound 
     const double free = with(0, 1, 1, 0);
     CHECK(with(4, 4, 4, 0) == Approx(free).epsilon(1e-9));
     CHECK(free > servers);
+}
+
+TEST_CASE("Guide 4.4.1: deeper prefetching hides a slow host's answers, and only those", "[sim][host][metamorphic]")
+{
+    auto rate = [](uint32_t depth, const char* latency) {
+        return samplesPerSecond("configs/mnist/train.json", {"/workload/io_tiles=32", "/workload/prefetch_depth=" + std::to_string(depth),
+                                                             std::string("/system/host/sync_latency_seconds=") + latency});
+    };
+    // 100 us an answer, longer than a micro-batch: depth 1 waits for every fetch, depth 2 hides it.
+    CHECK(rate(2, "1e-4") > 1.5 * rate(1, "1e-4"));
+    CHECK(rate(3, "1e-4") >= 0.999 * rate(2, "1e-4"));
+    // An ideal host: nothing to hide.
+    CHECK(rate(3, "0") == Approx(rate(1, "0")).epsilon(1e-4));
+    // What it costs: the IO tiles hold depth + 1 buffers of the images, 4 against 2.
+    auto ioBytes = [](uint32_t depth) {
+        return test::simulateFile("configs/mnist/train.json", {"/workload/io_tiles=32", "/workload/prefetch_depth=" + std::to_string(depth)})
+            .at("memory")
+            .at(0)
+            .at("bytes_by_kind")
+            .at("io tiles")
+            .get<uint64_t>();
+    };
+    CHECK(ioBytes(3) == 2 * ioBytes(1));
 }
 
 TEST_CASE("Guide 4.4.3: 8-bit inputs help where the link to the host limits", "[sim][host][metamorphic]")

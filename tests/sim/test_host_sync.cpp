@@ -91,6 +91,38 @@ TEST_CASE("Host exchanges in a pipeline: the last stage waits for its labels and
     CHECK(slow - fast >= calls * 100 * 13300);
 }
 
+/** One IPU, 10 times: an input of 1,000 B prefetched into IO tiles `depth` ahead, then 100,000
+ *  cycles of compute on tile 0; the host answers each exchange in `latency` seconds. */
+json prefetchLoop(uint32_t depth, double latency)
+{
+    json in = hostStep("images", "to_ipu", 1000);
+    in["prefetch"] = true;
+    in["prefetch_depth"] = depth;
+    const json compute = {{"op", "compute"}, {"name", "work"}, {"tiles", {{{"tiles", {0, 0}}, {"cycles", 100000}}}}};
+    json doc = loop(10, latency);
+    doc["workload"]["steps"] = {{{"op", "repeat"}, {"name", "loop"}, {"count", 10}, {"body", {in, compute}}}};
+    return doc;
+}
+
+TEST_CASE("Deeper prefetching hides the host's answer to each fetch, by hand", "[sim][host]")
+{
+    // The host answers in 100 us (133,000 cycles), so a fetch takes 133,000 + 4,779 = 137,779
+    // cycles, more than a micro-batch's compute. Depth 1 fetches the next micro-batch as this one
+    // is consumed: every iteration waits for it, 137,779 cycles each, then the last compute.
+    const uint64_t one = test::simulateDoc(prefetchLoop(1, 1e-4))["total_cycles"];
+    CHECK(one == 10 * 137779 + 100000);
+    // Depth 3 fetches micro-batches 2-4 at once (sharing the link to the host: about 355 cycles
+    // for their 3,000 B); only micro-batch 2 is waited for, then the compute sets the pace.
+    const uint64_t three = test::simulateDoc(prefetchLoop(3, 1e-4))["total_cycles"];
+    CHECK(three >= 137779 + 355 + 4660 + 133000 - 2 + 9 * 100000 - 355);
+    CHECK(three <= 137779 + 355 + 4660 + 133000 + 2 + 9 * 100000);
+    // An ideal host: a fetch takes 4,779 cycles, hidden at any depth behind the compute.
+    CHECK(test::simulateDoc(prefetchLoop(1, 0))["total_cycles"] == 4779 + 10 * 100000);
+    CHECK(test::simulateDoc(prefetchLoop(3, 0))["total_cycles"] == 4779 + 10 * 100000);
+    CHECK(disagreement(prefetchLoop(1, 1e-4)) == "");
+    CHECK(disagreement(prefetchLoop(3, 1e-4)) == "");
+}
+
 TEST_CASE("Bad host sync latency is named", "[sim][host][bad-input]")
 {
     CHECK(test::configErrorOf({{"base", "mnist/pipelined.json"}, {"system", {{"host", {{"sync_latency_seconds", -1}}}}}},

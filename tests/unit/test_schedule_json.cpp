@@ -145,7 +145,7 @@ Schedule everyStepKind()
     p.fragments = {{{c}, {x}}};
     p.fragmentNames = {"forward"};
     RepeatStep loop{"steady", 3, {{CallStep{0, 2, true, 1}}, {CallStep{0, -1, false, 4}}}};
-    p.steps = {{HostTransferStep{"in", Direction::ToIpu, 64, 0, true}}, {loop}, {SyncStep{SyncKind::External}},
+    p.steps = {{HostTransferStep{"in", Direction::ToIpu, 64, 0, true, 3}}, {loop}, {SyncStep{SyncKind::External}},
                {IpuCopyStep{"copy", {{1, 32}}, {}}}, {CollectiveStep{"ar", CollectiveKind::ReduceScatter, 4096, {0, 1}}},
                {StreamingMemoryStep{"opt", Direction::FromIpu, 256}}};
     numberPoints(p);
@@ -184,7 +184,8 @@ TEST_CASE("Schedule JSON: the writer spells out every step kind and reads back t
           json::parse(R"({"op": "exchange", "name": "x", "outline": "layer", "tiles": [{"tiles": [3, 4], "send_bytes": 8, "recv_shared_bytes": 4}]})"));
     CHECK(p0.at("steps").at(1).at("body") == json::parse(R"([{"op": "call", "fragment": 0, "micro_batch": 2, "per_iteration": true},
                                                               {"op": "call", "fragment": 0, "period": 4}])"));
-    CHECK(p0.at("steps").at(0) == json::parse(R"({"op": "host_transfer", "name": "in", "direction": "to_ipu", "bytes": 64, "prefetch": true})"));
+    CHECK(p0.at("steps").at(0) ==
+          json::parse(R"({"op": "host_transfer", "name": "in", "direction": "to_ipu", "bytes": 64, "prefetch": true, "prefetch_depth": 3})"));
     CHECK(p0.at("steps").at(4) == json::parse(R"({"op": "collective", "name": "ar", "kind": "reduce_scatter", "bytes": 4096, "ring": [0, 1]})"));
     CHECK(p0.at("steps").at(5) == json::parse(R"({"op": "streaming_memory", "name": "opt", "direction": "from_ipu", "bytes": 256})"));
     // Liveness by program point: fragment steps are points 0 and 1, the host transfer 2.

@@ -168,8 +168,8 @@ void GraphLowering::lowerHost(const Op& op)
 {
     uint64_t bytes = 0;
     if (op.kind == OpKind::HostLoad && m_ioCount > 0) {
-        // Inputs land on the IO tiles (double-buffered: one micro-batch in use, the next
-        // arriving), then cross the exchange to the compute tiles.
+        // Inputs land on the IO tiles (a buffer for the micro-batch in use and one for each
+        // fetched ahead: depth 1 double-buffers), then cross the exchange to the compute tiles.
         const uint32_t chip = m_ioFirst + m_ioCount;
         std::vector<ExchangeBytes> x(chip);
         for (int t : op.outputs)
@@ -177,9 +177,9 @@ void GraphLowering::lowerHost(const Op& op)
         TileVector io = linearMapping(chip, bytes, kGrainBytes, m_ioFirst, m_ioCount);
         TileVector buffers(io);
         for (auto& b : buffers)
-            b *= 2;
+            b *= uint64_t(m_prefetchDepth) + 1;
         m_b.allocate(op.name + " IO buffers", "io tiles", buffers, true);
-        m_b.host(op.name, Direction::ToIpu, bytes, true);
+        m_b.host(op.name, Direction::ToIpu, bytes, true, m_prefetchDepth);
         for (uint32_t tile = 0; tile < chip; ++tile)
             x[tile].send += io[tile];
         for (int t : op.outputs) {

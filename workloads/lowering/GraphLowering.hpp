@@ -55,11 +55,13 @@ public:
         m_offload = offload;
     }
     /** Tiles [first, first + count) of the chip are IO tiles: host inputs are prefetched into
-     *  them and moved to the compute tiles (this lowering's tiles) over the exchange. */
-    void setIoTiles(uint32_t first, uint32_t count)
+     *  them, `depth` micro-batches ahead, and moved to the compute tiles (this lowering's tiles)
+     *  over the exchange. */
+    void setIoTiles(uint32_t first, uint32_t count, uint32_t depth = 1)
     {
         m_ioFirst = first;
         m_ioCount = count;
+        m_prefetchDepth = depth;
     }
     /** Phased execution: tensors come in from Streaming Memory in one load (placed linearly,
      *  replacing any earlier placement) and go back in one store. */
@@ -150,6 +152,7 @@ private:
     bool m_sharded = false;
     bool m_offload = false;
     uint32_t m_ioFirst = 0, m_ioCount = 0;
+    uint32_t m_prefetchDepth = 1; // micro-batches fetched ahead into the IO tiles
     uint64_t m_offloadedBytes = 0;
     bool m_reuse = true;
     std::shared_ptr<LoweredOps> m_lowered = std::make_shared<LoweredOps>();

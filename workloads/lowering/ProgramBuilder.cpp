@@ -132,9 +132,9 @@ void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, 
     body().push_back({c});
 }
 
-void ProgramBuilder::host(const std::string& name, Direction direction, uint64_t bytes, bool prefetch)
+void ProgramBuilder::host(const std::string& name, Direction direction, uint64_t bytes, bool prefetch, uint32_t prefetchDepth)
 {
-    HostTransferStep h{name, direction, bytes, m_point++, prefetch};
+    HostTransferStep h{name, direction, bytes, m_point++, prefetch, prefetchDepth};
     body().push_back({h});
 }
 

@@ -68,7 +68,7 @@ public:
      *  `flops` of one execution, for the per-op-type view (matmuls and convolutions). */
     void compute(const std::string& name, const TileVector& cycles, const std::vector<Codelet>& codelets,
                  uint32_t verticesPerActiveTile = 1, double flops = 0);
-    void host(const std::string& name, Direction direction, uint64_t bytes, bool prefetch = false);
+    void host(const std::string& name, Direction direction, uint64_t bytes, bool prefetch = false, uint32_t prefetchDepth = 1);
     void beginRepeat(const std::string& name, uint64_t count);
     void endRepeat();
     /** Steps from here to endFragment() form a fragment, run by call(). Emit every fragment

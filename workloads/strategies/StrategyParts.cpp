@@ -108,7 +108,7 @@ IpuLowering::IpuLowering(const Graph& g, const SystemParams& system, const Place
     if (const IpuLowering* equivalent = equivalentOf(earlier, params))
         lowering.shareLoweredOps(equivalent->lowering);
     builder.setOutlineRule(opt.outline);
-    lowering.setIoTiles(params.tiles, opt.ioTiles);
+    lowering.setIoTiles(params.tiles, opt.ioTiles, opt.prefetchDepth);
     lowering.setReplication(placement.replicas, placement.replicatedTensorSharding);
     lowering.setOffloadOptimizer(opt.offloadOptimizer);
     lowering.setReuseIdenticalOps(opt.reuseIdenticalOps);

@@ -28,6 +28,7 @@ struct WorkloadOptions
     bool offloadOptimizer = false;
     bool recompute = false; // checkpoint every block: keep block inputs, recompute the rest
     uint32_t ioTiles = 0;
+    uint32_t prefetchDepth = 1; // inputs fetched ahead into the IO tiles
     OutputMode outputMode = OutputMode::Final;
     uint32_t outputPeriod = 1; // EveryN: every period-th micro-batch
     uint64_t gradientAccumulation = 1, deviceIterations = 1;
