@@ -185,6 +185,20 @@ def test_data_loader_settings_reach_the_simulated_host():
     assert loaded.last_call_seconds == pytest.approx(free.last_call_seconds + 0.2, abs=1e-6)
 
 
+def test_io_tiles_and_prefetch_depth_reach_the_workload():
+    opts = tutorial_options()
+    opts.TensorLocations.numIOTiles(32)
+    opts._Popart.set("defaultPrefetchBufferingDepth", 3)
+    workload = poptorch.simulator_config(opts, False, "m.onnx", 40, [], "fp32")["workload"]
+    assert (workload["io_tiles"], workload["prefetch_depth"]) == (32, 3)
+    plain = poptorch.simulator_config(tutorial_options(), False, "m.onnx", 40, [], "fp32")["workload"]
+    assert "io_tiles" not in plain and "prefetch_depth" not in plain
+    with pytest.raises(ValueError, match=r"_Popart.set\('defaultBufferingDepth'\): expected a positive integer, found 0"):
+        opts._Popart.set("defaultBufferingDepth", 0)
+    with pytest.raises(ValueError, match="numIOTiles: expected an integer >= 0, found -2"):
+        opts.TensorLocations.numIOTiles(-2)
+
+
 class SharedActivation(nn.Module):
     """The seed's Block(ipu_id=...) example: unnamed blocks, one ReLU module called in three."""
 

@@ -51,6 +51,10 @@ def simulator_config(options, training, onnx_file, micro_batch, blocks, precisio
     if training:
         workload.update(optimizer_settings(optimizer))
         workload["offload_optimizer"] = not options.TensorLocations.optimizer_on_chip
+    if options.TensorLocations.io_tiles:
+        workload["io_tiles"] = options.TensorLocations.io_tiles
+    if options._Popart.prefetch_depth is not None:
+        workload["prefetch_depth"] = options._Popart.prefetch_depth
     if options.output_mode != OutputMode.Default:
         workload["output_mode"] = options.output_mode.ipusim()
         workload["output_return_period"] = options.output_return_period
@@ -115,7 +119,8 @@ _SETTING_OF = {"/run/gradient_accumulation": "Training.gradientAccumulation", "/
                "/workload/strategy": "setExecutionStrategy", "/workload/blocks": "the model's poptorch.Block annotations",
                "/workload/available_memory_proportion": "setAvailableMemoryProportion",
                "/workload/micro_batch": "the batch size (a call's batch over its micro-batches)", "/system": "Options.simulator",
-               "/workload/loss_scaling": "the optimizer's loss_scaling", "/run/data_loader": "poptorch.DataLoader's mode and num_workers"}
+               "/workload/loss_scaling": "the optimizer's loss_scaling", "/run/data_loader": "poptorch.DataLoader's mode and num_workers",
+               "/workload/io_tiles": "TensorLocations.numIOTiles", "/workload/prefetch_depth": "_Popart.set('defaultPrefetchBufferingDepth')"}
 
 
 def _name_the_option(error, config):

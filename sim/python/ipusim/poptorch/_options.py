@@ -97,6 +97,12 @@ class _TensorLocationOptions:
 
     def __init__(self):
         self.optimizer_on_chip = True
+        self.io_tiles = 0
+
+    def numIOTiles(self, n):
+        """Tiles set aside for host I/O: the simulator prefetches every data input into them."""
+        self.io_tiles = _non_negative("numIOTiles", n)
+        return self
 
     def setOptimizerLocation(self, settings):
         self.optimizer_on_chip = _settings("setOptimizerLocation", settings).on_chip
@@ -125,10 +131,20 @@ def _settings(name, settings):
 
 
 class _PopartOptions:
-    """PopART's own options: they tune a compilation the simulator does not make."""
+    """PopART's own options: the prefetch depth (defaultPrefetchBufferingDepth, or its newer name
+    defaultBufferingDepth) is simulated with IO tiles; the others tune a compilation the
+    simulator does not make."""
+
+    _DEPTH_KEYS = ("defaultPrefetchBufferingDepth", "defaultBufferingDepth")
+
+    def __init__(self):
+        self.prefetch_depth = None  # None: the config's default, PopART's 1
 
     def set(self, key, value):
-        _note(f"_Popart.set({key!r}, {value!r}) is ignored: PopART options tune a compilation that is not simulated")
+        if key in self._DEPTH_KEYS:
+            self.prefetch_depth = _positive(f"_Popart.set({key!r})", value)
+        else:
+            _note(f"_Popart.set({key!r}, {value!r}) is ignored: PopART options tune a compilation that is not simulated")
         return self
 
 
@@ -246,7 +262,8 @@ class Options:
                 "optimizer_on_chip": self.TensorLocations.optimizer_on_chip, "partials": self.Precision.partials,
                 "available_memory_proportion": self.available_memory_proportion,
                 "execution_strategy": self.strategy.ipusim() if self.strategy else None, "simulator": self.system,
-                "data_loader": self._data_loader, "sample_seconds": self.sample_seconds}
+                "data_loader": self._data_loader, "sample_seconds": self.sample_seconds,
+                "io_tiles": self.TensorLocations.io_tiles, "prefetch_depth": self._Popart.prefetch_depth}
 
     def clone(self):
         return copy.deepcopy(self)
