@@ -19,7 +19,7 @@ public:
         statGroup().add("host_sync_cycles", m_syncCycles, "cycles", "cycles the IPU waited for the host to answer them");
     }
     [[nodiscard]] uint64_t syncs() const { return m_syncs; }
-    [[nodiscard]] uint64_t syncCycles() const { return m_syncCycles; }
+    [[nodiscard]] uint64_t syncWaitCycles() const { return m_syncCycles; }
     /** The IPU waited `cycles` for the host to answer a host exchange's sync. */
     void countSync(uint64_t cycles)
     {

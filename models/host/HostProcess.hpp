@@ -41,7 +41,7 @@ public:
     [[nodiscard]] uint64_t calls() const { return m_calls; }
     [[nodiscard]] const HostCallClock& clock() const { return m_clock; }
     /** Cycles an IPU waits at the start of each host exchange for the host to answer. */
-    [[nodiscard]] uint64_t syncCycles() const { return m_syncCycles; }
+    [[nodiscard]] uint64_t syncLatencyCycles() const { return m_syncCycles; }
 
 private:
     /** The host's work for `call` (number `number`, from 1) on its trace tracks. */

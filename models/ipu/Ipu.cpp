@@ -27,7 +27,8 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
       m_cycleLimit(lastCycle(period)),
       m_observer(observer),
       m_observed(observer ? observer->observedCycles() : IPhaseObserver::CycleRange{1, 0}),
-      m_ports(ports)
+      m_ports(ports),
+      m_prefetchRuns(prefetchRunsPerCall(program))
 {
     m_stepsTotal = saturatingMul(hostCalls, stepsExecuted(program));
     m_fragmentStats.resize(program.fragments.size());
@@ -136,8 +137,10 @@ std::optional<ExternalSync::SkipOffer> Ipu::skipOffer()
         partial[i] -= loop.start[i];
     const uint64_t arrival = tiles.lastReady() - loop.startCycle;
     // Every participant limits its offer by the same trace window, so offers stay equal.
-    const uint64_t iterations =
+    uint64_t iterations =
         f.remaining > 2 ? skippable(loop.startCycle + loop.lastDuration, f.remaining - 2, loop.lastDuration) : 0;
+    if (loop.haveLast)
+        iterations = withinFetchesLeft(loop.lastDelta, iterations);
     const bool offering = loop.haveLast && loop.havePartial && iterations > 0 && partial == loop.lastPartial &&
                           arrival == loop.lastArrival && partial.size() == loop.start.size();
     const ExternalSync::SkipOffer offer{iterations, loop.lastDuration, loop.startCycle, bodyInfo(*f.steps).externalSyncs};
@@ -191,10 +194,12 @@ uint64_t Ipu::awaitHostTransfer(const HostTransferStep& h)
     return kWait;
 }
 
-uint64_t Ipu::hostSyncCycles() const { return m_ports.host ? m_ports.host->syncCycles() : 0; }
+uint64_t Ipu::hostSyncCycles() const { return m_ports.host ? m_ports.host->syncLatencyCycles() : 0; }
 
 IpuLinks::TransferKey Ipu::startHostTransfer(const HostTransferStep& h, uint64_t delay)
 {
+    if (h.prefetch && m_fetchesLeft[&h] > 0)
+        --m_fetchesLeft[&h];
     IpuLinks::LinkBytes sent;
     const auto key = m_ports.links->startHostTransfer(m_index, h.direction, h.bytes, ++m_hostTransfers, sent, delay);
     for (const auto& [edge, bytes] : sent)
@@ -384,7 +389,8 @@ const Ipu::BodyInfo& Ipu::bodyInfo(const std::vector<Step>& body)
 std::vector<uint64_t*> Ipu::counterRefs()
 {
     // Every registered statistic, then the state a loop iteration grows that no summary field
-    // counts directly: the breakdown, fragment, loop and compute-set figures, steps, link bytes.
+    // counts directly: the breakdown, fragment, loop and compute-set figures, steps, link bytes,
+    // prefetches left in the call.
     std::vector<uint64_t*> c;
     for (const StatGroup* g : statGroups())
         g->counters(c);
@@ -403,6 +409,8 @@ std::vector<uint64_t*> Ipu::counterRefs()
     tiles.counters(c);
     for (auto& [edge, bytes] : m_linkSent)
         c.push_back(&bytes);
+    for (auto& [step, left] : m_fetchesLeft) // counts down: a skip subtracts (modulo 2^64) what each iteration fetched
+        c.push_back(&left);
     return c;
 }
 
@@ -466,6 +474,21 @@ bool Ipu::withinTimeLimit(uint64_t cycle, const char* doing)
     return false;
 }
 
+uint64_t Ipu::withinFetchesLeft(const std::vector<uint64_t>& delta, uint64_t iterations) const
+{
+    // The last counters are the fetches left in the call, counting down: an iteration that
+    // fetched and one past the call's last fetch differ, so skip only as far as they last.
+    if (delta.size() < m_fetchesLeft.size())
+        return 0;
+    std::size_t i = delta.size() - m_fetchesLeft.size();
+    for (const auto& [step, left] : m_fetchesLeft) {
+        const uint64_t used = uint64_t(0) - delta[i++]; // per iteration (a count down, modulo 2^64)
+        if (used > 0)
+            iterations = std::min(iterations, left / used);
+    }
+    return iterations;
+}
+
 bool Ipu::fetchesAllowSkip() const
 {
     // A prefetch still on the links would not move with the skip: skip only once every fetch
@@ -508,7 +531,7 @@ bool Ipu::fastForward(Frame& f)
     else if (!bodyInfo(*f.steps).externalSync && fetchesAllowSkip() &&
              (!bodyInfo(*f.steps).linked || m_ports.links->programmedIpus() == 1) && loop.haveLast && sameSize && delta == loop.lastDelta &&
              duration == loop.lastDuration && state == loop.lastShape)
-        skip = skippable(m_cycle, f.remaining - 2, duration);
+        skip = withinFetchesLeft(delta, skippable(m_cycle, f.remaining - 2, duration));
     m_grant = 0;
     loop.lastDelta = delta;
     loop.lastDuration = duration;
@@ -558,7 +581,7 @@ void Ipu::sequence()
     // Woken where prefetched data was consumed: the host fills the free buffers, each fetch ending
     // once it has answered (its data takes the links at once).
     for (const HostTransferStep* h : m_fetchNext)
-        for (auto& ahead = m_prefetching[h]; ahead.size() < h->prefetchDepth;)
+        for (auto& ahead = m_prefetching[h]; ahead.size() < h->prefetchDepth && m_fetchesLeft[h] > 0;)
             ahead.push_back(startHostTransfer(*h, hostSyncCycles()));
     m_fetchNext.clear();
     if (const HostTransferStep* h = std::exchange(m_syncedFor, nullptr)) { // woken as the host answered
@@ -574,6 +597,8 @@ void Ipu::sequence()
                 return;
             }
             m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++, -1, 0, -1, nullptr});
+            m_prefetching.clear(); // a call's data comes with it: nothing is fetched past a call's end
+            m_fetchesLeft = m_prefetchRuns;
             if (m_ports.host) { // the host starts the call: wait for it
                 m_activity = 1 + int(PhaseKind::HostWait);
                 m_ports.host->arrive(m_ports.syncSlot, std::max(m_cycle, tiles.lastReady()),

@@ -166,6 +166,9 @@ private:
         uint64_t externalSyncs = 0;  // per iteration
     };
     const BodyInfo& bodyInfo(const std::vector<Step>& body);
+    /** At most `iterations`, as many as this IPU's prefetches left in the call last at the
+     *  fetches per iteration `delta` (the growth of counterRefs()) shows. */
+    [[nodiscard]] uint64_t withinFetchesLeft(const std::vector<uint64_t>& delta, uint64_t iterations) const;
     /** May loop iterations be skipped now, with this IPU's prefetches as they are? */
     [[nodiscard]] bool fetchesAllowSkip() const;
     std::vector<uint64_t*> counterRefs();
@@ -225,6 +228,8 @@ private:
     std::vector<uint64_t> m_callEnds;
     std::vector<uint64_t> m_computeAtCallEnds;
     std::map<const HostTransferStep*, std::deque<IpuLinks::TransferKey>> m_prefetching; // per prefetching step: its fetches ahead, oldest first
+    std::map<const HostTransferStep*, uint64_t> m_prefetchRuns; // per prefetching step: its runs in a host call
+    std::map<const HostTransferStep*, uint64_t> m_fetchesLeft;  // of those, not fetched yet in this call
     std::vector<const HostTransferStep*> m_fetchNext; // consumed prefetches: their next fetch starts as the sequencer wakes
     uint64_t m_hostTransfers = 0;                     // numbers this IPU's host transfers
     const HostTransferStep* m_syncedFor = nullptr;    // the host answers this transfer's sync as the sequencer wakes

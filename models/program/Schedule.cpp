@@ -70,6 +70,30 @@ uint64_t stepsIn(const Program& program, const std::vector<Step>& steps)
 
 uint64_t stepsExecuted(const Program& program) { return stepsIn(program, program.steps); }
 
+namespace {
+
+void countPrefetches(const Program& program, const std::vector<Step>& steps, uint64_t times,
+                     std::map<const HostTransferStep*, uint64_t>& runs)
+{
+    for (const auto& s : steps) {
+        if (auto* h = std::get_if<HostTransferStep>(&s.op); h && h->prefetch)
+            runs[h] = saturatingAdd(runs[h], times);
+        else if (auto* r = std::get_if<RepeatStep>(&s.op))
+            countPrefetches(program, r->body, saturatingMul(times, r->count), runs);
+        else if (auto* c = std::get_if<CallStep>(&s.op))
+            countPrefetches(program, program.fragments.at(c->fragment), times / std::max<uint32_t>(c->period, 1), runs);
+    }
+}
+
+} // namespace
+
+std::map<const HostTransferStep*, uint64_t> prefetchRunsPerCall(const Program& program)
+{
+    std::map<const HostTransferStep*, uint64_t> runs;
+    countPrefetches(program, program.steps, 1, runs);
+    return runs;
+}
+
 std::map<uint32_t, std::vector<uint32_t>> replicaCopies(const Schedule& s)
 {
     const uint32_t replicas = s.strategy ? s.strategy->replicas : 1, stride = uint32_t(s.programs.size());

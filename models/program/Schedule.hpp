@@ -226,13 +226,25 @@ CycleBound lowerBoundCycles(const Program& program);
 /** The steps one run of a program executes, loops unrolled and calls followed; saturates. */
 uint64_t stepsExecuted(const Program& program);
 
+/** How many times each prefetching host transfer runs in one run of the program (a host call),
+ *  loops unrolled and calls followed (a call every N-th time counted as 1/N of its reaches): the
+ *  micro-batches its data is fetched ahead for, none past the call's last. */
+std::map<const HostTransferStep*, uint64_t> prefetchRunsPerCall(const Program& program);
+
 /** Step `index` of `body`, a host transfer, starts a host exchange: Poplar merges stream copies
- *  that are adjacent in one sequence into one exchange with the host, so the step before it in
- *  the same body is no host transfer (a loop's next iteration or a called fragment is a new
- *  sequence). */
+ *  that are adjacent in one sequence into one exchange with the host, so no host transfer but
+ *  prefetched ones (fetched in the background, apart) comes right before it in the same body (a
+ *  loop's next iteration or a called fragment is a new sequence). */
 inline bool opensHostExchange(const std::vector<Step>& body, std::size_t index)
 {
-    return index == 0 || !std::holds_alternative<HostTransferStep>(body[index - 1].op);
+    for (std::size_t k = index; k-- > 0;) {
+        const auto* before = std::get_if<HostTransferStep>(&body[k].op);
+        if (!before)
+            return true;
+        if (!before->prefetch)
+            return false;
+    }
+    return true;
 }
 
 /** Calls f(step) for every step, loop bodies once, in program order. */

@@ -90,7 +90,7 @@ void flatten(const Program& program, const std::vector<Step>& steps, std::vector
     for (std::size_t i = 0; i < steps.size(); ++i) {
         const Step& s = steps[i];
         if (auto* r = std::get_if<RepeatStep>(&s.op)) {
-            for (uint64_t i = 0; i < r->count; ++i)
+            for (uint64_t n = 0; n < r->count; ++n)
                 flatten(program, r->body, out, periodic);
         } else if (auto* c = std::get_if<CallStep>(&s.op)) {
             if (c->period > 1 && ++periodic[c->fragment] % c->period != 0)
@@ -115,7 +115,7 @@ class RefIpu
 public:
     RefIpu(const Program& program, const SystemParams& sys, uint64_t hostCalls, CopyArrivals& copies, RefLinkNetwork& links)
         : m_program(program), m_sys(sys), m_tiles(sys.ipu.tiles), m_copies(copies), m_links(links),
-          m_hostSyncCycles(hostSyncCycles(sys.host, sys.ipu.clockHz))
+          m_hostSyncCycles(hostSyncCycles(sys.host, sys.ipu.clockHz)), m_prefetchRuns(prefetchRunsPerCall(program))
     {
         std::map<uint32_t, uint64_t> periodic;
         for (uint64_t c = 0; c < hostCalls; ++c) {
@@ -216,7 +216,8 @@ public:
             m_active = false;
             if (m_activeKind == Activity::HostTransfer && m_prefetchStep) {
                 // consumed: the host fills the free buffers, each fetch ending once it has answered
-                for (auto& ahead = m_fetching[m_prefetchStep]; ahead.size() < m_prefetchStep->prefetchDepth;)
+                for (auto& ahead = m_fetching[m_prefetchStep];
+                     ahead.size() < m_prefetchStep->prefetchDepth && m_fetchesLeft[m_prefetchStep] > 0;)
                     ahead.push_back(startHostTransfer(*m_prefetchStep, cycle, m_hostSyncCycles));
                 m_prefetchStep = nullptr;
             }
@@ -354,6 +355,8 @@ private:
      *  later run of the step waits for that fetch. */
     RefLinkNetwork::TransferKey startHostTransfer(const HostTransferStep& h, uint64_t cycle, uint64_t delay = 0)
     {
+        if (h.prefetch && m_fetchesLeft[&h] > 0)
+            --m_fetchesLeft[&h];
         return m_links.startHostTransfer(m_program.ipu, h.direction, h.bytes, ++m_hostTransfers, cycle, delay);
     }
 
@@ -397,6 +400,8 @@ private:
         if (flat.hostCall) {
             m_activeKind = Activity::HostCall; // RefSystem starts it once every IPU is here
             m_hostCallGranted = false;
+            m_fetching.clear(); // a call's data comes with it: nothing is fetched past a call's end
+            m_fetchesLeft = m_prefetchRuns;
         } else if (auto* sy = std::get_if<SyncStep>(&s.op)) {
             if (sy->kind == SyncKind::External) {
                 m_activeKind = Activity::Barrier;
@@ -555,6 +560,8 @@ private:
     uint64_t m_hostSyncCycles;                      // the host's answer to each host exchange's sync
     const HostTransferStep* m_syncingFor = nullptr; // the host transfer waiting for the host's answer
     std::map<std::size_t, uint64_t> m_syncEnd;      // per host transfer step that synced: when the host answered
+    std::map<const HostTransferStep*, uint64_t> m_prefetchRuns; // per prefetching step: its runs in a host call
+    std::map<const HostTransferStep*, uint64_t> m_fetchesLeft;  // of those, not fetched yet in this call
 };
 
 /** The clocked system: every rising edge is one tile cycle for every IPU. */

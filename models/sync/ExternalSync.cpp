@@ -30,9 +30,13 @@ void ExternalSync::arrive(uint32_t participant, uint64_t cycle, Release release,
     const uint64_t at = m_lastArrival + m_latency;
     uint64_t grant = 0;
     const auto& first = m_offers.front();
-    if (first && first->iterations > 0 && at == first->iterationStart + first->period &&
-        std::all_of(m_offers.begin(), m_offers.end(), [&](const auto& o) { return o && *o == *first; })) {
+    if (first && at == first->iterationStart + first->period &&
+        std::all_of(m_offers.begin(), m_offers.end(), [&](const auto& o) { return o && o->sameLoop(*first); })) {
+        // Each IPU offers as many iterations as it may skip (an IPU prefetching its inputs no
+        // more than it has left to fetch in the call): all skip the fewest.
         grant = first->iterations;
+        for (const auto& o : m_offers)
+            grant = std::min(grant, o->iterations);
         m_barriers += grant * first->barriers;
     }
     std::vector<Release> go;

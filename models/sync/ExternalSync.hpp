@@ -23,9 +23,11 @@ public:
     struct SkipOffer
     {
         uint64_t iterations = 0, period = 0, iterationStart = 0, barriers = 0;
-        bool operator==(const SkipOffer& o) const
+        bool operator==(const SkipOffer& o) const { return iterations == o.iterations && sameLoop(o); }
+        /** The same loop at the same point: then all skip the fewest iterations any offers. */
+        [[nodiscard]] bool sameLoop(const SkipOffer& o) const
         {
-            return iterations == o.iterations && period == o.period && iterationStart == o.iterationStart && barriers == o.barriers;
+            return period == o.period && iterationStart == o.iterationStart && barriers == o.barriers;
         }
     };
 

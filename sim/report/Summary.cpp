@@ -587,8 +587,8 @@ json hostFigures(const Experiment& e, const Simulation& sim, const SimResult& r)
     const double clock = e.system.ipu.clockHz;
     uint64_t syncs = 0, syncWait = 0;
     for (const auto& ipu : sim.ipus())
-        if (ipu->host.syncCycles() >= syncWait) {
-            syncWait = ipu->host.syncCycles();
+        if (ipu->host.syncWaitCycles() >= syncWait) {
+            syncWait = ipu->host.syncWaitCycles();
             syncs = ipu->host.syncs();
         }
     const uint64_t waited = host.loaderWaitCycles() + host.dispatchCycles() + syncWait;

@@ -108,23 +108,30 @@ void ChromeTrace::fragmentSpan(uint32_t ipu, const std::string& fragment, uint64
                       micros(end - start), start, end - start, microBatch));
 }
 
+uint32_t ChromeTrace::trackIn(std::map<std::string, uint32_t>& tracks, uint32_t pid, const char* process, const std::string& track)
+{
+    // Named as they first appear: the process with its first track, each track once.
+    auto it = tracks.find(track);
+    if (it != tracks.end())
+        return it->second;
+    if (tracks.empty())
+        event(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":{}}}}}", pid, quoted(process)));
+    it = tracks.emplace(track, uint32_t(tracks.size())).first;
+    event(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}", pid, it->second,
+                      quoted(track)));
+    return it->second;
+}
+
 void ChromeTrace::linkSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end, uint64_t bytes)
 {
     if (!inWindow(start))
         return;
     // IPU-Links are one process after the IPUs, one track per link direction or ring.
     const uint32_t pid = m_numIpus;
-    auto it = m_linkTracks.find(track);
-    if (it == m_linkTracks.end()) {
-        if (m_linkTracks.empty())
-            event(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":\"IPU-Links\"}}}}", pid));
-        it = m_linkTracks.emplace(track, uint32_t(m_linkTracks.size())).first;
-        event(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}", pid,
-                          it->second, quoted(track)));
-    }
+    const uint32_t tid = trackIn(m_linkTracks, pid, "IPU-Links", track);
     event(fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"cat\":\"link\",\"name\":{},\"ts\":{},\"dur\":{},"
                       "\"args\":{{\"start_cycle\":{},\"cycles\":{},\"bytes\":{}}}}}",
-                      pid, it->second, quoted(name), micros(start), micros(end - start), start, end - start, bytes));
+                      pid, tid, quoted(name), micros(start), micros(end - start), start, end - start, bytes));
 }
 
 void ChromeTrace::hostSpan(const std::string& track, const std::string& name, uint64_t start, uint64_t end)
@@ -133,17 +140,10 @@ void ChromeTrace::hostSpan(const std::string& track, const std::string& name, ui
         return;
     // The host is the process after the IPU-Links, one track per loader worker and dispatch.
     const uint32_t pid = m_numIpus + 1;
-    auto it = m_hostTracks.find(track);
-    if (it == m_hostTracks.end()) {
-        if (m_hostTracks.empty())
-            event(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":\"host\"}}}}", pid));
-        it = m_hostTracks.emplace(track, uint32_t(m_hostTracks.size())).first;
-        event(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}", pid,
-                          it->second, quoted(track)));
-    }
+    const uint32_t tid = trackIn(m_hostTracks, pid, "host", track);
     event(fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"cat\":\"host_work\",\"name\":{},\"ts\":{},\"dur\":{},"
                       "\"args\":{{\"start_cycle\":{},\"cycles\":{}}}}}",
-                      pid, it->second, quoted(name), micros(start), micros(end - start), start, end - start));
+                      pid, tid, quoted(name), micros(start), micros(end - start), start, end - start));
 }
 
 void ChromeTrace::label(uint32_t ipu, const std::string& text)

@@ -43,6 +43,9 @@ private:
     /** Spans starting inside /run/trace/cycles are written (all by default). */
     [[nodiscard]] bool inWindow(uint64_t start) const { return start >= m_window.fromCycle && start <= m_window.toCycle; }
     void flush();
+    /** Track `track` of process `pid` (named `process`) in `tracks`, named in the trace the
+     *  first time. */
+    uint32_t trackIn(std::map<std::string, uint32_t>& tracks, uint32_t pid, const char* process, const std::string& track);
 
     std::string m_path, m_tmpPath;
     TraceWindow m_window;

@@ -163,7 +163,7 @@ def test_data_loader_batches_one_host_call():
     assert [len(x) for x, _ in loader] == [4000, 4000]  # the incomplete last batch is dropped
 
 
-def test_data_loader_settings_reach_the_simulated_host():
+def test_data_loader_settings_reach_the_simulated_host(capsys):
     opts = tutorial_options().simulator(sample_seconds=5e-5)
     dataset = torch.utils.data.TensorDataset(*batch(8000))
     poptorch.DataLoader(opts, dataset, batch_size=40, num_workers=16, mode=poptorch.DataLoaderMode.Async)
@@ -171,6 +171,9 @@ def test_data_loader_settings_reach_the_simulated_host():
         {"mode": "async", "workers": 16, "sample_seconds": 5e-5}
     # Options no DataLoader was made with leave the host's loader at the config's default.
     assert "data_loader" not in poptorch.simulator_config(tutorial_options(), False, "m.onnx", 40, [], "fp32")["run"]
+    assert "data_loader" not in poptorch.simulator_config(tutorial_options().simulator(sample_seconds=1e-3), False, "m.onnx", 40,
+                                                          [], "fp32")["run"]
+    assert "simulator(sample_seconds=...) has no effect" in capsys.readouterr().err
     with pytest.raises(ValueError, match="num_workers: expected an integer >= 0, found -1"):
         poptorch.DataLoader(opts, dataset, batch_size=40, num_workers=-1)
     with pytest.raises(ValueError, match="simulator: expected sample_seconds from 0 to 10, found -1"):
@@ -185,12 +188,16 @@ def test_data_loader_settings_reach_the_simulated_host():
     assert loaded.last_call_seconds == pytest.approx(free.last_call_seconds + 0.2, abs=1e-6)
 
 
-def test_io_tiles_and_prefetch_depth_reach_the_workload():
+def test_io_tiles_and_prefetch_depth_reach_the_workload(capsys):
     opts = tutorial_options()
     opts.TensorLocations.numIOTiles(32)
     opts._Popart.set("defaultPrefetchBufferingDepth", 3)
     workload = poptorch.simulator_config(opts, False, "m.onnx", 40, [], "fp32")["workload"]
     assert (workload["io_tiles"], workload["prefetch_depth"]) == (32, 3)
+    depth_alone = tutorial_options()
+    depth_alone._Popart.set("defaultBufferingDepth", 2)
+    poptorch.simulator_config(depth_alone, False, "m.onnx", 40, [], "fp32")
+    assert "the prefetch depth has no effect without IO tiles" in capsys.readouterr().err
     plain = poptorch.simulator_config(tutorial_options(), False, "m.onnx", 40, [], "fp32")["workload"]
     assert "io_tiles" not in plain and "prefetch_depth" not in plain
     with pytest.raises(ValueError, match=r"_Popart.set\('defaultBufferingDepth'\): expected a positive integer, found 0"):

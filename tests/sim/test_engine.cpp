@@ -598,11 +598,12 @@ TEST_CASE("Epochs: host calls per epoch from the dataset, identical epochs", "[s
                       Catch::Contains("/run/epochs: expected 1 unless /run/dataset_samples"));
 }
 
-TEST_CASE("Trace of a pipeline: stage slices with micro-batches, link transfers and rings", "[sim][trace][pipeline]")
+namespace {
+
+/** The Perfetto trace of a run of `e` on 4 IPUs, written to a temporary file and read back. */
+json traceOf(const Experiment& e)
 {
-    Experiment e = buildExperiment(kRoot + "/configs/mnist/pipelined_pod16.json",
-                                   {"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1", "/run/device_iterations=1"});
-    const std::string path = (std::filesystem::temp_directory_path() / ("ipusim_ptrace_" + std::to_string(::getpid()) + ".json")).string();
+    const std::string path = (std::filesystem::temp_directory_path() / ("ipusim_trace_" + std::to_string(::getpid()) + ".json")).string();
     {
         ChromeTrace trace(path, e.run.trace, e.system.ipu.clockHz, 4);
         Simulation sim(e, &trace);
@@ -612,6 +613,16 @@ TEST_CASE("Trace of a pipeline: stage slices with micro-batches, link transfers 
     std::ifstream in(path);
     const json t = json::parse(in);
     std::filesystem::remove(path);
+    return t;
+}
+
+} // namespace
+
+TEST_CASE("Trace of a pipeline: stage slices with micro-batches, link transfers and rings", "[sim][trace][pipeline]")
+{
+    Experiment e = buildExperiment(kRoot + "/configs/mnist/pipelined_pod16.json",
+                                   {"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1", "/run/device_iterations=1"});
+    const json t = traceOf(e);
     std::vector<std::string> ipu0;
     std::set<std::string> links;
     for (const auto& ev : t.at("traceEvents")) {
@@ -642,16 +653,7 @@ TEST_CASE("Trace of the host: each loader worker's batches and each call's dispa
                                    {"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=3", "/run/data_loader/workers=2",
                                     "/run/data_loader/mode=async", "/run/data_loader/sample_seconds=1e-3",
                                     "/system/host/call_overhead_seconds=1e-3"});
-    const std::string path = (std::filesystem::temp_directory_path() / ("ipusim_htrace_" + std::to_string(::getpid()) + ".json")).string();
-    {
-        ChromeTrace trace(path, e.run.trace, e.system.ipu.clockHz, 4);
-        Simulation sim(e, &trace);
-        sim.run();
-        trace.commit();
-    }
-    std::ifstream in(path);
-    const json t = json::parse(in);
-    std::filesystem::remove(path);
+    const json t = traceOf(e);
     std::map<uint64_t, std::string> tracks; // tid -> name, in the host's process (after the IPUs and their links)
     std::vector<json> spans;
     for (const auto& ev : t.at("traceEvents")) {

@@ -4,8 +4,6 @@
 // host (12.5 GB/s x 0.9 / 1.33 GHz = 8.4586 B a cycle, 2,660 cycles), which the IPUs of one
 // IPU-M2000 share, replicas' IPUs included.
 #include "Simulate.hpp"
-#include "models/reference/ReferenceEngine.hpp"
-#include "sim/engine/Simulation.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -36,17 +34,6 @@ uint64_t linkBytes(const json& s, uint32_t from, uint32_t to)
     return 0;
 }
 
-/** The fast engine's phases against the reference engine's, cycle by cycle. */
-std::string disagreement(const json& doc)
-{
-    const Experiment e = buildExperiment(config::loadConfig(doc, kRoot + "/configs/x.json"));
-    PhaseRecorder fast;
-    {
-        Simulation sim(e, &fast);
-        sim.run();
-    }
-    return firstDifference(fast.byIpu(), runReference(e.schedule, e.system, e.run.hostCalls).phases);
-}
 
 /** A data-parallel MLP on an IPU-M2000: host phase cycles of IPU 0. */
 json replicatedMlp(uint32_t replicas, double gatewayHostBandwidth)
@@ -86,8 +73,8 @@ TEST_CASE("IPUs of one IPU-M2000 share its gateway's link to the host, by hand",
     wide["system"]["gateway_host_link"] = {{"bandwidth_bytes_per_second", 1e15}, {"latency_cycles", 0}};
     CHECK(test::simulateDoc(wide)["total_cycles"] == 99347 + 2000);
     // The reference engine, ticking every cycle, agrees phase by phase.
-    CHECK(disagreement(hostReads("hardware/m2000.json", {0, 1})) == "");
-    CHECK(disagreement(hostReads("hardware/pod16.json", {0, 4})) == "");
+    CHECK(test::engineDisagreement(hostReads("hardware/m2000.json", {0, 1})) == "");
+    CHECK(test::engineDisagreement(hostReads("hardware/pod16.json", {0, 4})) == "");
 }
 
 TEST_CASE("Replicas share their IPU-M2000's link to the host as their own IPUs would", "[sim][host][contention]")
@@ -106,7 +93,7 @@ TEST_CASE("Replicas share their IPU-M2000's link to the host as their own IPUs w
     // Compute never changes with replicas.
     CHECK(test::simulateDoc(replicatedMlp(4, 12.5e9))["ipus"][0]["breakdown"]["compute"] ==
           test::simulateDoc(replicatedMlp(1, 12.5e9))["ipus"][0]["breakdown"]["compute"]);
-    CHECK(disagreement(replicatedMlp(4, 12.5e9)) == "");
+    CHECK(test::engineDisagreement(replicatedMlp(4, 12.5e9)) == "");
 }
 
 TEST_CASE("More bandwidth to the host never costs cycles, and a bad link is named", "[sim][host][metamorphic]")

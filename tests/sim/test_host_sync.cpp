@@ -4,8 +4,6 @@
 // the host, then the data moves over the links (1 MB: 118,223 + 4,660 cycles; 1,000 B:
 // ceil(1,000 / 8.4586) = 119, + 4,660; see test_host_network.cpp).
 #include "Simulate.hpp"
-#include "models/reference/ReferenceEngine.hpp"
-#include "sim/engine/Simulation.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -37,16 +35,6 @@ json loop(uint64_t iterations, double latency, uint64_t hostCalls = 1)
             {"run", {{"host_calls", hostCalls}}}};
 }
 
-std::string disagreement(const json& doc)
-{
-    const Experiment e = buildExperiment(config::loadConfig(doc, kRoot + "/configs/x.json"));
-    PhaseRecorder fast;
-    {
-        Simulation sim(e, &fast);
-        sim.run();
-    }
-    return firstDifference(fast.byIpu(), runReference(e.schedule, e.system, e.run.hostCalls).phases);
-}
 
 } // namespace
 
@@ -66,8 +54,8 @@ TEST_CASE("Each host exchange waits once for the host, by hand", "[sim][host]")
     // A new host call is a new exchange, though its first transfer follows the last call's.
     CHECK(test::simulateDoc(loop(1, 1e-5, 3))["total_cycles"] == 3 * (2 * 13300 + iteration));
     // The reference engine, ticking every cycle, agrees phase by phase.
-    CHECK(disagreement(loop(5, 1e-5)) == "");
-    CHECK(disagreement(loop(1, 1e-5, 3)) == "");
+    CHECK(test::engineDisagreement(loop(5, 1e-5)) == "");
+    CHECK(test::engineDisagreement(loop(1, 1e-5, 3)) == "");
 }
 
 TEST_CASE("Host exchanges in a pipeline: the last stage waits for its labels and outputs", "[sim][host]")
@@ -119,8 +107,35 @@ TEST_CASE("Deeper prefetching hides the host's answer to each fetch, by hand", "
     // An ideal host: a fetch takes 4,779 cycles, hidden at any depth behind the compute.
     CHECK(test::simulateDoc(prefetchLoop(1, 0))["total_cycles"] == 4779 + 10 * 100000);
     CHECK(test::simulateDoc(prefetchLoop(3, 0))["total_cycles"] == 4779 + 10 * 100000);
-    CHECK(disagreement(prefetchLoop(1, 1e-4)) == "");
-    CHECK(disagreement(prefetchLoop(3, 1e-4)) == "");
+    CHECK(test::engineDisagreement(prefetchLoop(1, 1e-4)) == "");
+    CHECK(test::engineDisagreement(prefetchLoop(3, 1e-4)) == "");
+}
+
+TEST_CASE("Prefetching stops at a host call's end, and skipped loop iterations count their fetches", "[sim][host]")
+{
+    // 10 us answers: a fetch (18,079 cycles) is in long before a micro-batch's compute ends.
+    auto calls = [](uint64_t iterations, uint64_t hostCalls) {
+        json doc = prefetchLoop(3, 1e-5);
+        doc["workload"]["steps"][0]["count"] = iterations;
+        doc["run"]["host_calls"] = hostCalls;
+        return doc;
+    };
+    // Nothing is fetched for a call before it starts: 3 calls take 3 times one.
+    const json one = test::simulateDoc(calls(50, 1)), three = test::simulateDoc(calls(50, 3));
+    CHECK(three["total_cycles"] == 3 * one["total_cycles"].get<uint64_t>());
+    // Each call fetches its own 50 micro-batches, no more: 150 x 1,000 B from the host (node 2)
+    // to the gateway (node 1).
+    for (const auto& l : three["links"])
+        if (l["from"] == 2)
+            CHECK(l["bytes"] == 150000);
+    // Loops skipped while fetches are ahead give what simulating every iteration gives.
+    RunOptions every;
+    every.everyIteration = true;
+    const json all = test::simulate(config::loadConfig(calls(50, 3), kRoot + "/configs/inline.json"), every);
+    CHECK(three["simulator"]["loop_iterations_skipped"].get<uint64_t>() > 0);
+    CHECK(all["total_cycles"] == three["total_cycles"]);
+    CHECK(all["links"] == three["links"]);
+    CHECK(test::engineDisagreement(calls(6, 3)) == "");
 }
 
 TEST_CASE("Bad host sync latency is named", "[sim][host][bad-input]")

@@ -197,6 +197,14 @@ Experiment randomSchedule(uint64_t seed)
     }
     if (pick(0, 2) == 0) // a host that takes its time to answer each host exchange (picked last, as above)
         e.system.host.syncLatencySeconds = double(pick(1, 3000)) / e.system.ipu.clockHz;
+    if (pick(0, 1) == 0) { // prefetches fetched further ahead (picked last, as above)
+        const uint32_t depth = uint32_t(pick(2, 4));
+        for (Program& p : e.schedule.programs)
+            forEachProgramStep(p, [&](Step& s) {
+                if (auto* h = std::get_if<HostTransferStep>(&s.op); h && h->prefetch)
+                    h->prefetchDepth = depth;
+            });
+    }
     return e;
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "Simulate.hpp"
 
+#include "models/reference/ReferenceEngine.hpp"
 #include "sim/config/ConfigError.hpp"
+#include "sim/engine/Simulation.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -86,6 +88,17 @@ std::map<std::string, uint64_t> busiestStepCycles(const Schedule& schedule)
 nlohmann::json simulateDoc(const nlohmann::json& doc)
 {
     return simulate(config::loadConfig(doc, kRoot + "/configs/inline.json"));
+}
+
+std::string engineDisagreement(const nlohmann::json& doc)
+{
+    const Experiment e = buildExperiment(config::loadConfig(doc, kRoot + "/configs/inline.json"));
+    PhaseRecorder fast;
+    {
+        Simulation sim(e, &fast);
+        sim.run();
+    }
+    return ipusim::firstDifference(fast.byIpu(), runReference(e.schedule, e.system, e.run.hostCalls).phases);
 }
 
 std::string firstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at)

@@ -52,5 +52,8 @@ std::string firstDifference(const nlohmann::json& a, const nlohmann::json& b, co
 nlohmann::json simulateFile(const std::string& file, const std::vector<std::string>& sets = {});
 /** An inline config document; its bases resolve from configs/. */
 nlohmann::json simulateDoc(const nlohmann::json& doc);
+/** Where the fast engine's phases of an inline config first differ from the per-cycle reference
+ *  engine's ("" if nowhere). */
+std::string engineDisagreement(const nlohmann::json& doc);
 
 } // namespace ipusim::test

@@ -14,7 +14,7 @@ import torch
 from .. import CONFIGS, ConfigError
 from .. import run as simulate
 from ._blocks import BlockRecorder
-from ._options import OutputMode
+from ._options import OutputMode, _note
 
 SYSTEMS = ("mk2", "m2000", "pod16", "pod64")  # the bundled hardware descriptions, smallest first
 _POPTORCH_MEMORY_PROPORTION = 0.6  # PopTorch's default for an IPU the options leave out
@@ -55,6 +55,8 @@ def simulator_config(options, training, onnx_file, micro_batch, blocks, precisio
         workload["io_tiles"] = options.TensorLocations.io_tiles
     if options._Popart.prefetch_depth is not None:
         workload["prefetch_depth"] = options._Popart.prefetch_depth
+        if not options.TensorLocations.io_tiles:
+            _note("the prefetch depth has no effect without IO tiles (TensorLocations.numIOTiles)")
     if options.output_mode != OutputMode.Default:
         workload["output_mode"] = options.output_mode.ipusim()
         workload["output_return_period"] = options.output_return_period
@@ -68,6 +70,8 @@ def simulator_config(options, training, onnx_file, micro_batch, blocks, precisio
         run["gradient_accumulation"] = accumulation
     if options._data_loader:  # the host's loader, as the poptorch.DataLoader made with these options
         run["data_loader"] = dict(options._data_loader, sample_seconds=options.sample_seconds)
+    elif options.sample_seconds:
+        _note("simulator(sample_seconds=...) has no effect: no poptorch.DataLoader was made with these options before the model")
     return {"name": "poptorch_" + ("train" if training else "infer"),
             "system": {"base": system_file(options.system, per_replica * options.replication_factor)},
             "workload": workload, "run": run}
