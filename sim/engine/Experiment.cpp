@@ -12,21 +12,33 @@ Experiment buildExperiment(const std::string& path, const std::vector<std::strin
     return buildExperiment(config::loadConfig(path, sets));
 }
 
+namespace {
+
+/** PopRun gives each instance an equal share of the replicas. */
+void checkInstances(const config::LoadedConfig& cfg, uint32_t replicas, uint32_t instances)
+{
+    if (replicas % instances != 0)
+        cfg.fail("/run/instances", fmt::format("expected a divisor of the {} replicas: PopRun gives each instance an equal share, "
+                                               "found {}", replicas, instances));
+}
+
+} // namespace
+
 Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled)
 {
     Experiment e;
     e.system = decodeSystem(cfg);
     e.run = decodeRun(cfg, e.system);
+    // Before compiling where the config says (a model's strategy); after it, from the Schedule.
+    if (const nlohmann::json::json_pointer at{"/workload/strategy/replicas"}; cfg.doc.contains(at) && cfg.doc.at(at).is_number_unsigned())
+        checkInstances(cfg, cfg.doc.at(at).get<uint32_t>(), e.run.dataLoader.instances);
     if (std::optional<PreparedSchedule> held = compiled ? compiled->take(cfg) : std::nullopt) {
         e.schedule = std::move(held->schedule);
         e.memory = std::move(held->memory);
     } else {
         e.schedule = compileSchedule(cfg, e.system, e.run);
     }
-    const uint32_t replicas = e.schedule.strategy ? e.schedule.strategy->replicas : 1;
-    if (replicas % e.run.dataLoader.instances != 0)
-        cfg.fail("/run/instances", fmt::format("expected a divisor of the {} replicas: PopRun gives each instance an equal share, "
-                                               "found {}", replicas, e.run.dataLoader.instances));
+    checkInstances(cfg, e.schedule.strategy ? e.schedule.strategy->replicas : 1, e.run.dataLoader.instances);
     if (e.run.datasetSamples > 0) {
         // An epoch is as many whole host calls as the data set fills.
         const uint64_t perCall = e.schedule.samplesPerHostCall;
