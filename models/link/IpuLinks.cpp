@@ -139,8 +139,7 @@ TransferKey IpuLinks::startHostTransfer(uint32_t ipu, Direction direction, uint6
         return key;
     }
     update(); // the flows so far run at their rates until now
-    const auto it = m_copies.find(ipu);
-    for (LinkFlow& f : hostTransferFlows(m_table, m_topology, key, bytes, it == m_copies.end() ? std::vector<uint32_t>{} : it->second, delay)) {
+    for (LinkFlow& f : hostTransferFlows(m_table, m_topology, key, bytes, m_copies, delay)) {
         for (uint32_t l : f.route->links) {
             sent[m_table.ends(l)] += bytes;
             account(m_table.ends(l).first, m_table.ends(l).second, bytes);

@@ -62,8 +62,7 @@ TransferKey RefLinkNetwork::startHostTransfer(uint32_t ipu, Direction direction,
         m_transferEnds[key] = cycle;
         return key;
     }
-    const auto it = m_copies.find(ipu);
-    for (LinkFlow& f : hostTransferFlows(m_table, m_sys.topology, key, bytes, it == m_copies.end() ? std::vector<uint32_t>{} : it->second, delay))
+    for (LinkFlow& f : hostTransferFlows(m_table, m_sys.topology, key, bytes, m_copies, delay))
         m_flows.push_back(std::move(f));
     m_changed = true;
     return key;

@@ -351,8 +351,8 @@ private:
     }
 
     /** Host transfers run on the links. A prefetching one (IO tiles) the first time fetches its
-     *  data now; once consumed, the next micro-batch's data is fetched in the background, and a
-     *  later run of the step waits for that fetch. */
+     *  data now; as each is consumed, the host fetches in the background until its depth is
+     *  ahead (none past the call's last run), and a later run of the step takes the oldest. */
     RefLinkNetwork::TransferKey startHostTransfer(const HostTransferStep& h, uint64_t cycle, uint64_t delay = 0)
     {
         if (h.prefetch && m_fetchesLeft[&h] > 0)

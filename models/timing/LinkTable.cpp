@@ -49,16 +49,18 @@ bool isHostTransfer(const Topology& topology, const TransferKey& key)
 }
 
 std::vector<LinkFlow> hostTransferFlows(const LinkTable& table, const Topology& topology, const TransferKey& key, uint64_t bytes,
-                                        const std::vector<uint32_t>& copies, uint64_t delay)
+                                        const std::map<uint32_t, std::vector<uint32_t>>& copies, uint64_t delay)
 {
     const auto [from, to, number] = key;
     const bool toIpu = topology.isHost(from);
+    const uint32_t host = topology.host();
     std::vector<LinkFlow> flows{{&table.route(from, to), bytes, 0, key, 0, 0, 0, false, delay}};
-    for (uint32_t ipu : copies)
-        if (ipu < topology.ipus()) {
-            const uint32_t host = topology.host();
+    const auto copiesOfIpu = copies.find(toIpu ? to : from);
+    if (copiesOfIpu == copies.end())
+        return flows;
+    for (uint32_t ipu : copiesOfIpu->second)
+        if (ipu < topology.ipus())
             flows.push_back({toIpu ? &table.route(host, ipu) : &table.route(ipu, host), bytes, 0, std::nullopt, 0, 0, 0, true});
-        }
     return flows;
 }
 

@@ -66,11 +66,11 @@ struct LinkFlow
 TransferKey hostTransferKey(const Topology& topology, uint32_t ipu, Direction direction, uint64_t number);
 /** Is `key` a host transfer (one end the host)? Only its IPU awaits it. */
 bool isHostTransfer(const Topology& topology, const TransferKey& key);
-/** The flows of host transfer `key` of `bytes`: its own, then a ghost for each IPU in `copies`
- *  (other replicas' IPUs, which make the same transfer in lockstep), so that an IPU-Gateway's
- *  link to the host is shared by all the IPUs of its IPU-M2000. It ends `delay` cycles after
- *  its route's latency. */
+/** The flows of host transfer `key` of `bytes`: its own, then a ghost for each copy of its IPU
+ *  in `copies` (replicaCopies: other replicas' IPUs, which make the same transfer in lockstep),
+ *  so that an IPU-Gateway's link to the host is shared by all the IPUs of its IPU-M2000. It ends
+ *  `delay` cycles after its route's latency. */
 std::vector<LinkFlow> hostTransferFlows(const LinkTable& table, const Topology& topology, const TransferKey& key, uint64_t bytes,
-                                        const std::vector<uint32_t>& copies, uint64_t delay = 0);
+                                        const std::map<uint32_t, std::vector<uint32_t>>& copies, uint64_t delay = 0);
 
 } // namespace ipusim
