@@ -68,15 +68,59 @@ std::vector<TensorAlloc> programOverheads(const Program& program, const IpuParam
     return out;
 }
 
-TileMemory::TileMemory(const Program& program, const IpuParams& hw) : m_capacity(hw.tileMemoryBytes)
+TileMemory::TileMemory(const Program& program, const IpuParams& hw) : TileMemory(program, hw, nullptr) {}
+
+TileMemory::TileMemory(const Program& program, const IpuParams& hw, const TileMemory* same) : m_capacity(hw.tileMemoryBytes)
 {
     m_tensors = program.tensors;
     for (auto& a : programOverheads(program, hw))
         m_tensors.push_back(std::move(a));
+    if (!same || !takePeaksOf(*same, hw.tiles))
+        sweep(hw.tiles);
+}
 
+bool TileMemory::takePeaksOf(const TileMemory& other, uint32_t T)
+{
+    // Where each tile peaks, and by how much over its always-live bytes, follows from the
+    // not-always-live tensors alone: the same ones in the same order, the same peaks.
+    auto nextLive = [](const std::vector<TensorAlloc>& v, std::size_t i) {
+        while (i < v.size() && v[i].alwaysLive)
+            ++i;
+        return i;
+    };
+    std::size_t i = nextLive(m_tensors, 0), j = nextLive(other.m_tensors, 0);
+    for (; i < m_tensors.size() && j < other.m_tensors.size(); i = nextLive(m_tensors, i + 1), j = nextLive(other.m_tensors, j + 1)) {
+        const TensorAlloc &a = m_tensors[i], &b = other.m_tensors[j];
+        if (a.from != b.from || a.to != b.to || a.bytes != b.bytes)
+            return false;
+    }
+    if (i != m_tensors.size() || j != other.m_tensors.size() || other.m_tiles.size() != T)
+        return false;
+    std::vector<int64_t> always(std::size_t(T) + 1, 0); // a difference array over tiles
+    for (const auto& t : m_tensors)
+        if (t.alwaysLive)
+            for (const auto& r : t.bytes.runs())
+                if (r.first < T) {
+                    always[r.first] += int64_t(r.value);
+                    always[std::min(r.end(), T)] -= int64_t(r.value);
+                }
+    m_tiles.assign(T, {});
+    int64_t running = 0;
+    for (uint32_t t = 0; t < T; ++t) {
+        const TileMemoryUse& o = other.m_tiles[t];
+        m_tiles[t] = {uint64_t(running += always[t]), o.notAlwaysLivePeak, o.peakPoint};
+        if (m_tiles[t].peak() > m_capacity) { // where it first runs over takes the sweep
+            m_tiles.clear();
+            return false;
+        }
+    }
+    return true;
+}
+
+void TileMemory::sweep(uint32_t T)
+{
     // Split the tiles into segments on which every tensor is uniform, then sweep the program
     // points once for all segments: cost follows runs, not tiles, and nothing is sorted per tile.
-    const uint32_t T = hw.tiles;
     std::vector<bool> cut(std::size_t(T) + 1, false); // marked, not sorted: runs far outnumber tiles
     cut[0] = cut[T] = true;
     for (const auto& t : m_tensors)
@@ -121,28 +165,34 @@ TileMemory::TileMemory(const Program& program, const IpuParams& hw) : m_capacity
         if (use.alwaysLive > m_capacity)
             use = {use.alwaysLive, 0, 0, 0, use.alwaysLive};
     // Each segment keeps its own live bytes. At a point frees come first, so back-to-back
-    // lifetimes do not overlap; the point's figure is taken once all its changes are in.
+    // lifetimes do not overlap; the point's figure is taken once all its changes are in. A
+    // point's changes go into a difference array over segments, summed once over the segments
+    // they reach: a run costs two additions however many segments it covers.
     std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
         return std::tie(a.point, b.frees, a.tensor) < std::tie(b.point, a.frees, b.tensor);
     });
-    std::vector<int64_t> live(segments, 0);
-    std::vector<std::size_t> touched;
-    std::vector<bool> isTouched(segments, false);
+    std::vector<int64_t> live(segments, 0), change(segments + 1, 0);
     for (std::size_t i = 0; i < events.size();) {
         const uint32_t point = events[i].point;
+        std::size_t lo = segments, hi = 0;
         for (; i < events.size() && events[i].point == point; ++i)
             for (const auto& r : m_tensors[events[i].tensor].bytes.runs()) {
                 if (r.value == 0 || r.first >= T)
                     continue;
                 const auto [s0, s1] = segmentsOf(r);
-                for (std::size_t seg = s0; seg < s1; ++seg) {
-                    live[seg] += events[i].frees ? -int64_t(r.value) : int64_t(r.value);
-                    if (!isTouched[seg])
-                        touched.push_back(seg);
-                    isTouched[seg] = true;
-                }
+                const int64_t bytes = events[i].frees ? -int64_t(r.value) : int64_t(r.value);
+                change[s0] += bytes;
+                change[s1] -= bytes;
+                lo = std::min(lo, s0);
+                hi = std::max(hi, s1);
             }
-        for (std::size_t seg : touched) {
+        int64_t running = 0;
+        for (std::size_t seg = lo; seg < hi; ++seg) {
+            running += change[seg];
+            change[seg] = 0;
+            if (running == 0) // unchanged here: no new peak, and not newly over
+                continue;
+            live[seg] += running;
             TileMemoryUse& use = uses[seg];
             if (live[seg] > int64_t(use.notAlwaysLivePeak)) {
                 use.notAlwaysLivePeak = uint64_t(live[seg]);
@@ -152,9 +202,9 @@ TileMemory::TileMemory(const Program& program, const IpuParams& hw) : m_capacity
                 use.firstOverPoint = point;
                 use.firstOverBytes = use.alwaysLive + uint64_t(live[seg]);
             }
-            isTouched[seg] = false;
         }
-        touched.clear();
+        if (hi > lo)
+            change[hi] = 0;
     }
     m_tiles.assign(T, {});
     for (std::size_t seg = 0; seg < segments; ++seg)

@@ -37,6 +37,11 @@ class TileMemory
 {
 public:
     TileMemory(const Program& program, const IpuParams& hw);
+    /** As above; when `same` accounted the same not-always-live tensors (bytes and lifetimes;
+     *  names may differ), as an IPU whose program replays another's does (a pipeline's middle
+     *  stages: their stash depths, always live, differ), its peaks are taken instead of sweeping
+     *  the program points again, as long as every tile fits. */
+    TileMemory(const Program& program, const IpuParams& hw, const TileMemory* same);
 
     [[nodiscard]] const std::vector<TileMemoryUse>& tiles() const { return m_tiles; }
     [[nodiscard]] uint64_t capacity() const { return m_capacity; }
@@ -56,6 +61,11 @@ public:
     [[nodiscard]] const std::vector<TensorAlloc>& tensors() const { return m_tensors; }
 
 private:
+    /** Takes `other`'s peaks over this program's always-live bytes; false (nothing taken) if
+     *  its not-always-live tensors differ or a tile does not fit. */
+    bool takePeaksOf(const TileMemory& other, uint32_t tiles);
+    void sweep(uint32_t tiles);
+
     std::vector<TensorAlloc> m_tensors; // the program's tensors plus code and vertex state
     std::vector<TileMemoryUse> m_tiles;
     uint64_t m_capacity;

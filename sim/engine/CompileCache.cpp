@@ -82,7 +82,8 @@ void CompileCache::prepare(const config::LoadedConfig& cfg)
     // parameters, which are part of the key, not on timing.
     requireScheduleInvariants(prepared.schedule, system);
     for (const Program& program : prepared.schedule.programs)
-        prepared.memory.push_back(std::make_shared<const TileMemory>(program, system.ipu));
+        prepared.memory.push_back(std::make_shared<const TileMemory>(
+            program, system.ipu, prepared.memory.empty() ? nullptr : prepared.memory.back().get()));
     m_entries.emplace_front(std::move(key), std::move(prepared));
     while (m_entries.size() > m_capacity)
         m_entries.pop_back();
