@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "sim/cli/Cli.hpp"
+#include "sim/run/ProcessHeap.hpp"
 
 #include <cstdlib>
 #include <systemc> // declares sc_main with the C linkage libsystemc expects
@@ -8,6 +9,7 @@
 int main(int argc, char* argv[])
 {
     setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    ipusim::prepareHeapForRun();
     return sc_core::sc_elab_and_sim(argc, argv);
 }
 

@@ -3,6 +3,7 @@
 // once per process), several times, and prints median wall time and rates.
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/run/ChildProcess.hpp"
+#include "sim/run/ProcessHeap.hpp"
 #include "sim/run/Run.hpp"
 
 #include <systemc>
@@ -92,6 +93,7 @@ Figures runOnce(const Case& c)
 int main(int argc, char* argv[])
 {
     setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    ipusim::prepareHeapForRun(); // as the command line does: each case's child inherits it
     return sc_core::sc_elab_and_sim(argc, argv);
 }
 
