@@ -68,25 +68,25 @@ uint64_t Ipu::endPhaseOnAllTiles(PhaseKind kind, const std::string& name, uint64
 
 uint64_t Ipu::execute(const Step& step)
 {
-    traceStepStart(step);
+    if (m_traced)
+        traceStepStart(step);
     return std::visit([this](const auto& op) { return exec(op); }, step.op);
 }
 
 void Ipu::traceStepStart(const Step& step)
 {
     // Traced state changes when a step starts: the sequencer runs at that simulated time.
-    // Loops and calls take no time of their own and leave it as it is.
+    // Loops and calls take no time of their own and leave it as it is. Only a VCD reads it.
     const auto kind = phaseKindOf(step);
     if (!kind)
         return;
     m_activity = 1 + int(*kind);
-    if (m_traced && m_ports.links)
+    if (m_ports.links)
         m_ports.links->clearFrom(m_index);
     m_linkBytes = 0;
     if (auto* c = std::get_if<IpuCopyStep>(&step.op)) {
         for (const auto& t : c->send) {
-            if (m_traced)
-                m_ports.links->setActive(m_index, t.peer, t.bytes);
+            m_ports.links->setActive(m_index, t.peer, t.bytes);
             m_linkBytes += int64_t(t.bytes);
         }
         for (const auto& t : c->recv)
@@ -94,12 +94,10 @@ void Ipu::traceStepStart(const Step& step)
     } else if (auto* r = std::get_if<CollectiveStep>(&step.op)) {
         m_linkBytes = int64_t(r->bytes);
         // Every ring member sends a 1/R share to its successor on the physical ring at each step.
-        if (m_traced) {
-            const auto ring = m_ports.links->topology().alongRing(r->ring);
-            for (std::size_t i = 0; i < ring.size(); ++i)
-                if (ring[i] == m_index)
-                    m_ports.links->setActive(m_index, ring[(i + 1) % ring.size()], r->bytes / ring.size());
-        }
+        const auto ring = m_ports.links->topology().alongRing(r->ring);
+        for (std::size_t i = 0; i < ring.size(); ++i)
+            if (ring[i] == m_index)
+                m_ports.links->setActive(m_index, ring[(i + 1) % ring.size()], r->bytes / ring.size());
     }
 }
 
@@ -588,7 +586,14 @@ void Ipu::sequence()
         awaitHostTransfer(*h);
         return;
     }
+    const uint64_t now = nowCycle(); // where SystemC's time is: m_cycle runs ahead of it through local steps
     while (true) {
+        const Frame* top = m_stack.empty() ? nullptr : &m_stack.back();
+        const bool ahead = top && top->pc < top->steps->size() && runsAhead((*top->steps)[top->pc]);
+        if (m_cycle > now && !ahead) {
+            wakeAt(m_cycle, now); // catch up first: what comes next happens at m_cycle for every process
+            return;
+        }
         if (m_stack.empty()) {
             if (m_callsStarted == m_hostCalls) {
                 m_finished = true;
@@ -641,11 +646,27 @@ void Ipu::sequence()
         if (end == kWait)
             return; // release() wakes us
         if (end > m_cycle) {
+            if (ahead) {
+                if (!withinTimeLimit(end, "at its next step"))
+                    return;
+                m_cycle = end;
+                continue;
+            }
             if (wakeAt(end, m_cycle))
                 m_cycle = end;
             return;
         }
     }
+}
+
+bool Ipu::runsAhead(const Step& step) const
+{
+    if (m_traced)
+        return false;
+    if (const auto* s = std::get_if<SyncStep>(&step.op))
+        return s->kind == SyncKind::Internal;
+    return std::holds_alternative<ComputeStep>(step.op) || std::holds_alternative<ExchangeStep>(step.op) ||
+           std::holds_alternative<CallStep>(step.op);
 }
 
 } // namespace ipusim

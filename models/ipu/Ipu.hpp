@@ -94,6 +94,11 @@ public:
 
 private:
     void sequence();
+    /** A step that meets nothing outside this IPU (compute sets, exchanges, internal syncs,
+     *  calls): the sequencer runs on through such steps without waiting for SystemC's time to
+     *  reach each one's end, and lets it catch up before anything else (a step, a body's end)
+     *  that other processes may see. Not with a VCD, whose signals change as time passes. */
+    [[nodiscard]] bool runsAhead(const Step& step) const;
     static constexpr uint64_t kWait = UINT64_MAX;
     /** Executes one step from m_cycle; returns the cycle at which it ends, or kWait when the
      *  IPU sleeps until an external barrier releases it. */

@@ -98,9 +98,12 @@ std::vector<uint64_t> Simulation::microBatchLatencies() const
     return out;
 }
 
-SimResult Simulation::run()
+void Simulation::endElaboration()
 {
+    if (m_elaborated)
+        return;
     checkTimeLimit();
+    m_elaborated = true;
     if (!m_vcdPath.empty()) {
         // SystemC appends ".vcd" to the name it is given.
         m_vcd = sc_core::sc_create_vcd_trace_file((m_vcdPath + ".tmp").c_str());
@@ -113,9 +116,18 @@ SimResult Simulation::run()
             ipu->traceTo(m_vcd);
         m_links->traceTo(m_vcd);
     }
-    const auto t0 = std::chrono::steady_clock::now();
+    // SystemC's own elaboration ends here: its end-of-elaboration callbacks run and its
+    // processes are made ready; run()'s first slice runs them.
+    if (sc_core::sc_get_status() == sc_core::SC_ELABORATION)
+        sc_core::sc_get_curr_simcontext()->initialize(true);
+}
+
+SimResult Simulation::run()
+{
+    endElaboration();
     // Run in slices of simulated time so long runs can report progress between them.
     Progress progress("simulating " + m_experiment.config.name, "program steps");
+    const auto t0 = std::chrono::steady_clock::now();
     const sc_core::sc_time slice = m_period * double(1u << 22);
     auto finished = [&] {
         for (const auto& ipu : m_ipus)
@@ -172,7 +184,7 @@ void Simulation::runSlice(sc_core::sc_time slice)
     // Time stops at the last event, never at a slice's end past it, so a VCD ends where the run
     // does: a slice with events runs until its end or starvation, time staying at its last
     // event; a gap longer than a slice is crossed to its next event at once (so one call may
-    // run past a slice). The first call also elaborates and initialises.
+    // run past a slice). Before the first call, run() has ended elaboration.
     const bool started = sc_core::sc_get_status() != sc_core::SC_ELABORATION;
     const sc_core::sc_time gap = started ? sc_core::sc_time_to_pending_activity() : sc_core::SC_ZERO_TIME;
     const sc_core::sc_time left = sc_core::sc_max_time() - sc_core::sc_time_stamp();

@@ -33,6 +33,10 @@ public:
     [[nodiscard]] const IpuLinks& links() const { return *m_links; }
     [[nodiscard]] const ExternalSync& externalSync() const { return *m_sync; }
     [[nodiscard]] const HostProcess& host() const { return *m_host; }
+    /** Ends elaboration: checks the run fits SystemC's clock, opens the VCD, and lets SystemC
+     *  finish its own elaboration (its processes made ready), so that run() times simulating
+     *  alone. run() calls it when the caller has not; callers timing elaboration call it. */
+    void endElaboration();
     SimResult run();
     /** Measures each micro-batch's latency over the first host call (microBatchLatencies). */
     void recordMicroBatchLatency()
@@ -56,6 +60,7 @@ private:
     /** Why the run stopped with IPUs still waiting (at copies whose partner never comes, at
      *  external syncs others never reach); empty when none is. */
     [[nodiscard]] std::string stuck() const;
+    bool m_elaborated = false; // endElaboration() ran
     /** Runs the kernel for up to `slice` of simulated time (one progress update). */
     void runSlice(sc_core::sc_time slice);
 

@@ -203,6 +203,7 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
         sim.simulateEveryIteration();
     if (e.schedule.inference)
         sim.recordMicroBatchLatency();
+    sim.endElaboration();
     // Elaborating: accounting the memory and building the SystemC model (not the reference run).
     p.elaborateSeconds += secondsSince(t1);
     const SimResult result = sim.run();
