@@ -99,7 +99,11 @@ int main(int argc, char* argv[])
 
 int sc_main(int argc, char* argv[])
 {
+    // ipusim_bench [runs] [part]: runs per case (5), and only the tables and sweeps whose title
+    // holds `part` (all of them).
     const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+    const std::string part = argc > 2 ? argv[2] : "";
+    auto wanted = [&](const std::string& title) { return title.find(part) != std::string::npos; };
     const std::vector<std::string> oneCall{"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1"};
     auto mnistPod64 = [&](int replicas) {
         std::vector<std::string> sets(oneCall);
@@ -128,10 +132,12 @@ int sc_main(int argc, char* argv[])
     for (int r : {1, 4, 16})
         cases.push_back({"pipelined host call, POD64, " + std::to_string(r) + " replica(s)", "configs/mnist/pipelined_pod16.json", mnistPod64(r)});
     auto table = [&](const std::string& title, const std::vector<Case>& list, int times) {
+        std::vector<Figures> out;
+        if (!wanted(title))
+            return std::vector<Figures>(list.size());
         fmt::print("\n{}\n{:<52} {:>8} {:>9} {:>9} {:>15} {:>10} {:>10} {:>12} {:>8}\n", title,
                    "case (median of " + std::to_string(times) + ")", "build s", "sim s", "total s", "cycles", "sim'd s", "RT factor",
                    "tile-steps/s", "RSS MB");
-        std::vector<Figures> out;
         for (const auto& c : list) {
             std::vector<Figures> runs;
             for (int i = 0; i < times; ++i)
@@ -166,7 +172,8 @@ int sc_main(int argc, char* argv[])
     // The same schedule on both engines: MNIST training on 64-tile IPUs.
     const std::vector<std::string> small{"/system/ipu/tiles=64"};
     const std::vector<std::string> smallCall{"/system/ipu/tiles=64", "/run/gradient_accumulation=4", "/run/device_iterations=2"};
-    auto engines = table("Engines on one schedule (64 tiles per IPU)",
+    const std::string enginesTitle = "Engines on one schedule (64 tiles per IPU)";
+    auto engines = table(enginesTitle,
                          {{"mnist step: fast engine", "configs/default.json", small},
                           {"mnist step: reference engine (every cycle)", "configs/default.json", small, false, Engine::Reference},
                           {"mnist host call (GA 4 x DI 2): fast engine", "configs/mnist/train.json", smallCall},
@@ -175,13 +182,14 @@ int sc_main(int argc, char* argv[])
                           {"mnist step: fast engine, warm (second run)", "configs/default.json", small, false, Engine::Fast, true},
                           {"mnist host call: fast engine, warm (second run)", "configs/mnist/train.json", smallCall, false, Engine::Fast,
                            true}},
-                         std::max(1, repeats / 2));
-    fmt::print("fast / reference speed: one step {:.0f}x; a host call {:.0f}x ({:.0f}x simulating every iteration); "
-               "the fast engine warm (a second run in its process, as a Python session runs its calls): one step {:.0f}x, "
-               "a host call {:.0f}x\n",
-               engines[1].simSeconds / engines[0].simSeconds, engines[4].simSeconds / engines[2].simSeconds,
-               engines[4].simSeconds / engines[3].simSeconds, engines[1].simSeconds / engines[5].simSeconds,
-               engines[4].simSeconds / engines[6].simSeconds);
+                         repeats);
+    if (wanted(enginesTitle))
+        fmt::print("fast / reference speed: one step {:.0f}x; a host call {:.0f}x ({:.0f}x simulating every iteration); "
+                   "the fast engine warm (a second run in its process, as a Python session runs its calls): one step {:.0f}x, "
+                   "a host call {:.0f}x\n",
+                   engines[1].simSeconds / engines[0].simSeconds, engines[4].simSeconds / engines[2].simSeconds,
+                   engines[4].simSeconds / engines[3].simSeconds, engines[1].simSeconds / engines[5].simSeconds,
+                   engines[4].simSeconds / engines[6].simSeconds);
 
     // How wall time grows: replicas and gradient accumulation, any schedule (flat), layers.
     // Medians of as many runs as the speed table: the ratios printed below come from these.
@@ -193,24 +201,29 @@ int sc_main(int argc, char* argv[])
                                                                   {"GA 512", pod16, {"/run/gradient_accumulation=512"}},
                                                                   {"GA 2048", pod16, {"/run/gradient_accumulation=2048"}}}, repeats);
     const std::string interleaved = R"(/workload/strategy/schedule="interleaved")";
-    const auto oneF1B = table("BERT-Large phase 1, POD64, interleaved (1F1B) schedule, by gradient accumulation",
-                              {{"GA 512", pod64, {interleaved}}, {"GA 32768", pod64, {interleaved, "/run/gradient_accumulation=32768"}}}, repeats);
-    fmt::print("interleaved GA 32768 / GA 512: {:.2f}x\n", total(oneF1B[1]) / total(oneF1B[0]));
+    const std::string interleavedTitle = "BERT-Large phase 1, POD64, interleaved (1F1B) schedule, by gradient accumulation";
+    const auto oneF1B = table(interleavedTitle, {{"GA 512", pod64, {interleaved}},
+                                                 {"GA 32768", pod64, {interleaved, "/run/gradient_accumulation=32768"}}}, repeats);
+    if (wanted(interleavedTitle))
+        fmt::print("interleaved GA 32768 / GA 512: {:.2f}x\n", total(oneF1B[1]) / total(oneF1B[0]));
     // 96 BERT-Large layers do not fit four IPUs: that row is timed to its out-of-memory report.
     // A narrower encoder fits at 96 layers, so its pair times whole runs.
-    const auto large = table("BERT-Large-sized encoder, POD16, by layers",
+    const std::string largeTitle = "BERT-Large-sized encoder, POD16, by layers";
+    const auto large = table(largeTitle,
                              {{"6 layers", pod16, {R"(/workload/model={"layers":6})", "/workload/strategy/layers_per_ipu=[0,2,2,2]"}},
                               {"12 layers", pod16, {R"(/workload/model={"layers":12})", "/workload/strategy/layers_per_ipu=[0,4,4,4]"}},
                               {"24 layers", pod16, {"/workload/strategy/layers_per_ipu=[0,8,8,8]"}},
                               {"96 layers (does not fit)", pod16, {R"(/workload/model={"layers":96})", "/workload/strategy/layers_per_ipu=[0,32,32,32]"}}},
                              repeats);
     const std::string narrow = R"("hidden":256,"heads":4,"ffn":1024})";
-    const auto narrowRows = table("Encoder of hidden size 256 (4 heads, FFN 1,024), POD16, by layers",
+    const std::string narrowTitle = "Encoder of hidden size 256 (4 heads, FFN 1,024), POD16, by layers";
+    const auto narrowRows = table(narrowTitle,
                                   {{"24 layers", pod16, {R"(/workload/model={"layers":24,)" + narrow, "/workload/strategy/layers_per_ipu=[0,8,8,8]"}},
                                    {"96 layers", pod16, {R"(/workload/model={"layers":96,)" + narrow, "/workload/strategy/layers_per_ipu=[0,32,32,32]"}}},
                                   repeats);
-    fmt::print("96 / 24 layers: BERT-Large-sized {:.2f}x (to the out-of-memory report), hidden 256 {:.2f}x (whole runs)\n",
-               total(large[3]) / total(large[2]), total(narrowRows[1]) / total(narrowRows[0]));
+    if (wanted(largeTitle) && wanted(narrowTitle))
+        fmt::print("96 / 24 layers: BERT-Large-sized {:.2f}x (to the out-of-memory report), hidden 256 {:.2f}x (whole runs)\n",
+                   total(large[3]) / total(large[2]), total(narrowRows[1]) / total(narrowRows[0]));
 
     // Sweeps run points in parallel processes: 16 points of the tutorial at -j 1 and -j 2.
     const std::string cli = (std::filesystem::path(argv[0]).parent_path() / "ipusim").string();
@@ -226,10 +239,14 @@ int sc_main(int argc, char* argv[])
         std::sort(v.begin(), v.end());
         return v[v.size() / 2];
     };
-    const double one = sweepSeconds(1), two = sweepSeconds(2);
-    fmt::print("\nsweep of 16 tutorial points: -j 1 {:.2f} s, -j 2 {:.2f} s wall: -j 2 takes {:.0f} % of -j 1\n", one, two,
-               100 * two / one);
-    std::filesystem::remove_all("/tmp/ipusim-bench-sweep");
+    if (wanted("sweep of 16 tutorial points")) {
+        const double one = sweepSeconds(1), two = sweepSeconds(2);
+        fmt::print("\nsweep of 16 tutorial points: -j 1 {:.2f} s, -j 2 {:.2f} s wall: -j 2 takes {:.0f} % of -j 1\n", one, two,
+                   100 * two / one);
+        std::filesystem::remove_all("/tmp/ipusim-bench-sweep");
+    }
+    if (!wanted("sweep of 1,000 BERT-Large POD64 hardware points"))
+        return 0;
 
     // A thousand hardware points of BERT-Large on a POD64, once: each worker compiles the model
     // once and simulates every point in a process of its own.
