@@ -4,6 +4,7 @@
 #include "models/common/SaturatingCycles.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace ipusim {
 
@@ -25,21 +26,32 @@ void numberPoints(Program& program)
 
 namespace {
 
-CycleBound boundOf(const Program& program, const std::vector<Step>& steps)
+/** A bound naming its step without copying the name; each fragment's worked out once, however
+ *  many call sites reach it (a pipeline calls a stage's fragments from every slot). */
+struct NamedBound
 {
-    CycleBound best;
+    uint64_t cycles = 0;
+    const std::string* step = nullptr;
+};
+
+NamedBound boundOf(const Program& program, const std::vector<Step>& steps, std::vector<std::optional<NamedBound>>& fragments)
+{
+    NamedBound best;
     for (const auto& s : steps) {
-        CycleBound b;
+        NamedBound b;
         if (auto* c = std::get_if<ComputeStep>(&s.op)) {
             for (const auto& r : c->cycles.runs())
                 b.cycles = std::max(b.cycles, r.value);
-            b.step = c->name;
+            b.step = &c->name;
         } else if (auto* r = std::get_if<RepeatStep>(&s.op)) {
-            b = boundOf(program, r->body);
+            b = boundOf(program, r->body, fragments);
             b.cycles = saturatingMul(r->count, b.cycles);
-            b.step = r->name;
+            b.step = &r->name;
         } else if (auto* call = std::get_if<CallStep>(&s.op); call && call->period == 1) {
-            b = boundOf(program, program.fragments.at(call->fragment));
+            auto& known = fragments.at(call->fragment);
+            if (!known)
+                known = boundOf(program, program.fragments.at(call->fragment), fragments);
+            b = *known;
         }
         if (b.cycles > best.cycles)
             best = b;
@@ -49,7 +61,12 @@ CycleBound boundOf(const Program& program, const std::vector<Step>& steps)
 
 } // namespace
 
-CycleBound lowerBoundCycles(const Program& program) { return boundOf(program, program.steps); }
+CycleBound lowerBoundCycles(const Program& program)
+{
+    std::vector<std::optional<NamedBound>> fragments(program.fragments.size());
+    const NamedBound b = boundOf(program, program.steps, fragments);
+    return {b.cycles, b.step ? *b.step : std::string()};
+}
 
 namespace {
 

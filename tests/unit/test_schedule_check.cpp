@@ -87,3 +87,30 @@ TEST_CASE("Schedule check: each broken invariant is named with its IPU and step"
               s.programs[0].steps.push_back({c});
           }) == "IPU 0: collective \"ring\": its ring must hold IPU 0 and each IPU once");
 }
+
+TEST_CASE("Schedule: a program's lower bound is its longest compute step, loops multiplied, calls followed", "[schedule]")
+{
+    auto compute = [](const char* name, uint64_t cycles) {
+        ComputeStep c;
+        c.name = name;
+        c.cycles.add(0, 4, cycles / 2);
+        c.cycles.add(4, 1, cycles); // the busiest tile's
+        return Step{c};
+    };
+    Program p;
+    p.fragments.push_back({compute("stage.fwd", 700), compute("stage.bwd", 900)});
+    p.fragments.push_back({compute("update", 5000)});
+    RepeatStep loop;
+    loop.name = "gradient accumulation";
+    loop.count = 3;
+    loop.body = {Step{CallStep{0}}, Step{CallStep{0}}}; // one fragment from two call sites: 900 a call
+    p.steps = {compute("first", 2000), Step{loop}, Step{CallStep{1, -1, false, 2}}};
+    // The loop: 3 x 900 = 2,700 cycles, over "first"'s 2,000; the update fragment runs every
+    // second call only, so it is no bound (a call that may not run).
+    const CycleBound b = lowerBoundCycles(p);
+    CHECK(b.cycles == 2700);
+    CHECK(b.step == "gradient accumulation");
+    p.steps.push_back(Step{CallStep{1}});
+    CHECK(lowerBoundCycles(p).cycles == 5000);
+    CHECK(lowerBoundCycles(p).step == "update");
+}
