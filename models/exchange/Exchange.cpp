@@ -22,14 +22,6 @@ const Exchange::Costed& Exchange::costed(const ExchangeStep& step)
     return it->second;
 }
 
-void Exchange::costAll(const Program& program)
-{
-    forEachProgramStep(program, [&](const Step& s) {
-        if (const auto* x = std::get_if<ExchangeStep>(&s.op))
-            costed(*x);
-    });
-}
-
 void Exchange::account(const ExchangeStep& step)
 {
     m_bytesSent += costed(step).bytesSent;

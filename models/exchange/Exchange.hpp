@@ -17,10 +17,6 @@ class Exchange : public sc_core::sc_module
 public:
     Exchange(sc_core::sc_module_name name, const IpuParams& hw);
 
-    /** Costs every exchange phase of `program` while the model is elaborated: exchanges are
-     *  scheduled statically (Poplar compiles each one's code), so simulating only looks their
-     *  figures up, as it takes compute sets' cycles from the compiler. */
-    void costAll(const Program& program);
     /** Duration of a phase; 0 when no tile moves a byte. */
     [[nodiscard]] uint64_t phaseCycles(const ExchangeStep& step) { return costed(step).cycles; }
     /** Records one executed phase (statistics). */
@@ -35,8 +31,8 @@ private:
     {
         uint64_t cycles = 0, bytesSent = 0;
     };
-    /** A step's figures, worked out over its tile runs once (costAll, or the first time it
-     *  runs): a step in a loop runs many times, and a BERT step has hundreds of runs. */
+    /** A step's figures, worked out over its tile runs the first time it runs: a step in a
+     *  loop runs many times, and a BERT step has hundreds of runs. */
     const Costed& costed(const ExchangeStep& step);
 
     const IpuParams& m_hw;

@@ -37,7 +37,6 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
             m_loopIndex.emplace(r, m_loopIndex.size());
     });
     m_loopStats.resize(m_loopIndex.size());
-    exchange.costAll(program);
     m_stats.add("compute_sets_run", m_computeSetsRun, "compute sets", "compute sets executed");
     SC_HAS_PROCESS(Ipu);
     SC_METHOD(sequence);
