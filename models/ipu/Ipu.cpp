@@ -166,8 +166,7 @@ uint64_t Ipu::exec(const HostTransferStep& h)
     const Frame& f = m_stack.back();
     const auto fetched = m_prefetching.find(&h);
     const bool ahead = fetched != m_prefetching.end() && !fetched->second.empty();
-    if (!ahead && hostSyncCycles() > 0 && opensHostExchange(*f.steps, f.pc - 1)) {
-        const uint64_t syncCycles = hostSyncCycles();
+    if (const uint64_t syncCycles = hostSyncCycles(); !ahead && syncCycles > 0 && opensHostExchange(*f.steps, f.pc - 1)) {
         host.countSync(syncCycles);
         m_syncedFor = &h;
         m_activity = 1 + int(PhaseKind::HostWait);

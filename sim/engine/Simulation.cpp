@@ -116,10 +116,10 @@ void Simulation::endElaboration()
             ipu->traceTo(m_vcd);
         m_links->traceTo(m_vcd);
     }
-    // SystemC's own elaboration ends here: its end-of-elaboration callbacks run and its
-    // processes are made ready; run()'s first slice runs them.
-    if (sc_core::sc_get_status() == sc_core::SC_ELABORATION)
-        sc_core::sc_get_curr_simcontext()->initialize(true);
+    // SystemC's own elaboration ends here (this simulation's kernel context is its own): its
+    // end-of-elaboration callbacks run and its processes are made ready; run()'s first slice
+    // runs them.
+    sc_core::sc_get_curr_simcontext()->initialize(true);
 }
 
 SimResult Simulation::run()
@@ -184,9 +184,9 @@ void Simulation::runSlice(sc_core::sc_time slice)
     // Time stops at the last event, never at a slice's end past it, so a VCD ends where the run
     // does: a slice with events runs until its end or starvation, time staying at its last
     // event; a gap longer than a slice is crossed to its next event at once (so one call may
-    // run past a slice). Before the first call, run() has ended elaboration.
-    const bool started = sc_core::sc_get_status() != sc_core::SC_ELABORATION;
-    const sc_core::sc_time gap = started ? sc_core::sc_time_to_pending_activity() : sc_core::SC_ZERO_TIME;
+    // run past a slice). Elaboration has ended (endElaboration), so the processes it made
+    // ready are pending activity now.
+    const sc_core::sc_time gap = sc_core::sc_time_to_pending_activity();
     const sc_core::sc_time left = sc_core::sc_max_time() - sc_core::sc_time_stamp();
     if (gap > slice)
         sc_core::sc_start(std::min(gap, left));
