@@ -6,7 +6,6 @@
 
 #include <systemc>
 
-#include <unordered_map>
 #include <vector>
 
 namespace ipusim {
@@ -15,7 +14,8 @@ namespace ipusim {
 class Exchange : public sc_core::sc_module
 {
 public:
-    Exchange(sc_core::sc_module_name name, const IpuParams& hw);
+    /** `points`: the program's point count (Program::numPoints), to keep its steps' costs by. */
+    Exchange(sc_core::sc_module_name name, const IpuParams& hw, uint32_t points = 0);
 
     /** Duration of a phase; 0 when no tile moves a byte. */
     [[nodiscard]] uint64_t phaseCycles(const ExchangeStep& step) { return costed(step).cycles; }
@@ -29,6 +29,7 @@ public:
 private:
     struct Costed
     {
+        const ExchangeStep* step = nullptr; // whose figures these are
         uint64_t cycles = 0, bytesSent = 0;
     };
     /** A step's figures, worked out over its tile runs the first time it runs: a step in a
@@ -36,7 +37,10 @@ private:
     const Costed& costed(const ExchangeStep& step);
 
     const IpuParams& m_hw;
-    std::unordered_map<const ExchangeStep*, Costed> m_costed;
+    /** By program point: each step has its own once the program is numbered; a step without
+     *  a slot of its own (a program not numbered) is costed each time it runs. */
+    std::vector<Costed> m_costed;
+    Costed m_uncached;
     uint64_t m_bytesSent = 0;
     uint64_t m_phases = 0;
     StatGroup m_stats;

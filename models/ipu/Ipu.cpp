@@ -15,7 +15,7 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
          SystemPorts ports, const StreamingMemoryParams& streaming, std::shared_ptr<const TileMemory> memory)
     : sc_module(name),
       tiles("tiles", hw, program, std::move(memory)),
-      exchange("exchange", hw),
+      exchange("exchange", hw, program.numPoints),
       sync("sync", hw),
       host("host_link", link, hw.clockHz),
       streamingMemory("streaming_memory", streaming, hw.clockHz),

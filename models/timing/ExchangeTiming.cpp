@@ -21,9 +21,17 @@ uint64_t exchangeLatencyCycles(const IpuParams& hw)
 
 uint64_t exchangePhaseCycles(const IpuParams& hw, const ExchangeStep& step)
 {
-    uint64_t busiest = 0;
-    for (const auto& r : step.bytes.runs())
-        busiest = std::max(busiest, exchangeTileCycles(hw, r.value));
+    // Rounding up keeps order, so the busiest tile takes as long as the largest send or the
+    // largest receive, each divided once (a step has up to hundreds of runs). A tile's receive
+    // is weighed as on its bus, recv x k + recvShared for k tiles a bus: as exchangeTileCycles
+    // weighs a shared receive of that many bytes.
+    const uint64_t k = hw.tilesPerReceiveBus;
+    uint64_t send = 0, recvBusBytes = 0;
+    for (const auto& r : step.bytes.runs()) {
+        send = std::max(send, r.value.send);
+        recvBusBytes = std::max(recvBusBytes, r.value.recv * k + r.value.recvShared);
+    }
+    const uint64_t busiest = exchangeTileCycles(hw, {send, 0, recvBusBytes});
     return busiest == 0 ? 0 : busiest + exchangeLatencyCycles(hw);
 }
 

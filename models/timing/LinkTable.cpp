@@ -17,6 +17,14 @@ LinkTable::LinkTable(const SystemParams& system) : m_system(system)
             m_capacity.push_back(hopBytesPerCycle(system, edge));
             m_ends.push_back(directed);
         }
+    // Every IPU's host transfers take its routes to and from the host: they are worked out as
+    // the system is built, with the rest of its fixed structure, not while the first transfers
+    // run.
+    const Topology& t = system.topology;
+    for (uint32_t ipu = 0; ipu < t.ipus(); ++ipu)
+        for (const auto& [from, to] : {std::pair{t.host(), ipu}, std::pair{ipu, t.host()}})
+            if (t.route(from, to).hops > 0)
+                route(from, to);
 }
 
 const LinkTable::Route& LinkTable::route(uint32_t from, uint32_t to) const

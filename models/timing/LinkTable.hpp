@@ -26,8 +26,9 @@ public:
         std::vector<uint32_t> links;
         uint64_t latency = 0;
     };
-    /** The route from `from` to `to` (worked out once); throws std::logic_error when there is
-     *  none (a topology the config decoder rejects). */
+    /** The route from `from` to `to` (worked out once: every route between an IPU and the
+     *  host as the table is built, the others when first asked for); throws std::logic_error
+     *  when there is none (a topology the config decoder rejects). */
     const Route& route(uint32_t from, uint32_t to) const;
     /** Bytes per cycle of every link, by number. */
     [[nodiscard]] const std::vector<long double>& capacity() const { return m_capacity; }

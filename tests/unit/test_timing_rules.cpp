@@ -9,6 +9,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
+
 using namespace ipusim;
 
 TEST_CASE("Exchange: bytes per cycle, shared receive bus, latency of the longest path", "[exchange]")
@@ -36,6 +39,50 @@ TEST_CASE("Exchange phase lasts as long as its busiest tile plus latency", "[exc
     step.bytes.add(100, 1, {4, 4000, 0});
     CHECK(x.phaseCycles(step) == 1000 + 234);
     CHECK(x.phaseCycles(ExchangeStep{}) == 0);
+}
+
+TEST_CASE("Exchange phase: the busiest tile found without costing every run", "[exchange]")
+{
+    // Against costing every tile: random runs, bandwidths and receive buses.
+    std::mt19937 rng(7);
+    auto pick = [&](uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n)(rng); };
+    for (int trial = 0; trial < 200; ++trial) {
+        IpuParams hw;
+        hw.sendBytesPerCycle = uint32_t(1 + pick(7));
+        hw.recvBytesPerCycle = uint32_t(1 + pick(7));
+        hw.tilesPerReceiveBus = uint32_t(1 + pick(3));
+        ExchangeStep step;
+        uint64_t busiest = 0;
+        for (uint32_t tile = 0, runs = uint32_t(pick(6)); runs > 0; --runs) {
+            const ExchangeBytes b{pick(1000), pick(1000), pick(3) == 0 ? pick(1000) : 0};
+            const uint32_t count = uint32_t(1 + pick(4));
+            step.bytes.add(tile, count, b);
+            busiest = std::max(busiest, exchangeTileCycles(hw, b));
+            tile += count + uint32_t(pick(2));
+        }
+        INFO("trial " << trial);
+        CHECK(exchangePhaseCycles(hw, step) == (busiest == 0 ? 0 : busiest + exchangeLatencyCycles(hw)));
+    }
+}
+
+TEST_CASE("Exchange keeps each step's cost, numbered or not", "[exchange]")
+{
+    IpuParams hw;
+    Exchange x("x", hw, 2);
+    ExchangeStep a, b, c; // a and b share point 0, as in a program not numbered
+    a.bytes.add(0, 1, {400, 0, 0});
+    b.bytes.add(0, 1, {40, 0, 0});
+    c.bytes.add(0, 2, {4, 0, 0});
+    c.point = 7; // past the points the exchange was told of
+    for (int round = 0; round < 2; ++round) {
+        CHECK(x.phaseCycles(a) == 100 + 234);
+        CHECK(x.phaseCycles(b) == 10 + 234);
+        CHECK(x.phaseCycles(c) == 1 + 234);
+    }
+    x.account(a);
+    x.account(b);
+    x.account(c);
+    CHECK(x.bytesSent() == 400 + 40 + 8);
 }
 
 TEST_CASE("Sync releases its latency after the last arrival", "[sync]")
