@@ -160,7 +160,7 @@ int sc_main(int argc, char* argv[])
                 out.push_back(m);
                 continue;
             }
-            fmt::print("{:<52} {:>8.4f} {:>9.4f} {:>9.3f} {:>15} {:>10.4f} {:>10.3g} {:>12.3e} {:>8.1f}\n", c.name, m.buildSeconds,
+            fmt::print("{:<52} {:>8.4f} {:>9.3g} {:>9.3f} {:>15} {:>10.4f} {:>10.3g} {:>12.3e} {:>8.1f}\n", c.name, m.buildSeconds,
                        m.simSeconds, total, m.cycles, m.simulatedSeconds, m.simulatedSeconds / total,
                        m.simSeconds > 0 ? m.tileSupersteps / m.simSeconds : 0.0, m.maxRssKb / 1024.0);
             out.push_back(m);
