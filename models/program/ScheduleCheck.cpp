@@ -25,7 +25,7 @@ public:
         if (m_nextPoint != p.numPoints)
             problem(fmt::format("numbers {} program points, its steps hold {}", p.numPoints, m_nextPoint));
         for (const auto& t : p.tensors) {
-            runs(t.bytes, "tensor \"" + t.name + "\"");
+            runs(t.bytes, "tensor", t.name);
             if (!t.alwaysLive && (t.from > t.to || t.to >= p.numPoints))
                 problem(fmt::format("tensor \"{}\" lives from point {} to {}, outside its {} points", t.name, t.from, t.to, p.numPoints));
         }
@@ -34,17 +34,19 @@ public:
 private:
     void problem(const std::string& what) { m_problems.push_back(fmt::format("IPU {}: {}", m_program->ipu, what)); }
 
+    /** Checks runs named `kind` "name"`part` in a problem (named only then: every step has runs). */
     template <class T>
-    void runs(const TileRuns<T>& r, const std::string& where)
+    void runs(const TileRuns<T>& r, const char* kind, const std::string& name, const char* part = "")
     {
+        auto where = [&] { return fmt::format("{} \"{}\"{}", kind, name, part); };
         uint32_t next = 0;
         for (const auto& run : r.runs()) {
             if (run.first < next)
-                problem(where + ": tile runs overlap or are out of tile order");
+                problem(where() + ": tile runs overlap or are out of tile order");
             next = run.end();
         }
         if (r.end() > m_system.ipu.tiles)
-            problem(fmt::format("{}: tiles up to {}, the IPU has {}", where, r.end(), m_system.ipu.tiles));
+            problem(fmt::format("{}: tiles up to {}, the IPU has {}", where(), r.end(), m_system.ipu.tiles));
     }
 
     /** Whether every tile `inner` gives a value (other than T{}) lies in a run of `outer`. */
@@ -71,24 +73,24 @@ private:
         m_nextPoint = op.point + 1;
     }
 
-    void otherIpu(uint32_t ipu, const std::string& where)
+    void otherIpu(uint32_t ipu, const std::string& copy)
     {
         if (ipu >= m_system.numIpus || ipu == m_program->ipu)
-            problem(fmt::format("{} names IPU {}: expected another IPU of the system", where, ipu));
+            problem(fmt::format("IPU copy \"{}\" names IPU {}: expected another IPU of the system", copy, ipu));
     }
 
     void step(const ComputeStep& c)
     {
         point(c);
-        runs(c.cycles, "compute \"" + c.name + "\"");
-        runs(c.vertices, "compute \"" + c.name + "\" vertices");
+        runs(c.cycles, "compute", c.name);
+        runs(c.vertices, "compute", c.name, " vertices");
         if (!within(c.vertices, c.cycles))
             problem("compute \"" + c.name + "\": vertices on tiles it gives no cycles");
     }
     void step(const ExchangeStep& x)
     {
         point(x);
-        runs(x.bytes, "exchange \"" + x.name + "\"");
+        runs(x.bytes, "exchange", x.name);
     }
     void step(const HostTransferStep& h) { point(h); }
     void step(const StreamingMemoryStep& r) { point(r); }
@@ -97,7 +99,7 @@ private:
         point(c);
         for (const auto* list : {&c.send, &c.recv})
             for (const auto& t : *list)
-                otherIpu(t.peer, "IPU copy \"" + c.name + "\"");
+                otherIpu(t.peer, c.name);
     }
     void step(const CollectiveStep& c)
     {

@@ -52,11 +52,13 @@ TEST_CASE("Schedule check: each broken invariant is named with its IPU and step"
     CHECK(broken([](Schedule& s) { s.programs[1].ipu = 0; }) == "IPU 0: has more than one program");
     CHECK(broken([](Schedule& s) { s.programs[0].ipu = 9; }).find("IPU 9: its IPU is not one of the system's 4") == 0);
     CHECK(broken([&](Schedule& s) { firstOf(s.programs[0], ComputeStep{})->cycles.add(sys.ipu.tiles, 1, 5); })
-              .find("tiles up to 1473, the IPU has 1472") != std::string::npos);
+              == "IPU 0: compute \"produce\": tiles up to 1473, the IPU has 1472");
+    CHECK(broken([&](Schedule& s) { firstOf(s.programs[0], ComputeStep{})->vertices.add(sys.ipu.tiles, 1, 2); })
+              .find("IPU 0: compute \"produce\" vertices: tiles up to 1473, the IPU has 1472") == 0);
     CHECK(broken([&](Schedule& s) {
               ComputeStep& c = *firstOf(s.programs[0], ComputeStep{});
               c.cycles = TileRuns<uint64_t>({{10, 5, 1}, {12, 5, 1}});
-          }).find("tile runs overlap or are out of tile order") != std::string::npos);
+          }) == "IPU 0: compute \"produce\": tile runs overlap or are out of tile order");
     CHECK(broken([&](Schedule& s) {
               ComputeStep& c = *firstOf(s.programs[0], ComputeStep{});
               c.cycles = TileRuns<uint64_t>({{0, 10, 1}});
@@ -68,7 +70,8 @@ TEST_CASE("Schedule check: each broken invariant is named with its IPU and step"
               c.vertices = TileRuns<uint32_t>({{0, 10, 3}, {10, 4, 0}}); // no vertices beyond: allowed
           }).empty());
     CHECK(broken([&](Schedule& s) { firstOf(s.programs[0], IpuCopyStep{})->send.at(0).peer = 0; })
-              .find("names IPU 0: expected another IPU of the system") != std::string::npos);
+              .find("\" names IPU 0: expected another IPU of the system") != std::string::npos);
+    CHECK(broken([&](Schedule& s) { firstOf(s.programs[0], IpuCopyStep{})->send.at(0).peer = 0; }).find("IPU 0: IPU copy \"") == 0);
     CHECK(broken([&](Schedule& s) { firstOf(s.programs[0], ComputeStep{})->point = 7; })
               .find("is program point 7, expected 0 (program order)") != std::string::npos);
     CHECK(broken([](Schedule& s) { s.programs[0].steps.push_back({CallStep{3}}); }) == "IPU 0: a call names fragment 3, the program has 0");
