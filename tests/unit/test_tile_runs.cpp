@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace ipusim;
 
 TEST_CASE("A copy of tile runs keeps its values when the original grows", "[tiles]")
@@ -48,6 +50,29 @@ TEST_CASE("A pool gives equal tile runs one storage and leaves different ones al
     CHECK(&a.runs() == &b.runs());
     CHECK(&a.runs() != &c.runs());
     CHECK(c.at(9).recvShared == 64);
+}
+
+TEST_CASE("A linear mapping: equal shares of whole grains, the rest on the tile after", "[tiles]")
+{
+    // 1,000 B in 64 B grains over 16 tiles: 16 grains, one a tile; 15 full tiles and 40 B.
+    CHECK(linearMappingRuns(16, 1000, 64).runs() == TileRuns<uint64_t>::Runs{{0, 15, 64}, {15, 1, 40}});
+    // 1,000 B over tiles 4-7: 4 grains a tile (256 B); three full tiles and 232 B.
+    CHECK(linearMappingRuns(16, 1000, 64, 4, 4).runs() == TileRuns<uint64_t>::Runs{{4, 3, 256}, {7, 1, 232}});
+    CHECK(linearMappingRuns(16, 1024, 64, 4, 4).runs() == TileRuns<uint64_t>::Runs{{4, 4, 256}});
+    CHECK(linearMappingRuns(16, 0, 64).empty());
+    // Against filling tile after tile with a share each, as the mapping is defined.
+    for (uint32_t tiles : {1u, 3u, 16u})
+        for (uint64_t bytes : {1ull, 63ull, 64ull, 65ull, 999ull, 4096ull, 100000ull})
+            for (uint64_t grain : {0ull, 1ull, 4ull, 64ull}) {
+                const uint64_t g = std::max<uint64_t>(grain, 1), perTile = ((bytes + g - 1) / g + tiles - 1) / tiles * g;
+                TileVector dense(20, 0);
+                uint64_t left = bytes;
+                for (uint32_t t = 2; t < 2 + tiles && left; ++t)
+                    left -= dense[t] = std::min(perTile, left);
+                INFO(tiles << " tiles, " << bytes << " B, grain " << grain);
+                CHECK(toDense(linearMappingRuns(20, bytes, grain, 2, tiles), 20) == dense);
+                CHECK(linearMapping(20, bytes, grain, 2, tiles) == dense);
+            }
 }
 
 TEST_CASE("Identical layers' steps and tensors share their runs; the program reads the same", "[tiles]")

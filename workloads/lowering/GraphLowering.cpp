@@ -82,7 +82,7 @@ void GraphLowering::importTensor(int tensor)
 {
     const TensorDesc& d = m_graph.tensor(tensor);
     m_handle[std::size_t(tensor)] =
-        m_b.allocate(d.name + " (received)", "ipu copy buffer", linearMapping(m_hw.tiles, d.bytes(), kGrainBytes), true);
+        m_b.allocate(d.name + " (received)", "ipu copy buffer", linearMappingRuns(m_hw.tiles, d.bytes(), kGrainBytes), true);
 }
 
 void GraphLowering::placePersistent(const std::vector<std::string>& blocks)
@@ -92,13 +92,13 @@ void GraphLowering::placePersistent(const std::vector<std::string>& blocks)
         if (!blocks.empty() && std::find(blocks.begin(), blocks.end(), d.block) == blocks.end())
             continue;
         if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::Buffer)
-            produce(int(i), linearMapping(m_hw.tiles, d.bytes(), kGrainBytes));
+            produce(int(i), linearMappingRuns(m_hw.tiles, d.bytes(), kGrainBytes));
         else if (d.role == TensorRole::OptimizerState) { // sharded: this replica's 1/R only
             const uint64_t bytes = ceilDiv(d.bytes(), m_sharded ? m_replicas : 1);
             if (m_offload)
                 m_offloadedBytes += bytes; // brought in by lowerUpdate
             else
-                produce(int(i), linearMapping(m_hw.tiles, bytes, kGrainBytes));
+                produce(int(i), linearMappingRuns(m_hw.tiles, bytes, kGrainBytes));
         }
     }
 }
@@ -195,7 +195,7 @@ void GraphLowering::lowerHost(const Op& op)
     if (op.kind == OpKind::HostLoad) {
         for (int t : op.outputs) {
             bytes += m_graph.tensor(t).bytes();
-            produce(t, linearMapping(m_hw.tiles, m_graph.tensor(t).bytes(), kGrainBytes));
+            produce(t, linearMappingRuns(m_hw.tiles, m_graph.tensor(t).bytes(), kGrainBytes));
         }
         m_b.host(op.name, Direction::ToIpu, bytes);
     } else {
@@ -732,7 +732,7 @@ void GraphLowering::lowerUpdate(const std::vector<const Op*>& updates, const std
                 const uint64_t bytes = ceilDiv(m_graph.tensor(state).bytes(), m_sharded ? m_replicas : 1);
                 stateBytes += bytes;
                 const TensorDesc& d = m_graph.tensor(state);
-                m_handle[std::size_t(state)] = m_b.allocate(d.name, "optimizer state (streamed)", linearMapping(m_hw.tiles, bytes, kGrainBytes));
+                m_handle[std::size_t(state)] = m_b.allocate(d.name, "optimizer state (streamed)", linearMappingRuns(m_hw.tiles, bytes, kGrainBytes));
                 buffers.push_back(state);
             }
         m_b.sync();
@@ -785,7 +785,7 @@ void GraphLowering::streamIn(const std::string& name, const std::vector<int>& te
     for (int t : tensors) {
         const TensorDesc& d = m_graph.tensor(t);
         bytes += d.bytes();
-        m_handle[std::size_t(t)] = m_b.allocate(d.name + " (streamed)", kindOf(d.role), linearMapping(m_hw.tiles, d.bytes(), kGrainBytes));
+        m_handle[std::size_t(t)] = m_b.allocate(d.name + " (streamed)", kindOf(d.role), linearMappingRuns(m_hw.tiles, d.bytes(), kGrainBytes));
     }
     m_b.sync();
     m_b.streamingMemory(name, Direction::ToIpu, bytes);

@@ -47,20 +47,26 @@ TileVector toDense(const TileRuns<uint64_t>& runs, uint32_t tiles)
     return v;
 }
 
-TileVector linearMapping(uint32_t totalTiles, uint64_t bytes, uint64_t grain, uint32_t first, uint32_t tiles)
+TileRuns<uint64_t> linearMappingRuns(uint32_t totalTiles, uint64_t bytes, uint64_t grain, uint32_t first, uint32_t tiles)
 {
     if (tiles == 0)
         tiles = totalTiles - first;
-    TileVector v(totalTiles, 0);
+    TileRuns<uint64_t> runs;
+    if (bytes == 0 || tiles == 0)
+        return runs;
     grain = std::max<uint64_t>(grain, 1);
     const uint64_t grains = (bytes + grain - 1) / grain;
-    const uint64_t perTile = (grains + tiles - 1) / tiles * grain;
-    uint64_t left = bytes;
-    for (uint32_t t = first; t < first + tiles && left; ++t) {
-        v[t] = std::min(perTile, left);
-        left -= v[t];
-    }
-    return v;
+    const uint64_t perTile = (grains + tiles - 1) / tiles * grain; // a share of whole grains, rounded up
+    const uint64_t full = bytes / perTile;                          // at most `tiles`: the shares cover `bytes`
+    runs.add(first, uint32_t(full), perTile);
+    if (const uint64_t rest = bytes - full * perTile; rest > 0)
+        runs.add(first + uint32_t(full), 1, rest);
+    return runs;
+}
+
+TileVector linearMapping(uint32_t totalTiles, uint64_t bytes, uint64_t grain, uint32_t first, uint32_t tiles)
+{
+    return toDense(linearMappingRuns(totalTiles, bytes, grain, first, tiles), totalTiles);
 }
 
 ProgramBuilder::ProgramBuilder(const IpuParams& hw, std::shared_ptr<TileRunsPools> pools) : m_hw(hw), m_pools(std::move(pools))

@@ -20,7 +20,10 @@ TileRuns<uint64_t> toRuns(const TileVector& v);
 /** Dense per-tile values of `runs` over `tiles` tiles. */
 TileVector toDense(const TileRuns<uint64_t>& runs, uint32_t tiles);
 /** Spreads `bytes` over tiles [first, first + tiles) in chunks of whole `grain`s, as Poplar's
- *  linear mapping does. */
+ *  linear mapping does: an equal share of whole grains from `first` on, and what is left on
+ *  the tile after (tiles 0: every tile from `first`). */
+TileRuns<uint64_t> linearMappingRuns(uint32_t totalTiles, uint64_t bytes, uint64_t grain, uint32_t first = 0, uint32_t tiles = 0);
+/** The same, dense over `totalTiles`. */
 TileVector linearMapping(uint32_t totalTiles, uint64_t bytes, uint64_t grain, uint32_t first = 0, uint32_t tiles = 0);
 
 /** What lowering one op emitted, counted from the op's first program point, so that an
