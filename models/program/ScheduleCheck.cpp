@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <unordered_set>
 
 namespace ipusim {
 namespace {
@@ -38,7 +39,10 @@ private:
     template <class T>
     void runs(const TileRuns<T>& r, const char* kind, const std::string& name, const char* part = "")
     {
+        if (m_runsHold.count(&r.runs()))
+            return;
         auto where = [&] { return fmt::format("{} \"{}\"{}", kind, name, part); };
+        const std::size_t before = m_problems.size();
         uint32_t next = 0;
         for (const auto& run : r.runs()) {
             if (run.first < next)
@@ -47,6 +51,8 @@ private:
         }
         if (r.end() > m_system.ipu.tiles)
             problem(fmt::format("{}: tiles up to {}, the IPU has {}", where(), r.end(), m_system.ipu.tiles));
+        if (m_problems.size() == before)
+            m_runsHold.insert(&r.runs());
     }
 
     /** Whether every tile `inner` gives a value (other than T{}) lies in a run of `outer`. */
@@ -84,7 +90,12 @@ private:
         point(c);
         runs(c.cycles, "compute", c.name);
         runs(c.vertices, "compute", c.name, " vertices");
-        if (!within(c.vertices, c.cycles))
+        const std::pair<const void*, const void*> both{&c.vertices.runs(), &c.cycles.runs()};
+        if (m_verticesHold.count(both))
+            return;
+        if (within(c.vertices, c.cycles))
+            m_verticesHold.insert(both);
+        else
             problem("compute \"" + c.name + "\": vertices on tiles it gives no cycles");
     }
     void step(const ExchangeStep& x)
@@ -123,6 +134,17 @@ private:
     std::vector<std::string>& m_problems;
     const Program* m_program = nullptr;
     uint32_t m_nextPoint = 0;
+    // Identical layers' steps share their tile runs (a TileRuns copy shares its storage): runs,
+    // and vertices over cycles, found to hold are not walked again.
+    struct PairHash
+    {
+        std::size_t operator()(const std::pair<const void*, const void*>& p) const
+        {
+            return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+        }
+    };
+    std::unordered_set<const void*> m_runsHold;
+    std::unordered_set<std::pair<const void*, const void*>, PairHash> m_verticesHold;
 };
 
 /** A transfer between IPUs is listed on both: a send on one, a receive on the other (the

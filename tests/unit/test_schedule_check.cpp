@@ -91,6 +91,38 @@ TEST_CASE("Schedule check: each broken invariant is named with its IPU and step"
           }) == "IPU 0: collective \"ring\": its ring must hold IPU 0 and each IPU once");
 }
 
+TEST_CASE("Schedule check: steps sharing tile runs (identical layers) are each checked", "[schedule]")
+{
+    SystemParams sys;
+    sys.numIpus = 1;
+    Program p;
+    ComputeStep a;
+    a.name = "layer0";
+    a.cycles.add(0, 4, 10);
+    a.vertices.add(0, 4, 1);
+    ComputeStep b = a; // shares a's runs, as a replayed layer does
+    b.name = "layer1";
+    b.point = 1;
+    p.steps = {Step{a}, Step{b}};
+    p.numPoints = 2;
+    auto check = [&] {
+        Schedule schedule;
+        schedule.programs = {p};
+        return checkSchedule(schedule, sys);
+    };
+    CHECK(check().empty());
+    // Runs that break an invariant: each step sharing them is named.
+    a.cycles = TileRuns<uint64_t>({{0, 4, 10}, {2, 4, 10}});
+    b.cycles = a.cycles;
+    b.vertices = TileRuns<uint32_t>({{0, 8, 1}});
+    p.steps = {Step{a}, Step{b}};
+    const auto problems = check();
+    REQUIRE(problems.size() == 3);
+    CHECK(problems[0] == "IPU 0: compute \"layer0\": tile runs overlap or are out of tile order");
+    CHECK(problems[1] == "IPU 0: compute \"layer1\": tile runs overlap or are out of tile order");
+    CHECK(problems[2] == "IPU 0: compute \"layer1\": vertices on tiles it gives no cycles");
+}
+
 TEST_CASE("Schedule: a program's lower bound is its longest compute step, loops multiplied, calls followed", "[schedule]")
 {
     auto compute = [](const char* name, uint64_t cycles) {
