@@ -160,6 +160,9 @@ void labelStages(ChromeTrace& trace, const json& summary)
 
 Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& o)
 {
+    // Elaborating, as timed: checking the schedule, accounting its memory and building the
+    // SystemC model (not the reference engine's run).
+    const auto t0 = std::chrono::steady_clock::now();
     // Hand-written schedules were checked as they were read; this catches the compiler (and
     // schedules built in code) breaking what the engines rely on, for the run and its
     // inference phase alike. A schedule prepared ahead was checked then.
@@ -170,12 +173,12 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
     Phase p;
     // Memory first: a program that does not fit ends the run before anything is elaborated,
     // traced or run on the reference engine.
-    const auto t0 = std::chrono::steady_clock::now();
     MemoryAccount memory = accountMemory(e);
     p.elaborateSeconds = secondsSince(t0);
     if (memory.firstOver) {
         p.outOfMemory = true;
         p.oomReport = report::oomReport(e, memory);
+        p.elaborateSeconds = secondsSince(t0); // a run that does not fit elaborates up to its report
         if (!dir.empty())
             report::writeFileAtomically((dir / "oom_report.json").string(), p.oomReport.dump(1) + "\n");
         return p;
@@ -204,7 +207,6 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
     if (e.schedule.inference)
         sim.recordMicroBatchLatency();
     sim.endElaboration();
-    // Elaborating: accounting the memory and building the SystemC model (not the reference run).
     p.elaborateSeconds += secondsSince(t1);
     const SimResult result = sim.run();
     p.summary = report::summary(e, sim, result);

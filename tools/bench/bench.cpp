@@ -59,7 +59,7 @@ Figures runOnce(const Case& c)
         ipusim::RunRequest timed = request();
         const double load = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const ipusim::RunOutcome r = ipusim::run(std::move(timed));
-        if (r.status == ipusim::RunOutcome::Status::OutOfMemory)
+        if (r.status == ipusim::RunOutcome::Status::OutOfMemory) // elaborating ends with its report
             return nlohmann::json{{"build", load + r.buildSeconds + r.elaborateSeconds}, {"out_of_memory", true}};
         const auto& sim = r.summary.at("simulator");
         // The reference case times the per-cycle engine alone, not the fast engine checked after it.
