@@ -186,6 +186,16 @@ void GraphLowering::lowerAndKeep(const Op& op, std::vector<uint64_t> key)
         lowered.tensorNames.push_back(readingsOf(t.name, op, m_graph, slots));
     if (auto p = m_plans.find(op.name); p != m_plans.end())
         lowered.plan = p->second;
+    // A replay names its steps and tensors afresh (and the builder outlines them): the kept
+    // copy holds none, so that copying it for each replay copies no strings.
+    forEachStepName(emitted.steps, [](std::string& name) { std::string().swap(name); });
+    for (auto& step : emitted.steps)
+        std::visit([](auto& op) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(op)>, ComputeStep> || std::is_same_v<std::decay_t<decltype(op)>, ExchangeStep>)
+                std::string().swap(op.outline);
+        }, step.op);
+    for (auto& t : emitted.tensors)
+        std::string().swap(t.name);
     lowered.emitted = std::move(emitted);
     m_lowered->keep(std::move(key), std::move(lowered));
 }
