@@ -9,6 +9,8 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_set>
 
 namespace ipusim {
 namespace {
@@ -87,9 +89,10 @@ void GraphLowering::importTensor(int tensor)
 
 void GraphLowering::placePersistent(const std::vector<std::string>& blocks)
 {
+    const std::unordered_set<std::string_view> wanted(blocks.begin(), blocks.end()); // a stage's tens of blocks
     for (std::size_t i = 0; i < m_graph.tensors.size(); ++i) {
         const TensorDesc& d = m_graph.tensors[i];
-        if (!blocks.empty() && std::find(blocks.begin(), blocks.end(), d.block) == blocks.end())
+        if (!blocks.empty() && !wanted.count(d.block))
             continue;
         if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::Buffer)
             produce(int(i), linearMappingRuns(m_hw.tiles, d.bytes(), kGrainBytes));

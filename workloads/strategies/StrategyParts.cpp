@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/strategies/StrategyParts.hpp"
 
+#include <string_view>
+#include <unordered_map>
+
 namespace ipusim {
 
 std::vector<const Op*> opsOf(const Graph& g, const std::vector<std::size_t>& indices, const std::function<bool(const Op&)>& keep)
@@ -63,17 +66,26 @@ std::vector<std::size_t> backwardOps(const ModelGraph& m)
 
 void lowerBackward(GraphLowering& l, const ModelGraph& m, const std::vector<std::string>& blocks, bool recompute)
 {
+    // Each block's ops, in the order of their lists, found in one pass over the lists (a
+    // stage holds tens of blocks; a model, thousands of ops).
     const Graph& g = m.graph;
+    std::unordered_map<std::string_view, std::size_t> position;
+    for (std::size_t b = 0; b < blocks.size(); ++b)
+        position.emplace(blocks[b], b);
+    std::vector<std::vector<std::size_t>> recomputed(blocks.size()), ops(blocks.size());
+    if (recompute)
+        for (std::size_t i = 0; i < m.forwardOps; ++i)
+            if (auto it = position.find(g.ops[i].block); it != position.end() && recomputable(g.ops[i]))
+                recomputed[it->second].push_back(i);
+    for (const auto* list : {&m.training.backward, &m.training.accumulate}) // a block's accumulations after its backward ops
+        for (std::size_t i : *list)
+            if (auto it = position.find(g.ops[i].block); it != position.end())
+                ops[it->second].push_back(i);
     for (std::size_t b = blocks.size(); b-- > 0;) {
-        const std::string& block = blocks[b];
-        if (recompute)
-            for (std::size_t i = 0; i < m.forwardOps; ++i)
-                if (g.ops[i].block == block && recomputable(g.ops[i]))
-                    l.lower(g.ops[i]);
-        for (const auto* list : {&m.training.backward, &m.training.accumulate})
-            for (std::size_t i : *list)
-                if (g.ops[i].block == block)
-                    l.lower(g.ops[i]);
+        for (std::size_t i : recomputed[b])
+            l.lower(g.ops[i]);
+        for (std::size_t i : ops[b])
+            l.lower(g.ops[i]);
     }
 }
 
