@@ -208,6 +208,10 @@ inline constexpr bool kIsPointStep = std::is_same_v<T, ComputeStep> || std::is_s
                                      std::is_same_v<T, HostTransferStep> || std::is_same_v<T, IpuCopyStep> ||
                                      std::is_same_v<T, CollectiveStep> || std::is_same_v<T, StreamingMemoryStep>;
 
+/** Steps that carry an outline key (code shared with identical steps). */
+template <class T>
+inline constexpr bool kHasOutline = std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep>;
+
 /** Numbers program points (compute, exchange, host and IPU-copy steps: fragments first, then
  *  the main program, loop bodies once) and compute-set ids. Call after building a program. */
 void numberPoints(Program& program);

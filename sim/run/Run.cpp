@@ -174,7 +174,6 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
     // Memory first: a program that does not fit ends the run before anything is elaborated,
     // traced or run on the reference engine.
     MemoryAccount memory = accountMemory(e);
-    p.elaborateSeconds = secondsSince(t0);
     if (memory.firstOver) {
         p.outOfMemory = true;
         p.oomReport = report::oomReport(e, memory);
@@ -183,6 +182,7 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
             report::writeFileAtomically((dir / "oom_report.json").string(), p.oomReport.dump(1) + "\n");
         return p;
     }
+    p.elaborateSeconds = secondsSince(t0);
     if (o.trace && !dir.empty() && !e.run.trace.tiles && e.run.trace.fromCycle == 0 && e.run.trace.toCycle == UINT64_MAX)
         if (const uint64_t events = traceEventsEstimate(e); events > kLargeTraceEvents)
             fmt::print(stderr, "note: the trace will hold about {} events (~{} MB; each program step of each IPU is one): narrow it "

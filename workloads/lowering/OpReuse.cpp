@@ -191,7 +191,7 @@ void GraphLowering::lowerAndKeep(const Op& op, std::vector<uint64_t> key)
     forEachStepName(emitted.steps, [](std::string& name) { std::string().swap(name); });
     for (auto& step : emitted.steps)
         std::visit([](auto& op) {
-            if constexpr (std::is_same_v<std::decay_t<decltype(op)>, ComputeStep> || std::is_same_v<std::decay_t<decltype(op)>, ExchangeStep>)
+            if constexpr (kHasOutline<std::decay_t<decltype(op)>>)
                 std::string().swap(op.outline);
         }, step.op);
     for (auto& t : emitted.tensors)

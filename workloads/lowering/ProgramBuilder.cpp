@@ -267,7 +267,7 @@ int ProgramBuilder::replay(EmittedSteps e, const std::vector<int>& touched)
             using T = std::decay_t<decltype(op)>;
             if constexpr (kIsPointStep<T>)
                 op.point += base;
-            if constexpr (std::is_same_v<T, ComputeStep> || std::is_same_v<T, ExchangeStep>)
+            if constexpr (kHasOutline<T>)
                 op.outline = outlineOf(op.name);
         }, s.op);
         body().push_back(std::move(s));
