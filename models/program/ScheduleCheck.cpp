@@ -19,6 +19,8 @@ public:
     void program(const Program& p)
     {
         m_program = &p;
+        if (!m_ipus.insert(p.ipu).second)
+            problem("has more than one program");
         m_nextPoint = 0;
         if (p.ipu >= m_system.numIpus)
             problem(fmt::format("its IPU is not one of the system's {}", m_system.numIpus));
@@ -145,12 +147,36 @@ private:
     };
     std::unordered_set<const void*> m_runsHold;
     std::unordered_set<std::pair<const void*, const void*>, PairHash> m_verticesHold;
+    std::set<uint32_t> m_ipus; // of the programs checked
 };
 
-/** A transfer between IPUs is listed on both: a send on one, a receive on the other (the
- *  engines pair them up at run time; an edge with only one side would wait forever). */
-void checkCopyPairs(const Schedule& schedule, std::vector<std::string>& problems)
+} // namespace
+
+struct ProgramChecker::Impl
 {
+    explicit Impl(const SystemParams& system) : checker(system, problems) {}
+    std::vector<std::string> problems;
+    Checker checker;
+};
+
+ProgramChecker::ProgramChecker(const SystemParams& system) : m_impl(std::make_unique<Impl>(system)) {}
+ProgramChecker::~ProgramChecker() = default;
+
+std::vector<std::string> ProgramChecker::check(const Program& program)
+{
+    m_impl->problems.clear();
+    m_impl->checker.program(program);
+    return std::move(m_impl->problems);
+}
+
+void ProgramChecker::require(const Program& program)
+{
+    requireNoProblems(check(program));
+}
+
+std::vector<std::string> checkCopyPairs(const Schedule& schedule)
+{
+    std::vector<std::string> problems;
     CopyListing<std::string> copies; // per edge, a copy step listing it
     for (const auto& p : schedule.programs)
         forEachProgramStep(p, [&](const Step& s) {
@@ -168,28 +194,30 @@ void checkCopyPairs(const Schedule& schedule, std::vector<std::string>& problems
                                        self, step, sending ? "sends to" : "receives from", peer, sending ? "receives" : "sends",
                                        sending ? "from" : "to", self));
     });
+    return problems;
 }
-
-} // namespace
 
 std::vector<std::string> checkSchedule(const Schedule& schedule, const SystemParams& system)
 {
     std::vector<std::string> problems;
-    std::set<uint32_t> ipus;
-    Checker checker(system, problems);
-    for (const auto& p : schedule.programs) {
-        if (!ipus.insert(p.ipu).second)
-            problems.push_back(fmt::format("IPU {}: has more than one program", p.ipu));
-        checker.program(p);
-    }
-    checkCopyPairs(schedule, problems);
+    ProgramChecker checker(system);
+    for (const auto& p : schedule.programs)
+        for (std::string& problem : checker.check(p))
+            problems.push_back(std::move(problem));
+    for (std::string& problem : checkCopyPairs(schedule))
+        problems.push_back(std::move(problem));
     return problems;
+}
+
+void requireNoProblems(const std::vector<std::string>& problems)
+{
+    if (!problems.empty())
+        throw std::logic_error(fmt::format("the Schedule breaks an invariant the engines rely on: {}", fmt::join(problems, "; ")));
 }
 
 void requireScheduleInvariants(const Schedule& schedule, const SystemParams& system)
 {
-    if (const auto problems = checkSchedule(schedule, system); !problems.empty())
-        throw std::logic_error(fmt::format("the Schedule breaks an invariant the engines rely on: {}", fmt::join(problems, "; ")));
+    requireNoProblems(checkSchedule(schedule, system));
 }
 
 } // namespace ipusim

@@ -4,6 +4,7 @@
 #include "models/program/Schedule.hpp"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,30 @@ namespace ipusim {
  *    receives on, and the other way round (the engines pair the two listings up);
  *  - program points are numbered in program order, and tensors live between points that exist. */
 std::vector<std::string> checkSchedule(const Schedule& schedule, const SystemParams& system);
+
+/** The same checks a program at a time, as a compiler finishes each (its memory can then be
+ *  accounted before the next is compiled): all but the copy pairs, which need every program.
+ *  Tile runs that steps share (identical layers, IPUs replaying another's) are walked once. */
+class ProgramChecker
+{
+public:
+    explicit ProgramChecker(const SystemParams& system);
+    ~ProgramChecker();
+    ProgramChecker(const ProgramChecker&) = delete;
+    ProgramChecker& operator=(const ProgramChecker&) = delete;
+    /** The invariants `program` breaks, on its own or beside the programs checked before it. */
+    [[nodiscard]] std::vector<std::string> check(const Program& program);
+    /** Throws std::logic_error naming each, as requireScheduleInvariants does. */
+    void require(const Program& program);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+/** IPU-copy edges a Schedule lists on one side only (the rest of checkSchedule's checks are
+ *  ProgramChecker's). */
+std::vector<std::string> checkCopyPairs(const Schedule& schedule);
 
 /** Where each IPU-copy edge (from, to) is first listed as a send and as a receive (`Where`: a
  *  step name, a JSON pointer). A transfer is listed on both its IPUs. */
@@ -45,5 +70,7 @@ struct CopyListing
 /** Throws std::logic_error naming every broken invariant: a Schedule about to be simulated or
  *  written that breaks one is the compiler's (or test code's) fault, not the user's. */
 void requireScheduleInvariants(const Schedule& schedule, const SystemParams& system);
+/** The same for problems the checks above found (none: returns). */
+void requireNoProblems(const std::vector<std::string>& problems);
 
 } // namespace ipusim

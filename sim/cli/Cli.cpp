@@ -129,7 +129,9 @@ int compileCommand(const CompileCommandOptions& o)
     config::LoadedConfig cfg = config::loadConfig(o.config, o.sets);
     for (const auto& note : config::deprecationNotes(cfg))
         fmt::print(std::cerr, "note: {}\n", note);
-    const Experiment e = buildExperiment(std::move(cfg));
+    // Every IPU, even after one that does not fit: the Schedule is written whole (running it
+    // reports the first that does not fit).
+    const Experiment e = buildExperiment(std::move(cfg), nullptr, false);
     requireScheduleInvariants(e.schedule, e.system); // what is written must read back
     const fs::path out = o.out.empty() ? defaultOutDir(e.config) / "compiled.json" : fs::path(o.out);
     if (out.has_parent_path())

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/CompileCache.hpp"
 
-#include "models/program/ScheduleCheck.hpp"
 #include "sim/config/ExperimentSpec.hpp"
 #include "workloads/nets/CompileWorkload.hpp"
 
 #include <filesystem>
 #include <system_error>
+#include <type_traits>
 
 namespace ipusim {
 namespace {
@@ -57,14 +57,20 @@ std::string compileKey(const config::LoadedConfig& cfg)
     return key.dump();
 }
 
-Schedule compileSchedule(const config::LoadedConfig& cfg, const SystemParams& system, const RunSpec& run)
+CompiledSchedule compileSchedule(const config::LoadedConfig& cfg, const SystemParams& system, const RunSpec& run,
+                                 bool stopAtFirstIpuOver)
 {
-    Schedule schedule = compileWorkload(decodeWorkload(cfg, system, run), system, cfg);
-    schedule.name = cfg.name;
+    WorkloadSpec workload = decodeWorkload(cfg, system, run);
+    std::visit([&](auto& spec) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(spec)>, ScheduleSpec>) // hand-written: every program is there
+            spec.options.stopAtFirstIpuOver = stopAtFirstIpuOver;
+    }, workload);
+    CompiledSchedule compiled = compileWorkload(std::move(workload), system, cfg);
+    compiled.schedule.name = cfg.name;
     // The compilers lower the mode into the steps they emit; the reports still need to know it.
     if (cfg.doc.at("workload").value("mode", std::string()) == "infer")
-        schedule.inference = true;
-    return schedule;
+        compiled.schedule.inference = true;
+    return compiled;
 }
 
 void CompileCache::prepare(const config::LoadedConfig& cfg)
@@ -76,30 +82,26 @@ void CompileCache::prepare(const config::LoadedConfig& cfg)
             return;
         }
     const SystemParams system = decodeSystem(cfg);
-    PreparedSchedule prepared{compileSchedule(cfg, system, decodeRun(cfg, system)), {}};
+    // The tile memory that comes with it depends on the tile's memory parameters, which are
+    // part of the key, not on timing: no point accounts it again.
+    CompiledSchedule compiled = compileSchedule(cfg, system, decodeRun(cfg, system));
     ++m_compiled;
-    // What every point would otherwise redo: the tile memory depends on the tile's memory
-    // parameters, which are part of the key, not on timing.
-    requireScheduleInvariants(prepared.schedule, system);
-    for (const Program& program : prepared.schedule.programs)
-        prepared.memory.push_back(std::make_shared<const TileMemory>(
-            program, system.ipu, prepared.memory.empty() ? nullptr : prepared.memory.back().get()));
-    m_entries.emplace_front(std::move(key), std::move(prepared));
+    m_entries.emplace_front(std::move(key), std::move(compiled));
     while (m_entries.size() > m_capacity)
         m_entries.pop_back();
 }
 
-std::optional<PreparedSchedule> CompileCache::take(const config::LoadedConfig& cfg)
+std::optional<CompiledSchedule> CompileCache::take(const config::LoadedConfig& cfg)
 {
     if (m_entries.empty())
         return std::nullopt;
     const std::string key = compileKey(cfg);
     for (auto it = m_entries.begin(); it != m_entries.end(); ++it)
         if (it->first == key) {
-            PreparedSchedule prepared = std::move(it->second);
+            CompiledSchedule compiled = std::move(it->second);
             m_entries.erase(it);
-            prepared.schedule.name = cfg.name; // names are not part of the key
-            return prepared;
+            compiled.schedule.name = cfg.name; // names are not part of the key
+            return compiled;
         }
     return std::nullopt;
 }

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/program/Schedule.hpp"
 #include "models/hw/SystemParams.hpp"
-#include "models/memory/TileMemory.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/RunSpec.hpp"
+#include "workloads/strategies/CompiledSchedule.hpp"
 
 #include <cstddef>
 #include <list>
@@ -30,14 +29,6 @@ bool compilerIgnores(std::string_view pointer);
  *  file it names, with its size and modification time. */
 std::string compileKey(const config::LoadedConfig& cfg);
 
-/** A compiled schedule with what follows from it alone, whatever the machine's timing: its
- *  invariants checked, and each program's tile memory (liveness and peaks). */
-struct PreparedSchedule
-{
-    Schedule schedule;
-    std::vector<std::shared_ptr<const TileMemory>> memory; // by program
-};
-
 /** Schedules already compiled, by compile key, the most recent few. A sweep worker compiles
  *  each point's schedule here (once for the points that share it) and simulates the point in
  *  a forked child, which takes the schedule from its own copy of the cache instead of
@@ -47,24 +38,28 @@ class CompileCache
 public:
     explicit CompileCache(std::size_t capacity = 2) : m_capacity(capacity) {}
 
-    /** Compiles and prepares `cfg`'s workload unless a schedule with its key is held; throws
-     *  as compiling or the schedule's check does (bad input, out of memory, a broken
-     *  schedule), keeping nothing. */
+    /** Compiles `cfg`'s workload unless a schedule with its key is held; throws as compiling
+     *  does (bad input, an op the planner cannot fit, a broken schedule), keeping nothing. A
+     *  schedule that does not fit is held: each of its points reports it. */
     void prepare(const config::LoadedConfig& cfg);
     /** The schedule held for `cfg`'s key, moved out of the cache (a forked point's copy),
      *  or nothing. */
-    std::optional<PreparedSchedule> take(const config::LoadedConfig& cfg);
+    std::optional<CompiledSchedule> take(const config::LoadedConfig& cfg);
     /** Schedules compiled by prepare() so far. */
     [[nodiscard]] std::size_t compiled() const { return m_compiled; }
 
 private:
     std::size_t m_capacity;
     std::size_t m_compiled = 0;
-    std::list<std::pair<std::string, PreparedSchedule>> m_entries; // most recently used first
+    std::list<std::pair<std::string, CompiledSchedule>> m_entries; // most recently used first
 };
 
 /** The compiled Schedule of `cfg` (decoding its workload, then compiling it for `system`),
- *  named after the config and marked as inference when the workload is. */
-Schedule compileSchedule(const config::LoadedConfig& cfg, const SystemParams& system, const RunSpec& run);
+ *  named after the config and marked as inference when the workload is. What follows from it
+ *  alone, whatever the machine's timing, comes with it: its invariants checked and each
+ *  program's tile memory (liveness and peaks), as far as the first program that does not fit
+ *  (with `stopAtFirstIpuOver` false, every program, all compiled). */
+CompiledSchedule compileSchedule(const config::LoadedConfig& cfg, const SystemParams& system, const RunSpec& run,
+                                 bool stopAtFirstIpuOver = true);
 
 } // namespace ipusim

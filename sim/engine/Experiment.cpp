@@ -24,7 +24,7 @@ void checkInstances(const config::LoadedConfig& cfg, uint32_t replicas, uint32_t
 
 } // namespace
 
-Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled)
+Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled, bool stopAtFirstIpuOver)
 {
     Experiment e;
     e.system = decodeSystem(cfg);
@@ -32,12 +32,11 @@ Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled)
     // Before compiling where the config says (a model's strategy); after it, from the Schedule.
     if (const nlohmann::json::json_pointer at{"/workload/strategy/replicas"}; cfg.doc.contains(at) && cfg.doc.at(at).is_number_unsigned())
         checkInstances(cfg, cfg.doc.at(at).get<uint32_t>(), e.run.dataLoader.instances);
-    if (std::optional<PreparedSchedule> held = compiled ? compiled->take(cfg) : std::nullopt) {
-        e.schedule = std::move(held->schedule);
-        e.memory = std::move(held->memory);
-    } else {
-        e.schedule = compileSchedule(cfg, e.system, e.run);
-    }
+    std::optional<CompiledSchedule> held = compiled ? compiled->take(cfg) : std::nullopt;
+    CompiledSchedule c = held ? std::move(*held) : compileSchedule(cfg, e.system, e.run, stopAtFirstIpuOver);
+    e.schedule = std::move(c.schedule);
+    e.memory = std::move(c.memory);
+    e.ipusNotCompiled = std::move(c.ipusNotCompiled);
     checkInstances(cfg, e.schedule.strategy ? e.schedule.strategy->replicas : 1, e.run.dataLoader.instances);
     if (e.run.datasetSamples > 0) {
         // An epoch is as many whole host calls as the data set fills.

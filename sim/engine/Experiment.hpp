@@ -18,17 +18,21 @@ struct Experiment
     SystemParams system;
     RunSpec run;
     Schedule schedule;
-    /** Worked out from the schedule alone when it was compiled ahead (a sweep worker's cache):
-     *  its invariants hold (checked then), and each program's tile memory. Empty: the run
-     *  checks the schedule and elaboration accounts its memory. */
+    /** Worked out from the schedule alone as it was compiled: its invariants hold (checked
+     *  then), and each program's tile memory, up to the first that does not fit (a pipeline
+     *  compiles no IPU after it: ipusNotCompiled). Empty (a schedule built in code): the run
+     *  checks the schedule and accounts its memory. */
     std::vector<std::shared_ptr<const TileMemory>> memory;
+    std::vector<uint32_t> ipusNotCompiled;
 };
 
 /** Loads, validates, decodes and compiles an experiment; throws config::ConfigError on bad
  *  input and OutOfMemory (workloads/lowering) when the planner cannot fit an op. A schedule
- *  `compiled` holds for the config is taken from it instead of compiling. */
+ *  `compiled` holds for the config is taken from it instead of compiling. Compiling stops at
+ *  the first IPU that does not fit unless `stopAtFirstIpuOver` is false (the Schedule whole,
+ *  to write). */
 Experiment buildExperiment(const std::string& path, const std::vector<std::string>& sets = {});
-Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled = nullptr);
+Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled = nullptr, bool stopAtFirstIpuOver = true);
 
 /** The config of the inference phase that follows training (`"inference"`), or nothing. */
 std::optional<config::LoadedConfig> inferencePhase(const config::LoadedConfig& training);

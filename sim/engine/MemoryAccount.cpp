@@ -6,8 +6,7 @@ namespace ipusim {
 MemoryAccount accountMemory(const Experiment& e)
 {
     MemoryAccount a;
-    if (!e.memory.empty()) // accounted ahead: every program's is known
-        a.memory = e.memory;
+    a.memory = e.memory;
     for (std::size_t i = 0; i < e.schedule.programs.size(); ++i) {
         if (i == a.memory.size())
             // An IPU replaying the one before it (a middle pipeline stage) takes its figures.

@@ -19,8 +19,8 @@ struct MemoryAccount
     std::optional<std::size_t> firstOver;                 // the first program that does not fit
 };
 
-/** Takes the memory an experiment prepared ahead (a sweep worker's cache: every program's) or
- *  accounts it. */
+/** Takes the memory accounted as the experiment's schedule was compiled or, for programs it
+ *  lacks (a schedule built in code), accounts it. */
 MemoryAccount accountMemory(const Experiment& e);
 
 } // namespace ipusim

@@ -798,6 +798,8 @@ json oomReport(const Experiment& e, const MemoryAccount& account)
     json unaccounted = json::array();
     for (std::size_t i = account.memory.size(); i < e.schedule.programs.size(); ++i)
         unaccounted.push_back(e.schedule.programs[i].ipu);
+    for (uint32_t ipu : e.ipusNotCompiled)
+        unaccounted.push_back(ipu);
     return {{"error", "out of memory"}, {"name", e.config.name}, {"config", e.config.file}, {"ipus", ipus},
             {"ipus_not_accounted", unaccounted}};
 }
@@ -840,8 +842,9 @@ void printOomReport(std::ostream& out, const json& r)
         }
     }
     if (const auto& rest = r.value("ipus_not_accounted", json::array()); !rest.empty())
-        fmt::print(out, "  (IPUs {} come after the first that does not fit: their memory was not accounted)\n",
-                   fmt::join(rest.get<std::vector<int>>(), ", "));
+        fmt::print(out, "  ({} {} {} after the first that does not fit: {} memory was not accounted)\n",
+                   rest.size() == 1 ? "IPU" : "IPUs", fmt::join(rest.get<std::vector<int>>(), ", "),
+                   rest.size() == 1 ? "comes" : "come", rest.size() == 1 ? "its" : "their");
 }
 
 } // namespace ipusim::report

@@ -258,6 +258,11 @@ expect 3 "out of memory on IPU 0" -- "$ipusim" run configs/mnist/oom.json --out 
 [ -s "$out/e/oom_report.json" ] && [ ! -e "$out/e/summary.json" ] && [ ! -e "$out/e/trace.json" ] && [ ! -e "$out/e/trace.json.tmp" ] \
   && ok || fail "out of memory left the wrong files: $(ls "$out/e")"
 tools/plot.py "$out/e/oom_report.json" > /dev/null && png "$out/e/oom_memory.png" && ok || fail "no memory map of an out-of-memory run"
+# A pipeline stops compiling at the first IPU that does not fit, and says which IPUs it left.
+expect 3 "(IPUs 2, 3 come after the first that does not fit: their memory was not accounted)" -- "$ipusim" run \
+  configs/bert/large_phase1_pod16.json --set '/workload/model={"layers":96}' --set '/workload/strategy/layers_per_ipu=[0,32,32,32]' \
+  --out "$out/e96"
+grep -q '"ipus_not_accounted": \[' "$out/e96/oom_report.json" && ok || fail "the report does not list the IPUs left uncompiled"
 
 # Engines: the per-cycle reference gives the same summary and trace bytes as the fast engine.
 for eng in fast reference; do

@@ -146,7 +146,7 @@ TEST_CASE("A compile cache compiles each key once and hands the schedule on to t
     CHECK(cache.compiled() == 2);
 
     const config::LoadedConfig slower = load(config, {"/system/ipu_link/bandwidth_bytes_per_second=1.0e9", "/name=\"slower\""});
-    std::optional<PreparedSchedule> taken = cache.take(slower);
+    std::optional<CompiledSchedule> taken = cache.take(slower);
     REQUIRE(taken);
     CHECK(taken->schedule.name == "slower");
     CHECK(firstDifference(taken->schedule, buildExperiment(slower).schedule) == "");

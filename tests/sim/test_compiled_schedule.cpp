@@ -63,7 +63,7 @@ void checkReuse(const std::string& config)
             if constexpr (!std::is_same_v<std::decay_t<decltype(s)>, ScheduleSpec>)
                 s.options.reuseIdenticalOps = reuse;
         }, spec);
-        return scheduleToJson(compileWorkload(std::move(spec), system, cfg));
+        return scheduleToJson(compileWorkload(std::move(spec), system, cfg).schedule);
     };
     const json afresh = compile(false), reused = compile(true);
     INFO(config);

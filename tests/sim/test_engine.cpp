@@ -285,24 +285,31 @@ TEST_CASE("MNIST: more tiles never raise the busiest tile's compute", "[sim][mni
     }
 }
 
-TEST_CASE("An out-of-memory run stops at the first IPU that does not fit", "[sim][bert]")
+TEST_CASE("An out-of-memory model stops compiling at the first IPU that does not fit", "[sim][bert]")
 {
     // 32 BERT-Large layers a stage: IPU 0 (embeddings and heads) fits, IPU 1 does not.
-    Experiment e = buildExperiment(kRoot + "/configs/bert/large_phase1_pod16.json",
-                                   {R"(/workload/model={"layers":96})", "/workload/strategy/layers_per_ipu=[0,32,32,32]"});
+    const std::string path = kRoot + "/configs/bert/large_phase1_pod16.json";
+    const std::vector<std::string> sets = {R"(/workload/model={"layers":96})", "/workload/strategy/layers_per_ipu=[0,32,32,32]"};
+    const Experiment e = buildExperiment(path, sets);
+    REQUIRE(e.schedule.programs.size() == 2); // IPUs 2 and 3 were never compiled
+    CHECK(e.memory.size() == 2);
+    CHECK(e.ipusNotCompiled == std::vector<uint32_t>{2, 3});
     const MemoryAccount account = accountMemory(e);
     REQUIRE(account.firstOver == std::optional<std::size_t>(1));
-    CHECK(account.memory.size() == 2); // IPUs 2 and 3 were never accounted
     CHECK(account.memory[0]->fits());
+    CHECK(account.memory[1] == e.memory[1]); // accounted as it was compiled, not again
     const json r = report::oomReport(e, account);
     REQUIRE(r["ipus"].size() == 1);
     CHECK(r["ipus"][0]["ipu"] == e.schedule.programs[1].ipu);
     CHECK(r["ipus"][0]["fits"] == false);
-    CHECK(r["ipus_not_accounted"] == json({e.schedule.programs[2].ipu, e.schedule.programs[3].ipu}));
-    // A sweep worker accounts every program ahead: the report then names each that does not fit.
-    for (const Program& p : e.schedule.programs)
-        e.memory.push_back(std::make_shared<const TileMemory>(p, e.system.ipu));
-    const json all = report::oomReport(e, accountMemory(e));
+    CHECK(r["ipus_not_accounted"] == json({2, 3}));
+    // Compiled whole (as `ipusim compile` writes it), every IPU is accounted: the report names
+    // each that does not fit, IPU 1 with the very same figures.
+    const Experiment whole = buildExperiment(config::loadConfig(path, sets), nullptr, false);
+    REQUIRE(whole.schedule.programs.size() == 4);
+    CHECK(whole.memory.size() == 4);
+    CHECK(whole.ipusNotCompiled.empty());
+    const json all = report::oomReport(whole, accountMemory(whole));
     REQUIRE(all["ipus"].size() == 3); // IPUs 1-3 each hold 32 layers
     CHECK(all["ipus"][0] == r["ipus"][0]);
     CHECK(all["ipus_not_accounted"].empty());

@@ -91,6 +91,26 @@ TEST_CASE("Schedule check: each broken invariant is named with its IPU and step"
           }) == "IPU 0: collective \"ring\": its ring must hold IPU 0 and each IPU once");
 }
 
+TEST_CASE("Schedule check: a program at a time, then the copies between them", "[schedule]")
+{
+    const Experiment e = buildExperiment(kRoot + "/configs/schedules/two_ipu_copy.json");
+    REQUIRE(e.schedule.programs.size() == 2);
+    ProgramChecker checker(e.system);
+    CHECK(checker.check(e.schedule.programs[0]).empty()); // its copy's peer is yet to come: not checked here
+    Program again = e.schedule.programs[0];
+    CHECK(checker.check(again) == std::vector<std::string>{"IPU 0: has more than one program"});
+    CHECK_THROWS_WITH(checker.require(again),
+                      "the Schedule breaks an invariant the engines rely on: IPU 0: has more than one program");
+    CHECK(checker.check(e.schedule.programs[1]).empty());
+    CHECK(checkCopyPairs(e.schedule).empty());
+    Schedule first;
+    first.programs = {e.schedule.programs[0]};
+    const auto unpaired = checkCopyPairs(first);
+    REQUIRE(unpaired.size() == 1);
+    CHECK(unpaired[0].find("IPU 0: IPU copy \"") == 0);
+    CHECK(unpaired[0].find("sends to IPU 1, whose program receives nothing from IPU 0") != std::string::npos);
+}
+
 TEST_CASE("Schedule check: steps sharing tile runs (identical layers) are each checked", "[schedule]")
 {
     SystemParams sys;

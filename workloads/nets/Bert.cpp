@@ -263,7 +263,7 @@ Placement bertPlacement(const BertSpec& spec, const std::vector<std::string>& bl
 
 } // namespace
 
-Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Diagnostics& diag)
+CompiledSchedule compileBert(const BertSpec& spec, const SystemParams& system, const Diagnostics& diag)
 {
     ModelCompileChoices choices;
     choices.withLoss = spec.task == BertTask::Pretraining; // its losses are its outputs, in inference too
@@ -271,12 +271,12 @@ Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Dia
         return bertPlacement(spec, blocks, system, diag);
     };
     choices.outline = outlineKey;
-    Schedule sched = compileModel(bertModel(spec.shape, spec.task), spec.options, spec.optimizer, spec.availableMemoryProportion,
-                                  choices, system, diag);
-    sched.sampleKind = spec.shape.packing ? "rows" : "sequences";
+    CompiledSchedule compiled = compileModel(bertModel(spec.shape, spec.task), spec.options, spec.optimizer,
+                                             spec.availableMemoryProportion, choices, system, diag);
+    compiled.schedule.sampleKind = spec.shape.packing ? "rows" : "sequences";
     if (spec.shape.packing)
-        sched.sequencesPerSample = spec.shape.packing->averagePerRow;
-    return sched;
+        compiled.schedule.sequencesPerSample = spec.shape.packing->averagePerRow;
+    return compiled;
 }
 
 } // namespace ipusim

@@ -2,10 +2,10 @@
 #pragma once
 #include "models/common/Diagnostics.hpp"
 #include "models/hw/SystemParams.hpp"
-#include "models/program/Schedule.hpp"
 #include "workloads/graph/Graph.hpp"
 #include "workloads/graph/ModelSpec.hpp"
 #include "workloads/nets/BertSpec.hpp"
+#include "workloads/strategies/CompiledSchedule.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -27,6 +27,6 @@ uint64_t parameterCount(const Graph& graph);
 
 /** Compiles a BERT workload: the graph, training (LAMB or AdamW, loss scaling, master
  *  weights, recomputation) and the placement (`layers_per_ipu` or stages). */
-Schedule compileBert(const BertSpec& spec, const SystemParams& system, const Diagnostics& diag);
+CompiledSchedule compileBert(const BertSpec& spec, const SystemParams& system, const Diagnostics& diag);
 
 } // namespace ipusim

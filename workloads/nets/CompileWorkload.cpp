@@ -12,15 +12,15 @@ struct Compiler
 {
     const SystemParams& system;
     const Diagnostics& diag;
-    Schedule operator()(ScheduleSpec& s) const { return std::move(s.schedule); }
-    Schedule operator()(const MnistSpec& s) const { return compileMnist(s, system, diag); }
-    Schedule operator()(const BertSpec& s) const { return compileBert(s, system, diag); }
-    Schedule operator()(const GraphSpec& s) const { return compileGraphModel(s, system, diag); }
+    CompiledSchedule operator()(ScheduleSpec& s) const { return accountSchedule(std::move(s.schedule), system); }
+    CompiledSchedule operator()(const MnistSpec& s) const { return compileMnist(s, system, diag); }
+    CompiledSchedule operator()(const BertSpec& s) const { return compileBert(s, system, diag); }
+    CompiledSchedule operator()(const GraphSpec& s) const { return compileGraphModel(s, system, diag); }
 };
 
 } // namespace
 
-Schedule compileWorkload(WorkloadSpec workload, const SystemParams& system, const Diagnostics& diag)
+CompiledSchedule compileWorkload(WorkloadSpec workload, const SystemParams& system, const Diagnostics& diag)
 {
     return std::visit(Compiler{system, diag}, workload);
 }

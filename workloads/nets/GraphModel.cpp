@@ -70,7 +70,7 @@ ModelSpec withInputType(ModelSpec model, std::optional<Precision> type)
 
 } // namespace
 
-Schedule compileModel(const ModelSpec& model, const WorkloadOptions& options, const OptimizerSpec& optimizer,
+CompiledSchedule compileModel(const ModelSpec& model, const WorkloadOptions& options, const OptimizerSpec& optimizer,
                       const MemoryProportion& memoryProportion, const ModelCompileChoices& choices, const SystemParams& system,
                       const Diagnostics& diag)
 {
@@ -97,7 +97,7 @@ Schedule compileModel(const ModelSpec& model, const WorkloadOptions& options, co
     return compileGraph(m, system, placement, opt, diag);
 }
 
-Schedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, const Diagnostics& diag)
+CompiledSchedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, const Diagnostics& diag)
 {
     ModelCompileChoices choices;
     choices.withLoss = spec.options.train;

@@ -2,10 +2,10 @@
 #pragma once
 #include "models/common/Diagnostics.hpp"
 #include "models/hw/SystemParams.hpp"
-#include "models/program/Schedule.hpp"
 #include "workloads/graph/ModelBuilder.hpp"
 #include "workloads/nets/GraphSpec.hpp"
 #include "workloads/strategies/Placement.hpp"
+#include "workloads/strategies/CompiledSchedule.hpp"
 
 #include <functional>
 #include <string>
@@ -27,13 +27,13 @@ struct ModelCompileChoices
 /** Compiles a model: built layer by layer (buildModelGraph), checked to have outputs (and, in
  *  training, a loss), placed, trained from its loss layers (backward, accumulation, the
  *  optimizer) or run for inference. The MNIST, BERT, graph and ONNX workloads all compile so. */
-Schedule compileModel(const ModelSpec& model, const WorkloadOptions& options, const OptimizerSpec& optimizer,
+CompiledSchedule compileModel(const ModelSpec& model, const WorkloadOptions& options, const OptimizerSpec& optimizer,
                       const MemoryProportion& memoryProportion, const ModelCompileChoices& choices, const SystemParams& system,
                       const Diagnostics& diag);
 
 /** Compiles a model graph the user describes: built layer by layer (buildModelGraph), trained
  *  from its loss layers (backward, accumulation, the optimizer) or run for inference, on the
  *  placement its strategy and the layers' IPUs give. */
-Schedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, const Diagnostics& diag);
+CompiledSchedule compileGraphModel(const GraphSpec& spec, const SystemParams& system, const Diagnostics& diag);
 
 } // namespace ipusim

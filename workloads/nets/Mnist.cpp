@@ -61,7 +61,7 @@ ModelSpec mnistModel()
     return m;
 }
 
-Schedule compileMnist(const MnistSpec& spec, const SystemParams& system, const Diagnostics& diag)
+CompiledSchedule compileMnist(const MnistSpec& spec, const SystemParams& system, const Diagnostics& diag)
 {
     GraphSpec graph; // AdamW, no loss scaling
     graph.options = spec.options;

@@ -2,9 +2,9 @@
 #pragma once
 #include "models/common/Diagnostics.hpp"
 #include "models/hw/SystemParams.hpp"
-#include "models/program/Schedule.hpp"
 #include "workloads/graph/ModelSpec.hpp"
 #include "workloads/nets/MnistSpec.hpp"
+#include "workloads/strategies/CompiledSchedule.hpp"
 
 namespace ipusim {
 
@@ -16,6 +16,6 @@ ModelSpec mnistModel();
 /** Compiles the MNIST workload: training (forward, backward, AdamW, gradient accumulation)
  *  or inference, on one IPU or placed over several by its strategy (pipelined, sharded,
  *  phased), inside the device-iteration loop. */
-Schedule compileMnist(const MnistSpec& spec, const SystemParams& system, const Diagnostics& diag);
+CompiledSchedule compileMnist(const MnistSpec& spec, const SystemParams& system, const Diagnostics& diag);
 
 } // namespace ipusim

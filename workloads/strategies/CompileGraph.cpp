@@ -41,19 +41,19 @@ TrainingOptions trainingOptionsOf(const CompileOptions& opt, const Placement& pl
     return to;
 }
 
-Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const Placement& placement,
-                      const CompileOptions& opt, const Diagnostics& diag)
+CompiledSchedule compileGraph(const ModelGraph& model, const SystemParams& system, const Placement& placement,
+                              const CompileOptions& opt, const Diagnostics& diag)
 {
     const bool train = opt.train;
     const uint64_t G = opt.gradientAccumulation, D = opt.deviceIterations, microBatch = opt.microBatch;
     const uint32_t K = uint32_t(placement.stages.size());
-    Schedule s;
+    CompiledSchedule compiled;
     if (placement.kind == StrategyKind::Phased) {
         if (opt.offloadOptimizer)
             diag.fail("/workload/offload_optimizer", "expected false: phased execution streams all optimizer state already");
-        s = compilePhased(model, system, placement, opt);
+        compiled = compilePhased(model, system, placement, opt);
     } else if (placement.kind == StrategyKind::Single) {
-        s = compileSingleIpu(model, system, placement, opt);
+        compiled = compileSingleIpu(model, system, placement, opt);
     } else {
         if (placement.kind == StrategyKind::Pipelined && placement.schedule != PipelineSchedule::Sequential) {
             // PopART: training pipelines have 2K - 1 stages (the last forward and first backward
@@ -65,8 +65,9 @@ Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const
             if (!train && D < stages)
                 diag.fail("/run/device_iterations", fmt::format("expected at least {} (the pipeline's stages), found {}", stages, D));
         }
-        s = compilePipelined(model, system, placement, opt, diag);
+        compiled = compilePipelined(model, system, placement, opt, diag);
     }
+    Schedule& s = compiled.schedule;
     s.samplesPerHostCall = microBatch * (train ? G : 1) * D * placement.replicas;
     const Graph& g = model.graph;
     double flops = 0;
@@ -81,7 +82,7 @@ Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const
             count(i);
     s.modelFlopsPerSample = flops / double(microBatch);
     s.peakMacsPerTileCycle = system.ipu.amp(opt.activations, opt.partials).macsPerCycle;
-    return s;
+    return compiled;
 }
 
 } // namespace ipusim

@@ -4,6 +4,7 @@
 #include "models/hw/SystemParams.hpp"
 #include "models/program/Schedule.hpp"
 #include "workloads/graph/Graph.hpp"
+#include "workloads/strategies/CompiledSchedule.hpp"
 #include "workloads/strategies/Placement.hpp"
 #include "workloads/strategies/WorkloadOptions.hpp"
 #include "workloads/training/Training.hpp"
@@ -59,9 +60,11 @@ CompileOptions compileOptionsOf(const WorkloadOptions& workload);
 
 /** Lowers the model onto the placement: one IPU, a pipeline (stages may share an IPU), one
  *  stage at a time (sharded) or phases streamed from Streaming Memory; fills the schedule's
- *  strategy and samples per host call. What only compiling finds out (weights shared across
- *  IPUs, a tensor skipping a stage, Streaming Memory too small) is reported through `diag`. */
-Schedule compileGraph(const ModelGraph& model, const SystemParams& system, const Placement& placement,
-                      const CompileOptions& options, const Diagnostics& diag);
+ *  strategy and samples per host call, and accounts each IPU's memory as its program is done
+ *  (a pipeline compiles no IPU after the first that does not fit). What only compiling finds
+ *  out (weights shared across IPUs, a tensor skipping a stage, Streaming Memory too small) is
+ *  reported through `diag`. */
+CompiledSchedule compileGraph(const ModelGraph& model, const SystemParams& system, const Placement& placement,
+                              const CompileOptions& options, const Diagnostics& diag);
 
 } // namespace ipusim

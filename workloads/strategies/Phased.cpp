@@ -18,10 +18,11 @@ class PhasedCompiler
 {
 public:
     PhasedCompiler(const ModelGraph& m, const SystemParams& system, const Placement& placement, const CompileOptions& opt)
-        : m_g(m.graph), m_training(m.training), m_placement(placement), m_opt(opt), m_P(uint32_t(placement.stages.size())),
-          m_groups(placement.parallelPhases ? 2 : 1), m_producer(producerStages(m.graph, placement)), m_fwdOps(forwardOps(m)),
-          m_bwdOps(backwardOps(m)), m_last(placement.stageOfBlock.at(opt.out.block)), m_fwdBytes(m_P, 0), m_bwdBytes(m_P, 0),
-          m_fwdLoad(m_P, -1), m_fwd(m_P, -1), m_bwdLoad(m_P, -1), m_bwd(m_P, -1), m_update(m_P, -1), m_saved(m_P)
+        : m_g(m.graph), m_training(m.training), m_system(system), m_placement(placement), m_opt(opt),
+          m_P(uint32_t(placement.stages.size())), m_groups(placement.parallelPhases ? 2 : 1),
+          m_producer(producerStages(m.graph, placement)), m_fwdOps(forwardOps(m)), m_bwdOps(backwardOps(m)),
+          m_last(placement.stageOfBlock.at(opt.out.block)), m_fwdBytes(m_P, 0), m_bwdBytes(m_P, 0), m_fwdLoad(m_P, -1),
+          m_fwd(m_P, -1), m_bwdLoad(m_P, -1), m_bwd(m_P, -1), m_update(m_P, -1), m_saved(m_P)
     {
         for (uint32_t i = 0; i < m_groups; ++i) {
             m_owned.push_back(std::make_unique<IpuLowering>(m_g, system, placement, opt, i, m_owned));
@@ -30,7 +31,7 @@ public:
         }
     }
 
-    Schedule compile()
+    CompiledSchedule compile()
     {
         importCrossings();
         for (uint32_t p = 0; p < m_P; ++p)
@@ -46,7 +47,7 @@ public:
         for (uint32_t i = 0; i < m_groups; ++i)
             sched.programs.push_back(m_builders[i]->finish(i));
         sched.strategy = strategyInfo();
-        return sched;
+        return accountSchedule(std::move(sched), m_system, m_opt.stopAtFirstIpuOver);
     }
 
 private:
@@ -239,6 +240,7 @@ private:
 
     const Graph& m_g;
     const TrainingOps& m_training;
+    const SystemParams& m_system;
     const Placement& m_placement;
     const CompileOptions& m_opt;
     const uint32_t m_P, m_groups;
@@ -256,7 +258,8 @@ private:
 
 } // namespace
 
-Schedule compilePhased(const ModelGraph& m, const SystemParams& system, const Placement& placement, const CompileOptions& opt)
+CompiledSchedule compilePhased(const ModelGraph& m, const SystemParams& system, const Placement& placement,
+                               const CompileOptions& opt)
 {
     return PhasedCompiler(m, system, placement, opt).compile();
 }

@@ -158,66 +158,58 @@ struct CycleBatches
     bool perIteration = false;
 };
 
-void emitCycle(const std::vector<ProgramBuilder*>& builders, const std::vector<StageFragments>& st,
-               const std::vector<bool>& fwd, const std::vector<bool>& bwd, const CycleBatches& mb)
+/** One pipeline cycle of the program of the IPU whose builder is `slot`. */
+void emitCycle(ProgramBuilder& b, uint32_t slot, const std::vector<StageFragments>& st, const std::vector<bool>& fwd,
+               const std::vector<bool>& bwd, const CycleBatches& mb)
 {
     const std::size_t K = st.size();
-    for (uint32_t slot = 0; slot < builders.size(); ++slot) {
-        ProgramBuilder& b = *builders[slot];
-        std::vector<IpuTransfer> send, recv;
-        for (std::size_t k = 0; k < K; ++k) {
-            if (st[k].builder != slot || !fwd[k])
-                continue;
-            b.call(uint32_t(st[k].fwd), mb.fwd[k], mb.perIteration);
-            if (st[k].stash >= 0)
-                b.call(uint32_t(st[k].stash), mb.fwd[k], mb.perIteration);
-            if (st[k].output >= 0 && st[k].outputPerMicroBatch)
-                b.call(uint32_t(st[k].output), mb.fwd[k], mb.perIteration, st[k].outputPeriod);
-        }
-        for (std::size_t k = K; k-- > 0;) {
-            if (st[k].builder != slot || !bwd[k])
-                continue;
-            if (st[k].restore >= 0)
-                b.call(uint32_t(st[k].restore), mb.bwd[k], mb.perIteration);
-            b.call(uint32_t(st[k].bwd), mb.bwd[k], mb.perIteration);
-        }
-        // Every IPU takes part in the copy, so Poplar can run the copies in parallel.
-        for (std::size_t k = 0; k < K; ++k) {
-            if (st[k].builder != slot)
-                continue;
-            if (fwd[k] && k + 1 < K && st[k].fwdBytesToNext)
-                send.push_back({st[k + 1].ipu, st[k].fwdBytesToNext});
-            if (bwd[k] && k > 0 && st[k].bwdBytesToPrevious)
-                send.push_back({st[k - 1].ipu, st[k].bwdBytesToPrevious});
-            if (k > 0 && fwd[k - 1] && st[k - 1].fwdBytesToNext)
-                recv.push_back({st[k - 1].ipu, st[k - 1].fwdBytesToNext});
-            if (k + 1 < K && bwd[k + 1] && st[k + 1].bwdBytesToPrevious)
-                recv.push_back({st[k + 1].ipu, st[k + 1].bwdBytesToPrevious});
-        }
-        b.ipuCopy("pipeline copy", std::move(send), std::move(recv));
-        b.externalSync();
+    std::vector<IpuTransfer> send, recv;
+    for (std::size_t k = 0; k < K; ++k) {
+        if (st[k].builder != slot || !fwd[k])
+            continue;
+        b.call(uint32_t(st[k].fwd), mb.fwd[k], mb.perIteration);
+        if (st[k].stash >= 0)
+            b.call(uint32_t(st[k].stash), mb.fwd[k], mb.perIteration);
+        if (st[k].output >= 0 && st[k].outputPerMicroBatch)
+            b.call(uint32_t(st[k].output), mb.fwd[k], mb.perIteration, st[k].outputPeriod);
     }
+    for (std::size_t k = K; k-- > 0;) {
+        if (st[k].builder != slot || !bwd[k])
+            continue;
+        if (st[k].restore >= 0)
+            b.call(uint32_t(st[k].restore), mb.bwd[k], mb.perIteration);
+        b.call(uint32_t(st[k].bwd), mb.bwd[k], mb.perIteration);
+    }
+    // Every IPU takes part in the copy, so Poplar can run the copies in parallel.
+    for (std::size_t k = 0; k < K; ++k) {
+        if (st[k].builder != slot)
+            continue;
+        if (fwd[k] && k + 1 < K && st[k].fwdBytesToNext)
+            send.push_back({st[k + 1].ipu, st[k].fwdBytesToNext});
+        if (bwd[k] && k > 0 && st[k].bwdBytesToPrevious)
+            send.push_back({st[k - 1].ipu, st[k].bwdBytesToPrevious});
+        if (k > 0 && fwd[k - 1] && st[k - 1].fwdBytesToNext)
+            recv.push_back({st[k - 1].ipu, st[k - 1].fwdBytesToNext});
+        if (k + 1 < K && bwd[k + 1] && st[k + 1].bwdBytesToPrevious)
+            recv.push_back({st[k + 1].ipu, st[k + 1].bwdBytesToPrevious});
+    }
+    b.ipuCopy("pipeline copy", std::move(send), std::move(recv));
+    b.externalSync();
 }
 
 } // namespace
 
-void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::vector<StageFragments>& st,
-                     const PipelineActivity& a, bool training, uint64_t deviceIterations)
+void composeIpuProgram(ProgramBuilder& b, uint32_t slot, const std::vector<StageFragments>& st, const PipelineActivity& a,
+                       bool training, uint64_t deviceIterations)
 {
-    for (const auto& stage : st)
-        if (stage.builder >= builders.size())
-            throw std::logic_error("a stage without a builder");
-    auto all = [&](auto&& f) {
-        for (auto* b : builders)
-            f(*b);
-    };
     if (training)
-        all([&](ProgramBuilder& b) { b.beginRepeat("device_iterations", deviceIterations); });
+        b.beginRepeat("device_iterations", deviceIterations);
     if (a.repeats > 1)
-        all([&](ProgramBuilder& b) { b.beginRepeat("micro_batches", a.repeats); });
-    // Micro-batch numbers: each stage's passes counted in cycle order; a run of equal cycles (the
-    // steady state) is one Repeat, whose iterations move every active stage on by one.
-    // A periodic steady state is a loop of its runs, each stage moving on by one per iteration.
+        b.beginRepeat("micro_batches", a.repeats);
+    // Micro-batches are numbered per stage, its passes counted in cycle order; a run of equal
+    // cycles (the steady state) is one Repeat, whose iterations move every active stage on by
+    // one. A periodic steady state is a loop of its runs, each stage moving on by one per
+    // iteration.
     const std::size_t K = st.size();
     std::vector<int64_t> nf(K, 0), nb(K, 0);
     for (std::size_t i = 0; i < a.runs.size(); ++i) {
@@ -234,28 +226,38 @@ void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::ve
                 mb.bwd[k] = std::exchange(nb[k], nb[k] + int64_t(times));
         }
         if (inLoop && i == a.loopFirst)
-            all([&](ProgramBuilder& b) { b.beginRepeat("pipeline steps", a.loopIterations); });
+            b.beginRepeat("pipeline steps", a.loopIterations);
         if (run.cycles > 1)
-            all([&](ProgramBuilder& b) { b.beginRepeat("pipeline cycles", run.cycles); });
+            b.beginRepeat("pipeline cycles", run.cycles);
         // One micro-batch at a time (sharded): the enclosing loop counts micro-batches.
-        emitCycle(builders, st, run.fwd, run.bwd, mb);
+        emitCycle(b, slot, st, run.fwd, run.bwd, mb);
         if (run.cycles > 1 || (inLoop && i + 1 == a.loopFirst + a.loopRuns))
-            all([](ProgramBuilder& b) { b.endRepeat(); });
+            b.endRepeat();
     }
     if (a.repeats > 1)
-        all([](ProgramBuilder& b) { b.endRepeat(); });
+        b.endRepeat();
     if (training) {
         for (const auto& stage : st)
-            if (stage.update >= 0)
-                builders[stage.builder]->call(uint32_t(stage.update));
-        all([](ProgramBuilder& b) { b.externalSync(); });
-        all([](ProgramBuilder& b) { b.endRepeat(); });
+            if (stage.builder == slot && stage.update >= 0)
+                b.call(uint32_t(stage.update));
+        b.externalSync();
+        b.endRepeat();
     }
     // A host call ends with the host: every IPU meets once the outputs are out.
     for (const auto& stage : st)
-        if (stage.output >= 0 && !stage.outputPerMicroBatch)
-            builders[stage.builder]->call(uint32_t(stage.output));
-    all([](ProgramBuilder& b) { b.externalSync(); });
+        if (stage.builder == slot && stage.output >= 0 && !stage.outputPerMicroBatch)
+            b.call(uint32_t(stage.output));
+    b.externalSync();
+}
+
+void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::vector<StageFragments>& st,
+                     const PipelineActivity& a, bool training, uint64_t deviceIterations)
+{
+    for (const auto& stage : st)
+        if (stage.builder >= builders.size())
+            throw std::logic_error("a stage without a builder");
+    for (uint32_t slot = 0; slot < builders.size(); ++slot)
+        composeIpuProgram(*builders[slot], slot, st, a, training, deviceIterations);
 }
 
 } // namespace ipusim

@@ -59,12 +59,18 @@ struct StageFragments
     uint32_t outputPeriod = 1;
 };
 
-/** Emits each IPU's main program: per cycle the forward fragments of its active stages (in
- *  stage order), then their backward fragments (in reverse), then the IPU copy every IPU takes
- *  part in, then an external sync; identical consecutive cycles become a Repeat. `builders`
- *  holds one builder per IPU, indexed by StageFragments::builder.
- *  Training wraps the pipeline, the weight update and a sync in the device-iteration loop;
- *  inference pipelines the device iterations' micro-batches. */
+/** Emits the main program of the IPU whose stages have StageFragments::builder `slot`: per
+ *  cycle the forward fragments of its active stages (in stage order), then their backward
+ *  fragments (in reverse), then the IPU copy every IPU takes part in, then an external sync;
+ *  identical consecutive cycles become a Repeat. Training wraps the pipeline, the weight update
+ *  and a sync in the device-iteration loop; inference pipelines the device iterations'
+ *  micro-batches. An IPU's program needs only its own fragments: each can be finished (and its
+ *  memory accounted) before the next IPU's stages are compiled. */
+void composeIpuProgram(ProgramBuilder& builder, uint32_t slot, const std::vector<StageFragments>& stages,
+                       const PipelineActivity& activity, bool training, uint64_t deviceIterations);
+
+/** composeIpuProgram for every IPU: `builders` holds one builder per IPU, indexed by
+ *  StageFragments::builder. */
 void composePipeline(const std::vector<ProgramBuilder*>& builders, const std::vector<StageFragments>& stages,
                      const PipelineActivity& activity, bool training, uint64_t deviceIterations);
 

@@ -13,9 +13,10 @@
 namespace ipusim {
 namespace {
 
-/** Compiles a placed model stage by stage, in passes: set up one lowering per IPU, import the
- *  tensors crossing stages, lower each stage's fragments (forward, output, stash, backward),
- *  the weight updates, check Streaming Memory, compose the pipeline. */
+/** Compiles a placed model in passes: set up one lowering per IPU, import the tensors crossing
+ *  stages, then IPU by IPU lower its stages' fragments (forward, output, stash, backward) and
+ *  its weight update, check its Streaming Memory, compose its part of the pipeline and account
+ *  its memory. */
 class PipelineCompiler
 {
 public:
@@ -28,25 +29,25 @@ public:
     {
     }
 
-    Schedule compile()
+    CompiledSchedule compile()
     {
         setUpIpus();
         importCrossings(m_fwdOps, true);
         if (m_opt.train)
             importCrossings(m_bwdOps, false);
-        for (uint32_t k = 0; k < m_K; ++k)
-            lowerStage(k);
-        if (m_opt.train)
-            for (std::size_t slot = 0; slot < m_ipus.size(); ++slot)
-                lowerUpdate(slot);
-        checkStreamingMemory();
         const PipelineActivity activity = pipelineActivity(m_placement.kind, m_placement.schedule, m_K,
                                                            m_opt.train ? m_opt.gradientAccumulation : m_opt.deviceIterations, m_opt.train);
-        composePipeline(m_builders, m_frags, activity, m_opt.train, m_opt.deviceIterations);
-        Schedule s;
-        for (std::size_t slot = 0; slot < m_ipus.size(); ++slot)
-            s.programs.push_back(m_builders[slot]->finish(m_ipus[slot]));
-        s.strategy = strategyInfo(activity);
+        // IPU by IPU: each program is finished and its memory accounted before the next IPU's
+        // stages are lowered, so a model that does not fit can stop at the first IPU over.
+        CompiledScheduleBuilder out(m_system, m_opt.stopAtFirstIpuOver);
+        for (uint32_t slot = 0; slot < m_ipus.size(); ++slot) {
+            if (out.stopped())
+                out.notCompiled(m_ipus[slot]);
+            else
+                out.add(compileIpu(slot, activity));
+        }
+        CompiledSchedule s = out.finish();
+        s.schedule.strategy = strategyInfo(activity);
         return s;
     }
 
@@ -142,6 +143,20 @@ private:
         GraphLowering& l = loweringOf(s);
         if (m_frags[s].builder != m_frags[from].builder && !l.placed(tensor))
             l.importTensor(tensor);
+    }
+
+    /** The program of the IPU whose builder is `slot`: its stages, its weight update, its
+     *  Streaming Memory checked, its pipeline composed. */
+    Program compileIpu(uint32_t slot, const PipelineActivity& activity)
+    {
+        for (uint32_t k = 0; k < m_K; ++k)
+            if (m_frags[k].builder == slot)
+                lowerStage(k);
+        if (m_opt.train)
+            lowerUpdate(slot);
+        checkStreamingMemory(slot);
+        composeIpuProgram(*m_builders[slot], slot, m_frags, activity, m_opt.train, m_opt.deviceIterations);
+        return m_builders[slot]->finish(m_ipus[slot]);
     }
 
     void lowerStage(uint32_t k)
@@ -243,13 +258,12 @@ private:
         b.endFragment();
     }
 
-    void checkStreamingMemory() const
+    void checkStreamingMemory(std::size_t slot) const
     {
-        for (std::size_t slot = 0; slot < m_ipus.size(); ++slot)
-            if (m_lowerings[slot]->offloadedBytes() > m_system.streamingMemory.bytesPerIpu)
-                m_diag.fail("/workload/offload_optimizer",
-                            fmt::format("IPU {} needs {} bytes of Streaming Memory, it has {}", m_ipus[slot],
-                                        m_lowerings[slot]->offloadedBytes(), m_system.streamingMemory.bytesPerIpu));
+        if (m_lowerings[slot]->offloadedBytes() > m_system.streamingMemory.bytesPerIpu)
+            m_diag.fail("/workload/offload_optimizer",
+                        fmt::format("IPU {} needs {} bytes of Streaming Memory, it has {}", m_ipus[slot],
+                                    m_lowerings[slot]->offloadedBytes(), m_system.streamingMemory.bytesPerIpu));
     }
 
     StrategyInfo strategyInfo(const PipelineActivity& activity) const
@@ -290,8 +304,8 @@ private:
 
 } // namespace
 
-Schedule compilePipelined(const ModelGraph& m, const SystemParams& system, const Placement& placement, const CompileOptions& opt,
-                          const Diagnostics& diag)
+CompiledSchedule compilePipelined(const ModelGraph& m, const SystemParams& system, const Placement& placement,
+                                  const CompileOptions& opt, const Diagnostics& diag)
 {
     return PipelineCompiler(m, system, placement, opt, diag).compile();
 }

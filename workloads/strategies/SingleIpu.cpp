@@ -40,7 +40,8 @@ SingleFragments lowerFragments(IpuLowering& one, const ModelGraph& m, const Plac
 
 } // namespace
 
-Schedule compileSingleIpu(const ModelGraph& m, const SystemParams& system, const Placement& placement, const CompileOptions& opt)
+CompiledSchedule compileSingleIpu(const ModelGraph& m, const SystemParams& system, const Placement& placement,
+                                  const CompileOptions& opt)
 {
     // Fragments first, then the loops that call them.
     const bool accumulate = opt.train && opt.gradientAccumulation > 1;
@@ -73,7 +74,7 @@ Schedule compileSingleIpu(const ModelGraph& m, const SystemParams& system, const
         info.stages.push_back({0, m.graph.blocks, 0, -1, -1});
         s.strategy = info;
     }
-    return s;
+    return accountSchedule(std::move(s), system, opt.stopAtFirstIpuOver);
 }
 
 } // namespace ipusim

@@ -3,6 +3,7 @@
 // What the strategies that lower a model graph share (one IPU, pipelined or sharded, phased).
 #include "workloads/lowering/GraphLowering.hpp"
 #include "workloads/strategies/CompileGraph.hpp"
+#include "workloads/strategies/CompiledSchedule.hpp"
 
 #include <functional>
 #include <memory>
@@ -51,9 +52,11 @@ struct IpuLowering
 
 /** The strategies: the whole model on one IPU; stages pipelined or sharded over IPUs; phases
  *  taking turns, streamed from Streaming Memory. */
-Schedule compileSingleIpu(const ModelGraph& m, const SystemParams& system, const Placement& placement, const CompileOptions& opt);
-Schedule compilePipelined(const ModelGraph& m, const SystemParams& system, const Placement& placement, const CompileOptions& opt,
-                          const Diagnostics& diag);
-Schedule compilePhased(const ModelGraph& m, const SystemParams& system, const Placement& placement, const CompileOptions& opt);
+CompiledSchedule compileSingleIpu(const ModelGraph& m, const SystemParams& system, const Placement& placement,
+                                  const CompileOptions& opt);
+CompiledSchedule compilePipelined(const ModelGraph& m, const SystemParams& system, const Placement& placement,
+                                  const CompileOptions& opt, const Diagnostics& diag);
+CompiledSchedule compilePhased(const ModelGraph& m, const SystemParams& system, const Placement& placement,
+                               const CompileOptions& opt);
 
 } // namespace ipusim

@@ -39,6 +39,10 @@ struct WorkloadOptions
     /** Identical ops are lowered once and emitted again (GraphLowering::lower); off, each is
      *  lowered afresh, to the same Schedule (no config key: a check of the compiler's). */
     bool reuseIdenticalOps = true;
+    /** Compiling stops at the first IPU whose program does not fit, as Poplar's does, so that a
+     *  run reports it at once; off (`ipusim compile`, which writes the Schedule whole), every
+     *  IPU is compiled and accounted. No config key. */
+    bool stopAtFirstIpuOver = true;
 };
 
 } // namespace ipusim
