@@ -160,12 +160,10 @@ void labelStages(ChromeTrace& trace, const json& summary)
 
 Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& o)
 {
-    // Elaborating, as timed: checking the schedule, accounting its memory and building the
-    // SystemC model (not the reference engine's run).
+    // Elaborating, as timed: building the SystemC model (not the reference engine's run). A
+    // compiled schedule was checked and its memory accounted as it was compiled; one built in
+    // code is checked here, so that a broken one never reaches the engines.
     const auto t0 = std::chrono::steady_clock::now();
-    // Hand-written schedules were checked as they were read; this catches the compiler (and
-    // schedules built in code) breaking what the engines rely on, for the run and its
-    // inference phase alike. A schedule prepared ahead was checked then.
     if (e.memory.empty())
         requireScheduleInvariants(e.schedule, e.system);
     if (!dir.empty())

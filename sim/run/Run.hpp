@@ -54,8 +54,8 @@ struct RunOutcome
     std::string oomPhase;            // "" (the run itself) or "inference"
     nlohmann::json inferenceSummary; // null when the config has no inference phase
     std::vector<std::string> files;  // what was written, in order
-    double buildSeconds = 0;         // loading, decoding and compiling the config
-    double elaborateSeconds = 0;     // building the SystemC model and its memory accounting
+    double buildSeconds = 0;         // loading, decoding and compiling the config (checked, memory accounted)
+    double elaborateSeconds = 0;     // building the SystemC model; an out-of-memory run: its report
 };
 
 /** Runs one experiment: the memory check (out of memory is an outcome, not an error), the
