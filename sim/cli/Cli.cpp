@@ -133,6 +133,9 @@ int compileCommand(const CompileCommandOptions& o)
     // reports the first that does not fit).
     const Experiment e = buildExperiment(std::move(cfg), nullptr, false);
     requireScheduleInvariants(e.schedule, e.system); // what is written must read back
+    if (const MemoryAccount memory = accountMemory(e); memory.firstOver)
+        fmt::print(std::cerr, "note: {}: running it ends with the out-of-memory report\n",
+                   oomSummaryLine(report::oomReport(e, memory)));
     const fs::path out = o.out.empty() ? defaultOutDir(e.config) / "compiled.json" : fs::path(o.out);
     if (out.has_parent_path())
         fs::create_directories(out.parent_path());
