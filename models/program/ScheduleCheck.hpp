@@ -26,7 +26,8 @@ std::vector<std::string> checkSchedule(const Schedule& schedule, const SystemPar
 
 /** The same checks a program at a time, as a compiler finishes each (its memory can then be
  *  accounted before the next is compiled): all but the copy pairs, which need every program.
- *  Tile runs that steps share (identical layers, IPUs replaying another's) are walked once. */
+ *  Tile runs that steps share (identical layers, IPUs replaying another's) are walked once: the
+ *  programs checked must outlive the checker, which knows their runs by address. */
 class ProgramChecker
 {
 public:
@@ -45,8 +46,8 @@ private:
 };
 
 /** IPU-copy edges a Schedule lists on one side only (the rest of checkSchedule's checks are
- *  ProgramChecker's). */
-std::vector<std::string> checkCopyPairs(const Schedule& schedule);
+ *  ProgramChecker's), but for edges to IPUs it leaves out (a compile stopped before them). */
+std::vector<std::string> checkCopyPairs(const Schedule& schedule, const std::vector<uint32_t>& ipusLeftOut = {});
 
 /** Where each IPU-copy edge (from, to) is first listed as a send and as a receive (`Where`: a
  *  step name, a JSON pointer). A transfer is listed on both its IPUs. */

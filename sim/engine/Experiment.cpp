@@ -32,7 +32,8 @@ Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled, boo
     // Before compiling where the config says (a model's strategy); after it, from the Schedule.
     if (const nlohmann::json::json_pointer at{"/workload/strategy/replicas"}; cfg.doc.contains(at) && cfg.doc.at(at).is_number_unsigned())
         checkInstances(cfg, cfg.doc.at(at).get<uint32_t>(), e.run.dataLoader.instances);
-    std::optional<CompiledSchedule> held = compiled ? compiled->take(cfg) : std::nullopt;
+    std::optional<CompiledSchedule> held = compiled && stopAtFirstIpuOver ? compiled->take(cfg) : std::nullopt;
+    e.compiledAhead = held.has_value();
     CompiledSchedule c = held ? std::move(*held) : compileSchedule(cfg, e.system, e.run, stopAtFirstIpuOver);
     e.schedule = std::move(c.schedule);
     e.memory = std::move(c.memory);

@@ -24,13 +24,23 @@ struct Experiment
      *  checks the schedule and accounts its memory. */
     std::vector<std::shared_ptr<const TileMemory>> memory;
     std::vector<uint32_t> ipusNotCompiled;
+    /** Taken from a sweep worker's cache: compiled before the point's process began. */
+    bool compiledAhead = false;
+
+    /** After code replaced the schedule's programs: drops what was worked out from the compiled
+     *  ones, so that the run checks the new ones and accounts their memory. */
+    void programsReplaced()
+    {
+        memory.clear();
+        ipusNotCompiled.clear();
+    }
 };
 
 /** Loads, validates, decodes and compiles an experiment; throws config::ConfigError on bad
  *  input and OutOfMemory (workloads/lowering) when the planner cannot fit an op. A schedule
  *  `compiled` holds for the config is taken from it instead of compiling. Compiling stops at
  *  the first IPU that does not fit unless `stopAtFirstIpuOver` is false (the Schedule whole,
- *  to write). */
+ *  to write; a cache holds only schedules compiled to stop, so it is not asked then). */
 Experiment buildExperiment(const std::string& path, const std::vector<std::string>& sets = {});
 Experiment buildExperiment(config::LoadedConfig cfg, CompileCache* compiled = nullptr, bool stopAtFirstIpuOver = true);
 

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/MemoryAccount.hpp"
 
+#include <stdexcept>
+
 namespace ipusim {
 
 MemoryAccount accountMemory(const Experiment& e)
 {
+    if (e.memory.size() > e.schedule.programs.size())
+        throw std::logic_error("memory accounted for programs the schedule does not hold: after replacing its programs, call "
+                               "Experiment::programsReplaced()");
     MemoryAccount a;
     a.memory = e.memory;
     for (std::size_t i = 0; i < e.schedule.programs.size(); ++i) {

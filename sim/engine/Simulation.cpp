@@ -55,7 +55,7 @@ Simulation::Simulation(const Experiment& experiment, IPhaseObserver* observer, s
         m_ipus.push_back(std::make_unique<Ipu>(name.c_str(), programs[i].ipu, experiment.system.ipu,
                                                experiment.system.hostLink, programs[i], experiment.run.hostCalls,
                                                m_period, observer, SystemPorts{m_sync.get(), m_links.get(), &m_copies, uint32_t(i), m_host.get()},
-                                               sys.streamingMemory, memory.empty() ? nullptr : memory.at(i)));
+                                               sys.streamingMemory, i < memory.size() ? memory[i] : nullptr));
     }
 }
 

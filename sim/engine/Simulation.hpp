@@ -24,7 +24,8 @@ class Simulation
 public:
     /** With `vcdPath`, each IPU's activity and IPU-Link bytes go to a VCD file (written under a
      *  temporary name and renamed when the run completes). `memory`: each program's tile memory
-     *  accounted already (accountMemory); empty: the experiment's, or accounted here. */
+     *  accounted already (accountMemory); empty: the experiment's. A program without one is
+     *  accounted here. */
     Simulation(const Experiment& experiment, IPhaseObserver* observer = nullptr, std::string vcdPath = "",
                std::vector<std::shared_ptr<const TileMemory>> memory = {});
     ~Simulation();

@@ -162,7 +162,7 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
 {
     // Elaborating, as timed: building the SystemC model (not the reference engine's run). A
     // compiled schedule was checked and its memory accounted as it was compiled; one built in
-    // code is checked here, so that a broken one never reaches the engines.
+    // code is checked and accounted here first, so that a broken one never reaches the engines.
     const auto t0 = std::chrono::steady_clock::now();
     if (e.memory.empty())
         requireScheduleInvariants(e.schedule, e.system);

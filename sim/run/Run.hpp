@@ -55,7 +55,7 @@ struct RunOutcome
     nlohmann::json inferenceSummary; // null when the config has no inference phase
     std::vector<std::string> files;  // what was written, in order
     double buildSeconds = 0;         // loading, decoding and compiling the config (checked, memory accounted)
-    double elaborateSeconds = 0;     // building the SystemC model; an out-of-memory run: its report
+    double elaborateSeconds = 0;     // building the SystemC model (out of memory: the report)
 };
 
 /** Runs one experiment: the memory check (out of memory is an outcome, not an error), the

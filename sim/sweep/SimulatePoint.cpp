@@ -42,7 +42,7 @@ nlohmann::json simulateForkedPoint(config::LoadedConfig cfg, CompileCache& compi
     bool prepared = false;
     nlohmann::json result = pointResult([&] {
         const auto* e = new Experiment(buildExperiment(std::move(cfg), &compiled));
-        prepared = !e->memory.empty();
+        prepared = e->compiledAhead;
         return run(*e, RunOptions{}, &compiled);
     });
     if (!prepared && (result.at("status") == "ok" || result.at("status") == "out_of_memory"))

@@ -5,6 +5,7 @@
 
 #include "models/program/ScheduleJson.hpp"
 #include "sim/engine/CompileCache.hpp"
+#include "sim/report/Summary.hpp"
 #include "sim/run/ChildProcess.hpp"
 #include "sim/sweep/SimulatePoint.hpp"
 #include "sim/sweep/Sweep.hpp"
@@ -166,7 +167,10 @@ TEST_CASE("A compile cache compiles each key once and hands the schedule on to t
     cache.prepare(slower);
     CHECK(cache.compiled() == 3);
     const Experiment e = buildExperiment(slower, &cache);
-    CHECK(e.memory.size() == e.schedule.programs.size()); // prepared: the run neither checks nor accounts again
+    CHECK(e.compiledAhead);
+    CHECK_FALSE(cache.take(slower)); // the run took it: it did not compile its own
+    CHECK(e.memory.size() == e.schedule.programs.size()); // the run neither checks nor accounts again
+    CHECK_FALSE(buildExperiment(slower).compiledAhead);
     CHECK(firstDifference(e.schedule, buildExperiment(slower).schedule) == "");
     CHECK(e.run.hostCalls == buildExperiment(slower).run.hostCalls);
 
@@ -179,6 +183,28 @@ TEST_CASE("A compile cache compiles each key once and hands the schedule on to t
     CHECK(two.compiled() == 3);
     two.prepare(y);
     CHECK(two.compiled() == 4);
+}
+
+TEST_CASE("A compile cache holds a schedule that does not fit as compiled: up to the first IPU over", "[sim][compile-cache]")
+{
+    // 32 BERT-Large layers a stage: IPU 1 is the first over; IPUs 2 and 3 are never compiled.
+    const config::LoadedConfig cfg = load("configs/bert/large_phase1_pod16.json",
+                                          {R"(/workload/model={"layers":96})", "/workload/strategy/layers_per_ipu=[0,32,32,32]"});
+    CompileCache cache;
+    cache.prepare(cfg);
+    const Experiment e = buildExperiment(cfg, &cache);
+    REQUIRE(e.compiledAhead);
+    CHECK(e.schedule.programs.size() == 2);
+    CHECK(e.ipusNotCompiled == std::vector<uint32_t>{2, 3});
+    const json r = report::oomReport(e, accountMemory(e));
+    REQUIRE(r["ipus"].size() == 1);
+    CHECK(r["ipus"][0]["ipu"] == 1);
+    CHECK(r["ipus_not_accounted"] == json({2, 3}));
+    // Compiled whole, it is not asked: it holds only schedules compiled to stop.
+    cache.prepare(cfg);
+    const Experiment whole = buildExperiment(cfg, &cache, false);
+    CHECK_FALSE(whole.compiledAhead);
+    CHECK(whole.schedule.programs.size() == 4);
 }
 
 TEST_CASE("Sweep workers live across points, run a group's points together, and a crash costs one point", "[sim][sweep]")

@@ -51,6 +51,7 @@ Run simulatePipeline(StrategyKind kind, PipelineSchedule schedule, uint32_t K, u
     }
     info.pipelineCycles = activity.cycles() * activity.repeats;
     e.schedule.strategy = info;
+    e.programsReplaced();
     return {test::simulate(e), externalSyncCycles(K, e.system.syncHopSeconds, e.system.ipu.clockHz)};
 }
 

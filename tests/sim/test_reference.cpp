@@ -187,6 +187,7 @@ Experiment randomSchedule(uint64_t seed)
     e.schedule.strategy.reset();
     for (uint32_t i = 0; i < ipus; ++i)
         e.schedule.programs.push_back(b[i]->finish(i));
+    e.programsReplaced();
     if (pick(0, 2) == 0) // a host that takes its time before each call (picked last: earlier seeds keep their schedules)
         e.system.host.callOverheadSeconds = double(pick(1, 5000)) / e.system.ipu.clockHz;
     if (pick(0, 2) == 0) { // a data loader that takes its time, over more calls (picked last, as above)

@@ -82,6 +82,13 @@ TEST_CASE("Compiled schedule: a strategy compiling IPU by IPU stops at the first
     CHECK(c.schedule.programs.size() == 2);
     CHECK(c.memory.size() == 2);
     CHECK(c.ipusNotCompiled == std::vector<uint32_t>{2});
+    // A copy between two IPUs that were both compiled is still checked.
+    CompiledScheduleBuilder unpaired(system, true);
+    unpaired.add(programOf(0, tile, 1)); // IPU 1's program lists no receive
+    unpaired.add(programOf(1, tile + 1));
+    unpaired.notCompiled(2);
+    CHECK_THROWS_WITH(unpaired.finish(),
+                      Catch::Contains("IPU 0: IPU copy \"copy\" sends to IPU 1, whose program receives nothing from IPU 0"));
 
     // Compiled whole, the same copy is a broken schedule: the compiler's fault.
     CompiledScheduleBuilder whole(system, false);

@@ -21,8 +21,7 @@ void CompiledScheduleBuilder::add(Program program)
 
 CompiledSchedule CompiledScheduleBuilder::finish()
 {
-    if (m_out.ipusNotCompiled.empty())
-        requireNoProblems(checkCopyPairs(m_out.schedule));
+    requireNoProblems(checkCopyPairs(m_out.schedule, m_out.ipusNotCompiled));
     return std::move(m_out);
 }
 

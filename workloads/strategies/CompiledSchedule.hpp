@@ -42,8 +42,8 @@ public:
     void add(Program program);
     /** Names an IPU left out because accounting stopped before it. */
     void notCompiled(uint32_t ipu) { m_out.ipusNotCompiled.push_back(ipu); }
-    /** The schedule. Unless IPUs were left out, the copies between its programs are checked to
-     *  pair up (a send on one IPU, a receive on the other). */
+    /** The schedule, its copies checked to pair up (a send on one IPU, a receive on the other)
+     *  but for those to IPUs left out. */
     CompiledSchedule finish();
 
 private:
