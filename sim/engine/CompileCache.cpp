@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <system_error>
-#include <type_traits>
 
 namespace ipusim {
 namespace {
@@ -61,10 +60,8 @@ CompiledSchedule compileSchedule(const config::LoadedConfig& cfg, const SystemPa
                                  bool stopAtFirstIpuOver)
 {
     WorkloadSpec workload = decodeWorkload(cfg, system, run);
-    std::visit([&](auto& spec) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(spec)>, ScheduleSpec>) // hand-written: every program is there
-            spec.options.stopAtFirstIpuOver = stopAtFirstIpuOver;
-    }, workload);
+    if (WorkloadOptions* options = optionsOf(workload)) // hand-written: every program is there
+        options->stopAtFirstIpuOver = stopAtFirstIpuOver;
     CompiledSchedule compiled = compileWorkload(std::move(workload), system, cfg);
     compiled.schedule.name = cfg.name;
     // The compilers lower the mode into the steps they emit; the reports still need to know it.

@@ -59,10 +59,8 @@ void checkReuse(const std::string& config)
     const RunSpec run = decodeRun(cfg, system);
     auto compile = [&](bool reuse) {
         WorkloadSpec spec = decodeWorkload(cfg, system, run);
-        std::visit([&](auto& s) {
-            if constexpr (!std::is_same_v<std::decay_t<decltype(s)>, ScheduleSpec>)
-                s.options.reuseIdenticalOps = reuse;
-        }, spec);
+        if (WorkloadOptions* options = optionsOf(spec))
+            options->reuseIdenticalOps = reuse;
         return scheduleToJson(compileWorkload(std::move(spec), system, cfg).schedule);
     };
     const json afresh = compile(false), reused = compile(true);
