@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is missing (Debian 12, as root), builds ipusim (Release) and then
-#   run   simulates the bundled default config (configs/default.json)
-#   test  runs the whole test suite through ctest
-#   build only builds
+# Installs what is missing (Debian 12, as root), then
+#   run   builds the command line alone (Release) and simulates configs/default.json
+#   test  builds everything and runs the whole test suite through ctest
+#   build builds everything (the command line, the Python module, the tests, the ONNX models)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-build}
@@ -24,11 +24,13 @@ fi
 
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs"
-
 case "$what" in
-  run)   ./build/ipusim run configs/default.json ;;
-  test)  ctest --test-dir build --output-on-failure -j "$jobs" ;;
-  build) ;;
+  # the command line alone: the first result does not wait for the tests, the Python module or
+  # the bundled ONNX models
+  run)   cmake --build build -j "$jobs" --target ipusim_cli
+         ./build/ipusim run configs/default.json ;;
+  test)  cmake --build build -j "$jobs"
+         ctest --test-dir build --output-on-failure --no-tests=error -j "$jobs" ;;
+  build) cmake --build build -j "$jobs" ;;
   *) echo "usage: tools/setup.sh [build|run|test]" >&2; exit 2 ;;
 esac

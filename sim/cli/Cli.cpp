@@ -220,14 +220,13 @@ int main(int argc, char** argv)
             return compileCommand(compile);
         if (sweepCmd->parsed()) {
             const Sweep sweep = Sweep::load(sweepFile);
-            if (launchedByMpi()) {
-                const std::size_t failed = runSweepMpi(argc, argv, sweep, sweepOptions);
-                return failed ? int(kSweepFailures) : int(kOk);
-            }
-            const SweepTally tally = runSweep(sweep, sweepOptions);
+            const std::optional<SweepTally> tally =
+                launchedByMpi() ? runSweepMpi(argc, argv, sweep, sweepOptions) : runSweep(sweep, sweepOptions);
+            if (!tally) // an MPI worker rank: rank 0 prints the summary and gives the exit code
+                return int(kOk);
             fmt::print("{}: {} points, {} failed, {} schedule{} compiled; results in {}\n", sweep.name, sweep.points.size(),
-                       tally.failed, tally.compiled, tally.compiled == 1 ? "" : "s", resultsDir(sweep, sweepOptions));
-            return tally.failed ? int(kSweepFailures) : int(kOk);
+                       tally->failed, tally->compiled, tally->compiled == 1 ? "" : "s", resultsDir(sweep, sweepOptions));
+            return tally->failed ? int(kSweepFailures) : int(kOk);
         }
         if (validateCmd->parsed())
             return runValidation(validateFile, validateJobs, std::cout) ? int(kOk) : int(kValidationFailed);

@@ -29,12 +29,12 @@ bool launchedByMpi()
     return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
 }
 
-std::size_t runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOptions& options)
+std::optional<SweepTally> runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOptions& options)
 {
     mpi::environment env(argc, argv);
     mpi::communicator world;
     if (world.size() < 2)
-        return runSweep(sweep, options).failed; // one rank: the local sweep
+        return runSweep(sweep, options); // one rank: the local sweep
 
     if (world.rank() != 0) {
         // Worker: ask for a point, simulate it on this rank's worker process (which keeps the
@@ -52,7 +52,7 @@ std::size_t runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOp
                      [&](std::size_t, json r) { result = std::move(r); });
             world.send(0, kResult, json{{"point", index}, {"result", result}}.dump());
         }
-        return 0;
+        return std::nullopt;
     }
     // Rank 0: the rows are written by the same code as a local sweep; points are simulated
     // by the workers, handed out one at a time as they ask.
@@ -84,11 +84,11 @@ std::size_t runSweepMpi(int argc, char** argv, const Sweep& sweep, const SweepOp
             ++stopped;
         }
     }
-    const std::size_t failed = writer.finish().failed;
+    const SweepTally tally = writer.finish();
     if (interrupted > 0)
         throw Interrupted(fmt::format("interrupted: {} point{} stopped from outside; the finished points are in {}; --resume runs the rest",
                                       interrupted, interrupted == 1 ? " was" : "s were", writer.dir()));
-    return failed;
+    return tally;
 }
 
 } // namespace ipusim::cli

@@ -2,6 +2,7 @@
 #include "sim/config/ExperimentSpec.hpp"
 
 #include "models/program/ScheduleJson.hpp"
+#include "sim/config/BundledModels.hpp"
 #include "sim/config/OnnxModel.hpp"
 #include "sim/config/Schema.hpp"
 
@@ -299,7 +300,7 @@ WorkloadSpec decodeOnnx(const LoadedConfig& cfg, const SystemParams& system, con
     const json& w = cfg.doc.at("workload");
     rejectLayerCounts(cfg, "an ONNX model's");
     OnnxSource source;
-    source.path = config::resolveRelative(cfg.fileOf("/workload/file"), w.at("file")); // as "base" resolves
+    source.path = config::workloadModelFile(cfg);
     for (const auto& [name, shape] : w.at("inputs").items())
         source.inputs[name] = shape.get<std::vector<uint64_t>>();
     for (const json& b : w.at("blocks")) {

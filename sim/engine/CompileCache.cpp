@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/CompileCache.hpp"
 
+#include "sim/config/BundledModels.hpp"
 #include "sim/config/ExperimentSpec.hpp"
 #include "workloads/nets/CompileWorkload.hpp"
 
@@ -47,7 +48,9 @@ std::string compileKey(const config::LoadedConfig& cfg)
     const json& w = cfg.doc.at("workload");
     if (w.value("kind", std::string()) == "onnx" && w.contains("file")) {
         // The model is read from the file: a new file (or a rewritten one) compiles again.
-        const fs::path file = config::resolveRelative(cfg.fileOf("/workload/file"), w.at("file"));
+        const std::string named = w.at("file");
+        const fs::path file = config::isBundledModel(named) ? config::findBundledModel(named).value_or(named)
+                                                            : config::resolveRelative(cfg.fileOf("/workload/file"), named);
         std::error_code ec;
         const auto size = fs::file_size(file, ec);
         const auto written = fs::last_write_time(file, ec).time_since_epoch().count();

@@ -300,3 +300,22 @@ TEST_CASE("Bad input: a validation case that cannot load is bad input, not a res
     CHECK(validation(json::array({set})) == "/cases/0/config: " + dir.path.string() +
                                                 "/v.json /cases/0/set: /system/ipu/tiles: expected integer, >= 1, <= 1048576, found integer 0");
 }
+
+TEST_CASE("Bad input: a bundled model that is nowhere names the folders looked in, and IPUSIM_MODELS_DIR is looked in first",
+          "[bad-input][onnx]")
+{
+    const Scratch scratch;
+    const std::string config = kRoot + "/configs/resnet/resnet50_pod16.json";
+    const std::string missing = failureOf(config, {"/workload/file=\"bundled:no_such_model.onnx\""});
+    CHECK_THAT(missing, Catch::StartsWith("--set: /workload/file: the bundled model \"no_such_model.onnx\" is in none of "));
+    CHECK_THAT(missing, Catch::Contains("IPUSIM_MODELS_DIR names another folder"));
+    CHECK(failureOf(config, {"/workload/file=\"bundled:../resnet50.onnx\""}) ==
+          "--set: /workload/file: expected \"bundled:\" and the name of a model the build exports (such as "
+          "\"bundled:resnet50.onnx\"), found \"bundled:../resnet50.onnx\"");
+    // A folder of the user's own is looked in first: its file, not a valid model, is read.
+    scratch.write("resnet50.onnx", "not a model");
+    setenv("IPUSIM_MODELS_DIR", scratch.path.c_str(), 1);
+    const std::string fromUsersFolder = failureOf(config);
+    unsetenv("IPUSIM_MODELS_DIR");
+    CHECK_THAT(fromUsersFolder, Catch::Contains("is not an ONNX model") && Catch::Contains((scratch.path / "resnet50.onnx").string()));
+}

@@ -115,25 +115,38 @@ TEST_CASE("Compile keys: an ONNX model's file is read, so a rewritten file compi
     fs::remove(model);
 }
 
-TEST_CASE("Every shipped model compiles to the very same Schedule whatever the values its compile key leaves out", "[sim][compile-cache]")
+namespace {
+
+/** A shipped config compiles to the same Schedule (and inference Schedule) with every value
+ *  compilerIgnoredPointers() lists changed. */
+void checkIgnoredValuesLeaveTheSchedule(const std::string& config)
 {
-    for (const std::string& config : test::shippedExperiments()) {
-        const auto sets = test::bundledModelSets(kRoot + "/" + config);
-        if (!sets) {
-            WARN(config << ": skipped, this build exported no ONNX models");
-            continue;
-        }
-        const config::LoadedConfig original = load(config, *sets);
-        const config::LoadedConfig changed = config::loadConfig(perturbIgnored(original.doc, true), original.file);
-        INFO(config << ": one of the values compilerIgnoredPointers() lists changed the Schedule");
-        REQUIRE(compileKey(changed) == compileKey(original));
-        CHECK(firstDifference(buildExperiment(original).schedule, buildExperiment(changed).schedule) == "");
-        if (auto inference = inferencePhase(original)) {
-            const auto inferenceChanged = inferencePhase(config::loadConfig(perturbIgnored(original.doc, false), original.file));
-            REQUIRE(compileKey(*inferenceChanged) == compileKey(*inference));
-            CHECK(firstDifference(buildExperiment(*inference).schedule, buildExperiment(*inferenceChanged).schedule) == "");
-        }
+    const config::LoadedConfig original = load(config);
+    const config::LoadedConfig changed = config::loadConfig(perturbIgnored(original.doc, true), original.file);
+    INFO(config << ": one of the values compilerIgnoredPointers() lists changed the Schedule");
+    REQUIRE(compileKey(changed) == compileKey(original));
+    CHECK(firstDifference(buildExperiment(original).schedule, buildExperiment(changed).schedule) == "");
+    if (auto inference = inferencePhase(original)) {
+        const auto inferenceChanged = inferencePhase(config::loadConfig(perturbIgnored(original.doc, false), original.file));
+        REQUIRE(compileKey(*inferenceChanged) == compileKey(*inference));
+        CHECK(firstDifference(buildExperiment(*inference).schedule, buildExperiment(*inferenceChanged).schedule) == "");
     }
+}
+
+} // namespace
+
+TEST_CASE("Every shipped model compiles to the very same Schedule whatever the values its compile key leaves out", "[sim][compile-cache][slow]")
+{
+    for (const std::string& config : test::shippedExperiments(test::Shipped::WithoutBundledModel))
+        checkIgnoredValuesLeaveTheSchedule(config);
+}
+
+TEST_CASE("Every shipped model on a bundled model compiles to the very same Schedule whatever the values its compile key leaves out",
+          "[sim][compile-cache][resnet][slow]")
+{
+    SKIP_WITHOUT_BUNDLED_MODELS();
+    for (const std::string& config : test::shippedExperiments(test::Shipped::OnBundledModel))
+        checkIgnoredValuesLeaveTheSchedule(config);
 }
 
 TEST_CASE("A compile cache compiles each key once and hands the schedule on to the run that takes it", "[sim][compile-cache]")
@@ -250,7 +263,7 @@ TEST_CASE("Sweep workers live across points, run a group's points together, and 
     CHECK(results.at(7).at("worker") != results.at(6).at("worker"));
 }
 
-TEST_CASE("A point stopped from outside has no result; the points in flight finish, no other starts", "[sim][sweep]")
+TEST_CASE("A point stopped from outside has no result: the points in flight finish, no other starts", "[sim][sweep]")
 {
     // Point 0 is stopped (SIGTERM to its worker) while point 1 runs on the other worker.
     WorkerPool pool(2, [](std::size_t point) {

@@ -28,12 +28,7 @@ json comparable(json summary)
 
 void checkRoundTrip(const std::string& config)
 {
-    const auto sets = test::bundledModelSets(kRoot + "/" + config);
-    if (!sets) {
-        WARN(config << ": skipped, this build exported no ONNX models");
-        return;
-    }
-    const Experiment compiled = buildExperiment(config::loadConfig(kRoot + "/" + config, *sets));
+    const Experiment compiled = buildExperiment(config::loadConfig(kRoot + "/" + config));
     const json doc = compiledConfig(compiled);
     const Experiment reread = buildExperiment(config::loadConfig(doc, kRoot + "/configs/compiled.json"));
     INFO(config);
@@ -49,12 +44,7 @@ void checkRoundTrip(const std::string& config)
  *  must be the one lowering every op afresh gives, names and liveness included. */
 void checkReuse(const std::string& config)
 {
-    const auto sets = test::bundledModelSets(kRoot + "/" + config);
-    if (!sets) {
-        WARN(config << ": skipped, this build exported no ONNX models");
-        return;
-    }
-    const auto cfg = config::loadConfig(kRoot + "/" + config, *sets);
+    const auto cfg = config::loadConfig(kRoot + "/" + config);
     const SystemParams system = decodeSystem(cfg);
     const RunSpec run = decodeRun(cfg, system);
     auto compile = [&](bool reuse) {
@@ -71,9 +61,16 @@ void checkReuse(const std::string& config)
 
 } // namespace
 
-TEST_CASE("Identical ops lowered once give the Schedule of lowering each afresh", "[compiled][reuse]")
+TEST_CASE("Identical ops lowered once give the Schedule of lowering each afresh", "[compiled][reuse][slow]")
 {
-    for (const std::string& config : test::shippedExperiments())
+    for (const std::string& config : test::shippedExperiments(test::Shipped::WithoutBundledModel))
+        checkReuse(config);
+}
+
+TEST_CASE("Identical ops lowered once give the Schedule of lowering each afresh: configs on a bundled model", "[compiled][reuse][resnet][slow]")
+{
+    SKIP_WITHOUT_BUNDLED_MODELS();
+    for (const std::string& config : test::shippedExperiments(test::Shipped::OnBundledModel))
         checkReuse(config);
 }
 
@@ -96,9 +93,13 @@ TEST_CASE("Compiled schedule: schedules/two_ipu_copy", "[compiled]") { checkRoun
 TEST_CASE("Compiled schedule: graph/mnist", "[compiled]") { checkRoundTrip("configs/graph/mnist.json"); }
 TEST_CASE("Compiled schedule: graph/mlp", "[compiled]") { checkRoundTrip("configs/graph/mlp.json"); }
 TEST_CASE("Compiled schedule: graph/mlp_pipelined", "[compiled]") { checkRoundTrip("configs/graph/mlp_pipelined.json"); }
-TEST_CASE("Compiled schedule: resnet/resnet50_pod16", "[compiled][resnet]") { checkRoundTrip("configs/resnet/resnet50_pod16.json"); }
-TEST_CASE("Compiled schedule: bert/large_phase1_pod16", "[compiled][bert]") { checkRoundTrip("configs/bert/large_phase1_pod16.json"); }
-TEST_CASE("Compiled schedule: bert/large_phase1_pod64", "[compiled][bert]") { checkRoundTrip("configs/bert/large_phase1_pod64.json"); }
-TEST_CASE("Compiled schedule: bert/large_phase2_pod16", "[compiled][bert]") { checkRoundTrip("configs/bert/large_phase2_pod16.json"); }
-TEST_CASE("Compiled schedule: bert/base_phase1_pod16", "[compiled][bert]") { checkRoundTrip("configs/bert/base_phase1_pod16.json"); }
-TEST_CASE("Compiled schedule: bert/large_squad_infer_m2000", "[compiled][bert]") { checkRoundTrip("configs/bert/large_squad_infer_m2000.json"); }
+TEST_CASE("Compiled schedule: resnet/resnet50_pod16", "[compiled][resnet]")
+{
+    SKIP_WITHOUT_BUNDLED_MODELS();
+    checkRoundTrip("configs/resnet/resnet50_pod16.json");
+}
+TEST_CASE("Compiled schedule: bert/large_phase1_pod16", "[compiled][bert][slow]") { checkRoundTrip("configs/bert/large_phase1_pod16.json"); }
+TEST_CASE("Compiled schedule: bert/large_phase1_pod64", "[compiled][bert][slow]") { checkRoundTrip("configs/bert/large_phase1_pod64.json"); }
+TEST_CASE("Compiled schedule: bert/large_phase2_pod16", "[compiled][bert][slow]") { checkRoundTrip("configs/bert/large_phase2_pod16.json"); }
+TEST_CASE("Compiled schedule: bert/base_phase1_pod16", "[compiled][bert][slow]") { checkRoundTrip("configs/bert/base_phase1_pod16.json"); }
+TEST_CASE("Compiled schedule: bert/large_squad_infer_m2000", "[compiled][bert][slow]") { checkRoundTrip("configs/bert/large_squad_infer_m2000.json"); }

@@ -741,7 +741,7 @@ TEST_CASE("Recomputation trades stash memory for compute", "[sim][recompute]")
     CHECK(again["ipus"][3]["breakdown"]["compute"] == keep["ipus"][3]["breakdown"]["compute"]); // the last stage keeps nothing
 }
 
-TEST_CASE("Phased execution streams each phase's weights; parallel phases overlap the loads", "[sim][phased]")
+TEST_CASE("Phased execution streams each phase's weights, parallel phases overlap the loads", "[sim][phased]")
 {
     const std::vector<std::string> oneCall{"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=1"};
     json serial = simulateFile("configs/mnist/phased_serial.json", oneCall);
@@ -802,7 +802,7 @@ TEST_CASE("Skipping identical loop iterations changes no figure", "[sim][fast-fo
     }
 }
 
-TEST_CASE("Statistics: registered once with name, unit and meaning; the summary reports each by its name", "[sim][stats]")
+TEST_CASE("Statistics: registered once with name, unit and meaning, the summary reports each by its name", "[sim][stats]")
 {
     const Experiment e = buildExperiment(kRoot + "/configs/mnist/train.json");
     Simulation sim(e);

@@ -92,7 +92,7 @@ json prefetchLoop(uint32_t depth, double latency)
     return doc;
 }
 
-TEST_CASE("Deeper prefetching hides the host's answer to each fetch, by hand", "[sim][host]")
+TEST_CASE("Deeper prefetching hides the host's answer to each fetch, by hand", "[sim][host][slow]")
 {
     // The host answers in 100 us (133,000 cycles), so a fetch takes 133,000 + 4,779 = 137,779
     // cycles, more than a micro-batch's compute. Depth 1 fetches the next micro-batch as this one
@@ -111,7 +111,7 @@ TEST_CASE("Deeper prefetching hides the host's answer to each fetch, by hand", "
     CHECK(test::engineDisagreement(prefetchLoop(3, 1e-4)) == "");
 }
 
-TEST_CASE("Prefetching stops at a host call's end, and skipped loop iterations count their fetches", "[sim][host]")
+TEST_CASE("Prefetching stops at a host call's end, and skipped loop iterations count their fetches", "[sim][host][slow]")
 {
     // 10 us answers: a fetch (18,079 cycles) is in long before a micro-batch's compute ends.
     auto calls = [](uint64_t iterations, uint64_t hostCalls) {

@@ -284,6 +284,7 @@ TEST_CASE("Weak scaling over racks: total throughput rises, throughput per IPU n
 {
     // ResNet-50 at the POD64 settings on 64, 128 and 256 replicas: more replicas share the
     // all-reduce over more links (and, beyond a rack, the gateways), never less.
+    SKIP_WITHOUT_BUNDLED_MODELS();
     double lastTotal = 0, lastPerIpu = 1e300;
     for (const char* config : {"configs/resnet/resnet50_pod64.json", "configs/resnet/resnet50_pod128.json", "configs/resnet/resnet50_pod256.json"}) {
         INFO(config);

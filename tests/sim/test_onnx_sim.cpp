@@ -9,8 +9,6 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#ifdef IPUSIM_ONNX_DIR
-
 using namespace ipusim;
 using json = nlohmann::json;
 
@@ -59,7 +57,7 @@ json onnxDoc(const std::string& model, const std::string& mode)
 {
     json w = workload(mode);
     w["kind"] = "onnx";
-    w["file"] = std::string(IPUSIM_ONNX_DIR) + "/" + model + ".onnx";
+    w["file"] = test::bundledModel(model);
     w["loss"] = mode == "train" ? "cross_entropy" : "none";
     return {{"system", {{"base", "hardware/mk2.json"}}}, {"workload", w}};
 }
@@ -69,6 +67,7 @@ json onnxDoc(const std::string& model, const std::string& mode)
 TEST_CASE("ONNX import: PyTorch's MLP, residual CNN, transformer block, joins, learned scales and norms simulate as their JSON graphs",
           "[onnx]")
 {
+    SKIP_WITHOUT_BUNDLED_MODELS();
     for (const auto& [model, mode] : std::vector<std::pair<std::string, std::string>>{
              {"mlp", "train"}, {"cnn", "train"}, {"cnn", "infer"}, {"block", "infer"}, {"joins", "infer"}, {"scaled", "train"},
              {"norms", "train"}, {"norms_folded", "train"}}) {
@@ -83,6 +82,7 @@ TEST_CASE("ONNX import: PyTorch's MLP, residual CNN, transformer block, joins, l
 
 TEST_CASE("ONNX import: a model with its own loss trains as the graph with cross_entropy", "[onnx]")
 {
+    SKIP_WITHOUT_BUNDLED_MODELS();
     json onnx = onnxDoc("mlp_loss", "train");
     onnx["workload"]["loss"] = "none"; // SoftmaxCrossEntropyLoss is in the file
     json graph = graphDoc("mlp", "train");
@@ -95,6 +95,7 @@ TEST_CASE("ONNX import: a model with its own loss trains as the graph with cross
 
 TEST_CASE("ONNX import: blocks by node-name prefix pipeline a model as block annotations do", "[onnx]")
 {
+    SKIP_WITHOUT_BUNDLED_MODELS();
     auto onM2000 = [](json doc) {
         doc["system"]["base"] = "hardware/m2000.json";
         doc["workload"]["strategy"] = {{"kind", "pipelined"}};
@@ -119,6 +120,7 @@ TEST_CASE("ONNX import: blocks by node-name prefix pipeline a model as block ann
 
 TEST_CASE("ONNX import: ResNet-50 has torchvision's multiply-adds and parameters", "[onnx][resnet]")
 {
+    SKIP_WITHOUT_BUNDLED_MODELS();
     json doc = onnxDoc("resnet50", "infer");
     doc["workload"]["precision"] = "fp32";
     doc["workload"]["partials"] = "fp32";
@@ -141,12 +143,10 @@ TEST_CASE("ONNX import: ResNet-50 has torchvision's multiply-adds and parameters
 
 TEST_CASE("ResNet-50 on IPU-POD16 and POD64: replicas change the all-reduce, never a replica's work", "[onnx][resnet]")
 {
+    SKIP_WITHOUT_BUNDLED_MODELS();
     // The POD64 config at the POD16 config's gradient accumulation: the same work per replica.
-    const auto sets = *test::bundledModelSets(test::kRoot + "/configs/resnet/resnet50_pod64.json");
-    std::vector<std::string> pod64Sets = sets;
-    pod64Sets.push_back("/run/gradient_accumulation=10");
-    const json pod16 = test::simulateFile("configs/resnet/resnet50_pod16.json", sets);
-    const json pod64 = test::simulateFile("configs/resnet/resnet50_pod64.json", pod64Sets);
+    const json pod16 = test::simulateFile("configs/resnet/resnet50_pod16.json");
+    const json pod64 = test::simulateFile("configs/resnet/resnet50_pod64.json", {"/run/gradient_accumulation=10"});
     CHECK(pod64.at("ipus").at(0).at("breakdown").at("compute") == pod16.at("ipus").at(0).at("breakdown").at("compute"));
     CHECK(pod64.at("ipus").at(0).at("breakdown").at("exchange") == pod16.at("ipus").at(0).at("breakdown").at("exchange"));
     CHECK(pod64.at("samples") == 4 * pod16.at("samples").get<uint64_t>());
@@ -158,6 +158,7 @@ TEST_CASE("ResNet-50 on IPU-POD16 and POD64: replicas change the all-reduce, nev
 
 TEST_CASE("Eight-bit I/O: images cross the host link as bytes and are cast on the IPU", "[onnx][resnet]")
 {
+    SKIP_WITHOUT_BUNDLED_MODELS();
     json doc = onnxDoc("cnn", "train");
     const json wide = test::simulateDoc(doc);
     doc["workload"]["eight_bit_io"] = true;
@@ -171,6 +172,7 @@ TEST_CASE("Eight-bit I/O: images cross the host link as bytes and are cast on th
 
 TEST_CASE("Input dtype of an ONNX model: uint8 is eight-bit I/O, and eight_bit_io refuses another type", "[onnx][bad-input]")
 {
+    SKIP_WITHOUT_BUNDLED_MODELS();
     json doc = onnxDoc("cnn", "train");
     doc["workload"]["input_dtype"] = "uint8";
     const json u8 = test::simulateDoc(doc);
@@ -181,5 +183,3 @@ TEST_CASE("Input dtype of an ONNX model: uint8 is eight-bit I/O, and eight_bit_i
     CHECK(test::configErrorOf(doc, test::kRoot + "/configs/bad.json")
               .find("/workload/input_dtype: expected \"model\" or \"uint8\" with eight_bit_io, found \"fp16\"") != std::string::npos);
 }
-
-#endif

@@ -211,7 +211,7 @@ Experiment randomSchedule(uint64_t seed)
 
 } // namespace
 
-TEST_CASE("Reference engine: shipped schedules and a shrunk MNIST step agree phase by phase", "[reference]")
+TEST_CASE("Reference engine: shipped schedules and a shrunk MNIST step agree phase by phase", "[reference][slow]")
 {
     for (const auto& [file, sets] : std::vector<std::pair<std::string, std::vector<std::string>>>{
              {"configs/schedules/two_ipu_copy.json", {}},
@@ -268,7 +268,7 @@ void differential(uint64_t first, uint64_t last)
 } // namespace
 
 // Four cases so that ctest spreads the seeds over the cores.
-TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 1-50", "[reference][differential]") { differential(1, 50); }
-TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 51-100", "[reference][differential]") { differential(51, 100); }
-TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 101-150", "[reference][differential]") { differential(101, 150); }
-TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 151-200", "[reference][differential]") { differential(151, 200); }
+TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 1-50", "[reference][differential][slow]") { differential(1, 50); }
+TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 51-100", "[reference][differential][slow]") { differential(51, 100); }
+TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 101-150", "[reference][differential][slow]") { differential(101, 150); }
+TEST_CASE("Reference engine: random schedules agree phase by phase, seeds 151-200", "[reference][differential][slow]") { differential(151, 200); }

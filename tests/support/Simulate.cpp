@@ -2,6 +2,7 @@
 #include "Simulate.hpp"
 
 #include "models/reference/ReferenceEngine.hpp"
+#include "sim/config/BundledModels.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/engine/Simulation.hpp"
 
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <iterator>
 
 namespace ipusim::test {
@@ -32,24 +34,33 @@ nlohmann::json simulateFile(const std::string& file, const std::vector<std::stri
     return simulate(config::loadConfig(kRoot + "/" + file, sets));
 }
 
-std::optional<std::vector<std::string>> bundledModelSets(const std::string& path)
+bool bundledModelsExported()
 {
-    const nlohmann::json doc = config::readJsonFile(path);
-    if (!doc.contains("workload") || doc["workload"].value("kind", "") != "onnx")
-        return std::vector<std::string>{};
-    const std::string file = doc["workload"].at("file");
-    const auto at = file.find("build/models/");
-    if (at == std::string::npos)
-        return std::vector<std::string>{};
 #ifdef IPUSIM_ONNX_DIR
-    const std::string exported = std::string(IPUSIM_ONNX_DIR) + "/" + file.substr(at + std::string("build/models/").size());
-    return std::vector<std::string>{"/workload/file=" + nlohmann::json(exported).dump()};
+    return true;
 #else
-    return std::nullopt;
+    return false;
 #endif
 }
 
-std::vector<std::string> shippedExperiments()
+std::string bundledModel(const std::string& name)
+{
+#ifdef IPUSIM_ONNX_DIR
+    return std::string(IPUSIM_ONNX_DIR) + "/" + name + ".onnx";
+#else
+    FAIL("this build exported no ONNX models: skip the test first (SKIP_WITHOUT_BUNDLED_MODELS)");
+    return name;
+#endif
+}
+
+bool namesBundledModel(const std::string& config)
+{
+    const nlohmann::json doc = config::readJsonFile(kRoot + "/" + config);
+    return doc.contains("workload") && doc["workload"].contains("file") && doc["workload"]["file"].is_string() &&
+           config::isBundledModel(doc["workload"]["file"].get<std::string>());
+}
+
+std::vector<std::string> shippedExperiments(Shipped which)
 {
     namespace fs = std::filesystem;
     std::vector<std::string> out;
@@ -57,11 +68,18 @@ std::vector<std::string> shippedExperiments()
         const std::string rel = fs::relative(entry.path(), kRoot).generic_string();
         const bool notExperiment = rel.rfind("configs/hardware/", 0) == 0 || rel.rfind("configs/schema/", 0) == 0 ||
                                    rel.rfind("configs/sweeps/", 0) == 0 || rel.rfind("configs/validation/", 0) == 0;
-        if (entry.is_regular_file() && entry.path().extension() == ".json" && !notExperiment)
+        if (!entry.is_regular_file() || entry.path().extension() != ".json" || notExperiment)
+            continue;
+        if (which == Shipped::All || namesBundledModel(rel) == (which == Shipped::OnBundledModel))
             out.push_back(rel);
     }
     std::sort(out.begin(), out.end());
     return out;
+}
+
+void skipTest(const std::string& reason)
+{
+    std::cout << "ipusim-test-skipped: " << reason << std::endl;
 }
 
 std::string configErrorOf(const nlohmann::json& doc, const std::string& file)

@@ -38,13 +38,23 @@ std::map<std::string, uint64_t> busiestStepCycles(const Schedule& schedule);
  *  fit in memory. */
 nlohmann::json simulate(const Experiment& e, const RunOptions& options = {});
 nlohmann::json simulate(const config::LoadedConfig& cfg, const RunOptions& options = {});
-/** Overrides that point a shipped ONNX config at the models this build exported (the configs
- *  name build/models, the README's build folder, which need not be this build's). Empty for
- *  other configs; nullopt when the build exported no models (no python3-torch). */
-std::optional<std::vector<std::string>> bundledModelSets(const std::string& path);
-/** Every shipped experiment config (each file under configs/ but the hardware descriptions,
- *  schemas, sweeps and validation suites), relative to the tree, in order. */
-std::vector<std::string> shippedExperiments();
+/** Whether this build exported the bundled ONNX models (it does where python3-torch and
+ *  python3-torchvision are installed). */
+bool bundledModelsExported();
+/** The file of a model this build exported, by name ("resnet50"); the test is skipped first
+ *  where there are none (SKIP_WITHOUT_BUNDLED_MODELS). */
+std::string bundledModel(const std::string& name);
+/** Whether the config file (relative to the tree) names a bundled model ("bundled:NAME"). */
+bool namesBundledModel(const std::string& config);
+/** Which shipped configs: those naming a bundled model need this build's exported models. */
+enum class Shipped { All, WithoutBundledModel, OnBundledModel };
+/** The shipped experiment configs of that kind (each file under configs/ but the hardware
+ *  descriptions, schemas, sweeps and validation suites), relative to the tree, in order. */
+std::vector<std::string> shippedExperiments(Shipped which = Shipped::All);
+/** Prints the line that makes ctest report the running case as skipped, not passed
+ *  (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt); the case must return at once, having
+ *  asserted nothing, since a skipped case's failures would not show. */
+void skipTest(const std::string& reason);
 /** Where two documents first differ, as a JSON pointer with both values; "" when they are
  *  equal (json::diff of two whole BERT schedules that differ everywhere takes minutes). */
 std::string firstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at = "");
@@ -57,3 +67,8 @@ nlohmann::json simulateDoc(const nlohmann::json& doc);
 std::string engineDisagreement(const nlohmann::json& doc);
 
 } // namespace ipusim::test
+
+/** Ends the running test case as skipped where this build exported no ONNX models. */
+#define SKIP_WITHOUT_BUNDLED_MODELS()                                                                                      \
+    if (!::ipusim::test::bundledModelsExported())                                                                         \
+    return ::ipusim::test::skipTest("this build exported no ONNX models (python3-torch and python3-torchvision are not installed)")

@@ -143,23 +143,31 @@ TEST_CASE("Config: the workload kind selects its own schema", "[config][errors]"
     CHECK_THAT(errorOf(minimal(), {"/workload/precision=fp8"}), Catch::Contains("/workload/precision: expected one of"));
 }
 
-TEST_CASE("Config: every shipped config loads and compiles", "[config]")
+TEST_CASE("Config: every shipped config and sweep naming no bundled model loads and compiles", "[config]")
 {
-    for (const auto& entry : fs::recursive_directory_iterator(kRoot + "/configs")) {
-        const std::string path = entry.path().string();
-        if (entry.path().extension() != ".json" || path.find("/schema/") != std::string::npos ||
-            path.find("/hardware/") != std::string::npos || path.find("/validation/") != std::string::npos)
-            continue;
-        INFO(path);
-        const auto sets = test::bundledModelSets(path);
-        if (!sets) {
-            WARN(path << ": skipped, this build exported no ONNX models");
-            continue;
-        }
-        if (path.find("/sweeps/") != std::string::npos)
-            CHECK(Sweep::load(path).points.size() > 1);
-        else
-            CHECK_NOTHROW(buildExperiment(config::loadConfig(path, *sets)));
+    const auto configs = test::shippedExperiments(test::Shipped::WithoutBundledModel);
+    REQUIRE(configs.size() >= 28);
+    for (const std::string& config : configs) {
+        INFO(config);
+        CHECK_NOTHROW(buildExperiment(config::loadConfig(kRoot + "/" + config)));
+    }
+    std::size_t sweeps = 0;
+    for (const auto& entry : fs::directory_iterator(kRoot + "/configs/sweeps")) {
+        INFO(entry.path());
+        CHECK(Sweep::load(entry.path().string()).points.size() > 1);
+        ++sweeps;
+    }
+    CHECK(sweeps >= 4);
+}
+
+TEST_CASE("Config: every shipped config on a bundled model loads and compiles", "[config][resnet]")
+{
+    SKIP_WITHOUT_BUNDLED_MODELS();
+    const auto configs = test::shippedExperiments(test::Shipped::OnBundledModel);
+    REQUIRE(configs.size() >= 5);
+    for (const std::string& config : configs) {
+        INFO(config);
+        CHECK_NOTHROW(buildExperiment(config::loadConfig(kRoot + "/" + config)));
     }
 }
 

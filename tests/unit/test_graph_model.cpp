@@ -84,7 +84,7 @@ TEST_CASE("Graph workload: an MLP's FLOPs and weights by hand", "[graph]")
     CHECK(t.schedule.modelFlopsPerSample == 2.0 * (784 * 1024 + 1024 * 10) + 2.0 * (784 * 1024 + 2 * 1024 * 10));
 }
 
-TEST_CASE("Graph workload: padded convolutions keep their size; views are free", "[graph]")
+TEST_CASE("Graph workload: padded convolutions keep their size, views are free", "[graph]")
 {
     ModelSpec m;
     m.inputs = {{"img", {3, 8, 8}, false, false, "", std::nullopt}};

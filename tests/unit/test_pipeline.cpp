@@ -10,7 +10,7 @@
 using namespace ipusim;
 using json = nlohmann::json;
 
-TEST_CASE("Grouped pipeline: G + 2K - 2 cycles; stage k forwards micro-batch c - k", "[pipeline]")
+TEST_CASE("Grouped pipeline: G + 2K - 2 cycles, stage k forwards micro-batch c - k", "[pipeline]")
 {
     for (uint32_t K : {1u, 2u, 4u})
         for (uint64_t G : {7ull, 10ull, 32ull}) {

@@ -75,7 +75,7 @@ TEST_CASE("A linear mapping: equal shares of whole grains, the rest on the tile 
             }
 }
 
-TEST_CASE("Identical layers' steps and tensors share their runs; the program reads the same", "[tiles]")
+TEST_CASE("Identical layers' steps and tensors share their runs, and the program reads the same", "[tiles]")
 {
     IpuParams hw;
     hw.tiles = 16;

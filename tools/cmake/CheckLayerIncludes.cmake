@@ -1,15 +1,26 @@
 # Fails when a file of a layer includes what its layer may not (run by the build, see
 # ipusim_layer in CMakeLists.txt):
 #   cmake -DLAYER=name -DFILES=a;b -DMAY_INCLUDE=dir/,dir/ -DMUST_NOT_INCLUDE=regex -DSTAMP=file -P CheckLayerIncludes.cmake
-# A project include ("...") must start with one of MAY_INCLUDE; a system include (<...>) must
-# not match MUST_NOT_INCLUDE.
+# A project include must start with one of MAY_INCLUDE, whether written "..." or <...>: the
+# compiler finds <sim/x.hpp> through the same include path as "sim/x.hpp", so brackets are no
+# way around the rule. Any other include (<...> or "...") must not match MUST_NOT_INCLUDE.
 string(REPLACE "," ";" MAY_INCLUDE "${MAY_INCLUDE}")
+# The project's top-level source folders: an include starting with one is a project include.
+set(PROJECT_FOLDERS "^(models|workloads|sim|tools|tests)/")
 set(errors "")
 foreach(file IN LISTS FILES)
   file(STRINGS "${file}" lines REGEX "^[ \t]*#[ \t]*include")
   foreach(line IN LISTS lines)
     if(line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
       set(header "${CMAKE_MATCH_1}")
+      set(shown "\"${header}\"")
+    elseif(line MATCHES "#[ \t]*include[ \t]*<([^>]+)>")
+      set(header "${CMAKE_MATCH_1}")
+      set(shown "<${header}>")
+    else()
+      continue()
+    endif()
+    if(header MATCHES "${PROJECT_FOLDERS}")
       set(allowed FALSE)
       foreach(prefix IN LISTS MAY_INCLUDE)
         string(FIND "${header}" "${prefix}" at)
@@ -18,17 +29,14 @@ foreach(file IN LISTS FILES)
         endif()
       endforeach()
       if(NOT allowed)
-        string(APPEND errors "  ${file}: includes \"${header}\", but the ${LAYER} layer may include only ${MAY_INCLUDE}\n")
+        string(APPEND errors "  ${file}: includes ${shown}, but the ${LAYER} layer may include only ${MAY_INCLUDE}\n")
       endif()
-    elseif(line MATCHES "#[ \t]*include[ \t]*<([^>]+)>" AND NOT "${MUST_NOT_INCLUDE}" STREQUAL "")
-      set(header "${CMAKE_MATCH_1}")
-      if(header MATCHES "${MUST_NOT_INCLUDE}")
-        string(APPEND errors "  ${file}: includes <${header}>, which the ${LAYER} layer must not use\n")
-      endif()
+    elseif(NOT "${MUST_NOT_INCLUDE}" STREQUAL "" AND header MATCHES "${MUST_NOT_INCLUDE}")
+      string(APPEND errors "  ${file}: includes ${shown}, which the ${LAYER} layer must not use\n")
     endif()
   endforeach()
 endforeach()
 if(NOT errors STREQUAL "")
-  message(FATAL_ERROR "an include runs the wrong way through the layers (README, Architecture):\n${errors}")
+  message(FATAL_ERROR "an include runs the wrong way through the layers (docs/developer-guide.md, The layers):\n${errors}")
 endif()
 file(WRITE "${STAMP}" "ok\n")

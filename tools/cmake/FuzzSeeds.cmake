@@ -1,8 +1,8 @@
 # The fuzz targets' seeds, from the shipped experiment configs, one file each:
 #   MODE=config    the whole config, its "base" paths made absolute (the fuzzer's input has no
-#                  folder of its own to resolve them against) and an ONNX workload's bundled
-#                  model (build/models/...) taken from ONNX_DIR, this build's export; without
-#                  ONNX_DIR (no torch to export them), ONNX configs are left out
+#                  folder of its own to resolve them against); an ONNX workload's "bundled:"
+#                  model is found in this build's export (ONNX_DIR); without ONNX_DIR (no torch
+#                  to export them), ONNX configs are left out
 #   MODE=workload  its /workload and /run
 # cmake -DMODE=config -DCONFIGS="a.json;b.json" -DOUT=dir [-DONNX_DIR=dir] -P FuzzSeeds.cmake
 cmake_minimum_required(VERSION 3.25) # policies: a quoted "workload" is a string, not a variable
@@ -33,12 +33,9 @@ foreach(config IN LISTS CONFIGS)
   else()
     string(JSON kind ERROR_VARIABLE no_kind GET "${text}" workload kind)
     if(kind STREQUAL "onnx")
-      if(NOT ONNX_DIR)
+      if(NOT ONNX_DIR) # the configs name "bundled:" models, which this build did not export
         continue()
       endif()
-      string(JSON model GET "${text}" workload file)
-      get_filename_component(model ${model} NAME)
-      string(JSON text SET "${text}" workload file "\"${ONNX_DIR}/${model}\"")
     endif()
     absolute_base("${text}" ${folder} seed)
     string(JSON members LENGTH "${seed}")
