@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Pictures of ipusim outputs, as PNG files.
 
-  tools/plot.py out/RUN/trace.json      -> trace_gantt.png: each IPU's phases and pipeline stages
+  tools/plot.py out/RUN/trace.json      -> trace_gantt.png: each IPU's phases and pipeline stages,
+                                           and the host's first two tracks
   tools/plot.py out/RUN/summary.json    -> summary_balance.png (busiest vs mean tile per compute
                                            set), summary_op_types.png (compute time and FLOP rate
                                            by op type), summary_memory.png (memory per tile per
@@ -16,11 +17,13 @@
 Files go next to the input unless --out DIR is given. Uses only Python 3 and matplotlib.
 """
 import argparse
+import collections
 import csv
 import json
 import os
 import re
 import sys
+import textwrap
 
 import matplotlib
 
@@ -50,6 +53,16 @@ def load_json(path):
 # bars would only be a barcode.
 GANTT_COLUMNS = 1400
 
+# The least part of a row's height a state is drawn at in a column it runs in at all: a pipeline
+# stage that takes a few % of every column would otherwise be a hairline.
+MIN_SHARE = 0.1
+
+# Legends beside the axes: inside, they cover data (the last tiles of a memory map).
+BESIDE = {"loc": "upper left", "bbox_to_anchor": (1.0, 1.0), "fontsize": "small"}
+
+
+# The names of what is drawn: a process (it has no track) and its first two tracks.
+DRAWN_NAMES = {("process_name", None), ("thread_name", 0), ("thread_name", 1)}
 
 # The fields of a phase or pipeline slice as ipusim writes it (ChromeTrace.cpp), four times
 # faster to match than to parse as JSON.
@@ -65,19 +78,24 @@ def save(fig, path):
 
 
 def trace_spans(path):
-    """{(ipu, track): [(start, cycles, key)]} of each IPU's phases (track 0, keyed by kind) and
-    pipeline slices (track 1, keyed by pass). ipusim writes one event per line, so the trace is
-    read a line at a time and never held whole; other writers' traces are read whole."""
-    rows = {}
+    """The rows to draw and the trace's names for them: ({(pid, track): [(start, cycles, key)]},
+    {(pid, track): name}, a process's own name under track None). Tracks 0 and 1 are drawn: an
+    IPU's phases (keyed by kind) and pipeline slices (keyed by pass), or the host's first two.
+    ipusim writes one event per line, so the trace is read a line at a time and never held
+    whole; other writers' traces are read whole."""
+    rows, names = {}, {}
 
     def span(pid, tid, cat, first_word, start, cycles):
         if tid in (0, 1) and cat not in ("tile", "link"):
-            rows.setdefault((pid, tid), []).append((start, cycles, cat if tid == 0 else first_word))
+            rows.setdefault((pid, tid), []).append((start, cycles, first_word if cat == "pipeline" else cat))
 
     def add(e):
         args = e.get("args", {})
         if e.get("ph") == "X" and "start_cycle" in args:
             span(e["pid"], e.get("tid"), e.get("cat"), e["name"].split(" ")[0], args["start_cycle"], args["cycles"])
+        elif e.get("ph") == "M" and (e.get("name"), e.get("tid")) in DRAWN_NAMES:
+            # A later name replaces an earlier one: ipusim renames an IPU with its stage balance.
+            names[(e["pid"], e.get("tid"))] = args["name"]
 
     try:
         with open(path) as f:
@@ -86,8 +104,12 @@ def trace_spans(path):
                 f.seek(0)
                 for e in json.load(f).get("traceEvents", []):
                     add(e)
-                return rows
+                return rows, names
             for line in f:
+                if line.startswith('{"ph":"M"'):
+                    if '"args":{"name":"tile ' not in line:  # the many tile tracks' names: skipped unparsed
+                        add(json.loads(line.rstrip().rstrip(",")))
+                    continue
                 if not line.startswith('{"ph":"X"') or '"cat":"tile"' in line:
                     continue  # tile spans are not drawn
                 fields = SPAN_LINE.match(line)
@@ -98,88 +120,151 @@ def trace_spans(path):
                          int(fields["cycles"]))
     except (OSError, ValueError) as e:
         fail(f"{path}: {e}")
-    return rows
+    return rows, names
 
 
-def binned(spans, begin, end):
-    """Spans merged to GANTT_COLUMNS columns of [begin, end), each drawn as the key that covers
-    most of it, or left empty when idle time does."""
+def row_labels(names, pid):
+    """A process's two rows, named as the trace names the process and its tracks ("IPU 0
+    phases", "host dispatch"); a trace without names is taken as ipusim's IPUs."""
+    process = names.get((pid, None), f"IPU {pid}")
+    return [f"{process} {names.get((pid, track), default)}" for track, default in ((0, "phases"), (1, "pipeline"))]
+
+
+def column_shares(spans, begin, end):
+    """Spans merged to GANTT_COLUMNS columns of [begin, end): the columns' edges and each key's
+    share of each column's cycles; what no key covers is idle."""
     width = max(1, -(-(end - begin) // GANTT_COLUMNS))
-    cover = {}
+    edges = list(range(begin, end, width)) + [end]
+    shares = collections.defaultdict(lambda: [0] * (len(edges) - 1))
     for start, cycles, key in spans:
+        covered = shares[key]
         t, stop = start, start + cycles
         while t < stop:
             column = (t - begin) // width
-            until = min(stop, begin + (column + 1) * width)
-            column_cover = cover.setdefault(column, {})
-            column_cover[key] = column_cover.get(key, 0) + until - t
+            until = min(stop, edges[column + 1])
+            covered[column] += until - t
             t = until
-    bars = []
-    for column in sorted(cover):
-        key, covered = max(cover[column].items(), key=lambda kv: (kv[1], kv[0]))
-        idle = width - sum(cover[column].values())
-        if idle > covered:
-            continue  # the row is mostly idle here: a bubble stays a gap
-        x = begin + column * width
-        if bars and bars[-1][2] == key and bars[-1][0] + bars[-1][1] == x:
-            bars[-1] = (bars[-1][0], bars[-1][1] + width, key)
-        else:
-            bars.append((x, width, key))
-    return bars
+    widths = [b - a for a, b in zip(edges, edges[1:])]
+    return edges, {key: [c / w for c, w in zip(covered, widths)] for key, covered in shares.items()}
+
+
+def stacked(shares):
+    """Each key's part of each column's height: its share, but at least MIN_SHARE wherever it
+    runs, so that no state that runs in a column vanishes from it; a column whose states then
+    overfill it is scaled down to fit. The rest is idle and drawn empty, so bubbles stay gaps."""
+    heights = {key: [max(s, MIN_SHARE) if s > 0 else 0.0 for s in share] for key, share in shares.items()}
+    for column, total in enumerate(map(sum, zip(*heights.values()))):
+        if total > 1:
+            for h in heights.values():
+                h[column] /= total
+    return heights
+
+
+def legend_order(keys):
+    """Phases, then pipeline passes, each in its palette's order; others last, by name."""
+    order = list(PHASE_COLOURS) + list(STAGE_COLOURS)
+    return sorted(keys, key=lambda k: (order.index(k) if k in order else len(order), k))
+
+
+def gantt_row(ax, y, spans, begin, end, colours):
+    """Draws one row: each span as a bar or, past GANTT_COLUMNS spans, columns stacked by share
+    (one filled outline per key, fast however long the run). Returns the keys drawn and whether
+    the row was binned."""
+    if len(spans) <= GANTT_COLUMNS:
+        by_key = {}
+        for start, cycles, key in spans:
+            by_key.setdefault(key, []).append((start, cycles))
+        for key, bars in by_key.items():
+            ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colours.get(key, "#333333"))
+        return set(by_key), False
+    edges, shares = column_shares(spans, begin, end)
+    heights = stacked(shares)
+    bottom = [y + 0.4] * (len(edges) - 1)  # the y axis is inverted: the row's foot is its largest y
+    for key in legend_order(heights):
+        top = [b - 0.8 * h for b, h in zip(bottom, heights[key])]
+        ax.fill_between(edges, bottom + bottom[-1:], top + top[-1:], step="post", linewidth=0,
+                        color=colours.get(key, "#333333"))
+        bottom = top
+    return set(heights), True
 
 
 def gantt(path, out):
-    """One row of phases and one row of pipeline stages per IPU (time in tile cycles)."""
-    rows = trace_spans(path)
-    ipus = sorted({ipu for ipu, _ in rows})
-    if not ipus:
+    """One row of phases and one row of pipeline stages per IPU (time in tile cycles), and the
+    host's first two tracks."""
+    rows, names = trace_spans(path)
+    pids = sorted({pid for pid, _ in rows})
+    if not pids:
         fail(f"{path}: the trace has no IPU phases (was it written with --trace?)")
     # A windowed trace is drawn over its window, not from cycle 0.
     begin = min(start for spans in rows.values() for start, _, _ in spans)
     end = max(start + cycles for spans in rows.values() for start, cycles, _ in spans)
-    fig, ax = plt.subplots(figsize=(14, 1.0 + 0.9 * len(ipus)))
-    labels, shown, coarse = [], {}, False
-    for row, ipu in enumerate(ipus):
+    # ipusim names an IPU with its stage balance: long names wrap, and their rows grow to fit.
+    labels = [textwrap.fill(label, 40, break_on_hyphens=False) for pid in pids for label in row_labels(names, pid)]
+    lines = sum(max(2, label.count("\n") + 1) for label in labels)
+    fig, ax = plt.subplots(figsize=(14, 1.0 + 0.22 * lines))
+    shown, coarse = {}, False
+    for row, pid in enumerate(pids):
         for track in (0, 1):
-            y = 2 * row + track
-            spans = rows.get((ipu, track), [])
-            if len(spans) > GANTT_COLUMNS:
-                spans, coarse = binned(spans, begin, end), True
             colours = PHASE_COLOURS if track == 0 else STAGE_COLOURS
-            by_key = {}
-            for start, cycles, key in spans:
-                by_key.setdefault(key, []).append((start, cycles))
-            for key, bars in by_key.items():
-                shown[key] = colours.get(key, "#333333")
-                ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=shown[key])
-            labels.append(f"IPU {ipu} {'phases' if track == 0 else 'stages'}")
-    order = list(PHASE_COLOURS) + list(STAGE_COLOURS)
-    keys = sorted(shown, key=lambda k: (order.index(k) if k in order else len(order), k))
-    ax.legend([plt.Rectangle((0, 0), 1, 1, color=shown[k]) for k in keys], keys, loc="upper left",
-              bbox_to_anchor=(1.0, 1.0), fontsize="small")
+            keys, binned = gantt_row(ax, 2 * row + track, rows.get((pid, track), []), begin, end, colours)
+            shown.update((key, colours.get(key, "#333333")) for key in keys)
+            coarse |= binned
+    keys = legend_order(shown)
+    ax.legend([plt.Rectangle((0, 0), 1, 1, color=shown[k]) for k in keys], keys, **BESIDE)
     ax.set_yticks(range(len(labels)))
-    ax.set_yticklabels(labels)
+    ax.set_yticklabels(labels, fontsize="small")
     ax.invert_yaxis()
     ax.set_xlim(begin, end)
-    ax.set_xlabel("tile cycles" + (f" (busy rows in {GANTT_COLUMNS} columns, each showing what covers most of it, idle"
-                                   " time included)" if coarse else ""))
+    ax.set_xlabel("tile cycles" + (f"\n(busy rows in {GANTT_COLUMNS} columns, each stacked by its states' shares, at"
+                                   f" least {MIN_SHARE:.0%} of the row for a state that runs in it at all; idle time"
+                                   " left empty)" if coarse else ""))
     ax.set_title("Phases and pipeline stages per IPU")
     return [save(fig, os.path.join(out, "trace_gantt.png"))]
+
+
+def number_set(texts):
+    """Numbers as a set, runs of three or more as ranges: ["3", "4", "5", "9"] -> "{3..5,9}"."""
+    runs = []
+    for n in sorted({int(t) for t in texts}):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return "{" + ",".join(f"{a}..{b}" if b > a + 1 else ",".join(map(str, range(a, b + 1))) for a, b in runs) + "}"
+
+
+def balance_bars(balance, count=20):
+    """(label, busiest tile cycles, mean tile cycles) of the longest compute sets, longest first.
+    The layers of a model are alike: the compute sets of one IPU with the same cycles whose names
+    differ only in their numbers are one bar, "layer{3..9}.ffn.output ×7 (IPU 1)", not seven."""
+    groups = {}
+    for b in balance:
+        parts = re.split(r"(\d+)", b["compute_set"])
+        key = (b["ipu"], b["busiest_tile_cycles"], b["mean_tile_cycles"], tuple(parts[0::2]))
+        groups.setdefault(key, []).append(parts[1::2])
+    bars = []
+    for (ipu, busiest, mean, texts), numbers in list(groups.items())[:count]:
+        values = [sorted(set(n)) for n in zip(*numbers)]
+        shown = [v[0] if len(v) == 1 else number_set(v) for v in values]
+        name = "".join(t + n for t, n in zip(texts, shown + [""]))
+        times = f" ×{len(numbers)}" if len(numbers) > 1 else ""
+        bars.append((f"{name}{times} (IPU {ipu})", busiest, mean))
+    return bars
 
 
 def summary_plots(summary, out):
     """Tile balance of the longest compute sets, op types, memory per tile and liveness."""
     paths = []
-    balance = summary.get("tile_balance", [])[:20]
+    balance = balance_bars(summary.get("tile_balance", []))
     if balance:
         fig, ax = plt.subplots(figsize=(12, 0.5 + 0.35 * len(balance)))
-        names = [f"{b['compute_set']} (IPU {b['ipu']})" for b in balance]
-        ax.barh(names, [b["busiest_tile_cycles"] for b in balance], color="#c44e52", label="busiest tile")
-        ax.barh(names, [b["mean_tile_cycles"] for b in balance], color="#4c72b0", label="mean tile")
+        names = [name for name, _, _ in balance]
+        ax.barh(names, [busiest for _, busiest, _ in balance], color="#c44e52", label="busiest tile")
+        ax.barh(names, [mean for _, _, mean in balance], color="#4c72b0", label="mean tile")
         ax.invert_yaxis()
         ax.set_xlabel("tile cycles per execution")
-        ax.set_title("Tile balance of the longest compute sets")
-        ax.legend()
+        ax.set_title("Tile balance of the longest compute sets (×N: N compute sets alike but for their layer number)")
+        ax.legend(**BESIDE)
         paths.append(save(fig, os.path.join(out, "summary_balance.png")))
     op_types = summary.get("op_types", [])[:20]
     if op_types:
@@ -196,15 +281,15 @@ def summary_plots(summary, out):
         paths.append(save(fig, os.path.join(out, "summary_op_types.png")))
     memory = summary.get("memory", [])
     if memory:
-        paths.append(memory_map(memory, os.path.join(out, "summary_memory.png")))
+        paths.append(save(memory_figure(memory), os.path.join(out, "summary_memory.png")))
     if any("liveness" in m for m in memory):
-        paths.append(liveness_plot(memory, os.path.join(out, "summary_liveness.png")))
+        paths.append(save(liveness_figure(memory), os.path.join(out, "summary_liveness.png")))
     if not paths:
         fail("the summary has neither tile_balance nor memory")
     return paths
 
 
-def memory_map(ipus, path):
+def memory_figure(ipus):
     """Always-live and peak memory of every tile, one panel per IPU, against its capacity."""
     fig, axes = plt.subplots(len(ipus), 1, figsize=(12, 2.5 * len(ipus)), squeeze=False)
     for ax, m in zip(axes[:, 0], ipus):
@@ -221,13 +306,14 @@ def memory_map(ipus, path):
         over = f", {m['tiles_over']} tiles over capacity" if not m.get("fits", True) else ""
         ax.set_ylabel("bytes")
         ax.set_title(f"IPU {m['ipu']}: memory per tile{over}")
-        ax.legend(fontsize="small", loc="upper right")
+        ax.legend(**BESIDE)
     axes[-1, 0].set_xlabel("tile")
-    return save(fig, path)
+    return fig
 
 
-def liveness_plot(ipus, path):
-    """Bytes live at each program step: the whole IPU's and its peak tile's."""
+def liveness_figure(ipus):
+    """Bytes live at each program step: the whole IPU's and its peak tile's, from 0 bytes, so
+    that a swing reads at its true size against the whole."""
     ipus = [m for m in ipus if "liveness" in m]
     fig, axes = plt.subplots(len(ipus), 2, figsize=(14, 2.5 * len(ipus)), squeeze=False)
     for (whole, tile), m in zip(axes, ipus):
@@ -241,9 +327,10 @@ def liveness_plot(ipus, path):
         tile.legend(fontsize="small", loc="upper right")
         for ax in (whole, tile):
             ax.set_ylabel("bytes")
+            ax.set_ylim(bottom=0)  # after the data: a limit set first would stop the top following it
     for ax in axes[-1]:
         ax.set_xlabel("program step (liveness order)")
-    return save(fig, path)
+    return fig
 
 
 def number(text):
@@ -364,7 +451,7 @@ def main():
             if "total_cycles" in doc:
                 paths = summary_plots(doc, out)
             elif doc.get("error") == "out of memory":
-                paths = [memory_map(doc["ipus"], os.path.join(out, "oom_memory.png"))]
+                paths = [save(memory_figure(doc["ipus"]), os.path.join(out, "oom_memory.png"))]
             elif "traceEvents" in doc:
                 paths = gantt(args.input, out)
             else:
