@@ -23,7 +23,7 @@ if ((${#missing[@]})); then
 fi
 
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DIPUSIM_UNITY_BUILD=ON >/dev/null
 case "$what" in
   # the command line alone: the first result does not wait for the tests, the Python module or
   # the bundled ONNX models

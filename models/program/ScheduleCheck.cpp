@@ -10,7 +10,8 @@
 #include <unordered_set>
 
 namespace ipusim {
-namespace {
+// Named, not anonymous: ProgramChecker::Impl, which the header declares, holds a Checker.
+namespace schedule_check {
 
 class Checker
 {
@@ -151,13 +152,13 @@ private:
     std::set<uint32_t> m_ipus; // of the programs checked
 };
 
-} // namespace
+} // namespace schedule_check
 
 struct ProgramChecker::Impl
 {
     explicit Impl(const SystemParams& system) : checker(system, problems) {}
     std::vector<std::string> problems;
-    Checker checker;
+    schedule_check::Checker checker;
 };
 
 ProgramChecker::ProgramChecker(const SystemParams& system) : m_impl(std::make_unique<Impl>(system)) {}

@@ -167,7 +167,8 @@ json& slotFor(json& doc, const json::json_pointer& jp, const std::string& origin
 }
 
 /** One "/pointer=value" assignment; errors name `origin` (the CLI's --set, the Python API's
- *  overrides). `/system=<preset>` puts a built-in hardware preset in place of the system. */
+ *  overrides). `/system=<preset>` puts a built-in hardware preset in place of the system;
+ *  `/system/host=<model>` sets a host model's values (configs/hardware/host/). */
 void applySet(json& doc, const std::string& assignment, const std::string& origin, std::map<std::string, std::string>& origins)
 {
     auto eq = assignment.find('=');
@@ -194,6 +195,11 @@ void applySet(json& doc, const std::string& assignment, const std::string& origi
     checkDepth(value, origin, ptr);
     if (ptr == "/system" && value.is_string())
         value = hardwarePreset(value.get<std::string>(), origin, ptr);
+    if (ptr == "/system/host" && value.is_string()) { // a host model's values; the host's cores and servers stay
+        json host = doc.contains(jp) && doc.at(jp).is_object() ? doc.at(jp) : json::object();
+        host.merge_patch(hostModel(value.get<std::string>(), origin, ptr));
+        value = std::move(host);
+    }
     std::string resolved; // "-" becomes the index it appended
     slotFor(doc, jp, origin, ptr, origins, resolved) = value;
     recordOrigins(value, resolved, origin, origins);

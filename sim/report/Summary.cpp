@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/Summary.hpp"
 
+#include "sim/config/HardwarePresets.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -616,6 +618,14 @@ json hostFigures(const Experiment& e, const Simulation& sim, const SimResult& r)
                              {"batch_seconds", double(host.clock().batchCycles()) / clock}}}};
 }
 
+/** Which host model the run assumed: its name (by its values) and its values. */
+json hostModelFigures(const HostParams& host)
+{
+    return {{"name", config::hostModelNameOf(host)},
+            {"call_overhead_seconds", host.callOverheadSeconds},
+            {"sync_latency_seconds", host.syncLatencySeconds}};
+}
+
 } // namespace
 
 json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
@@ -657,6 +667,7 @@ json summary(const Experiment& e, const Simulation& sim, const SimResult& r)
             {"pipeline", pipelineFigures(e, sim)},
             {"latency", latencyFigures(sim, clock)},
             {"external_syncs", sim.externalSync().barriers()},
+            {"host_model", hostModelFigures(e.system.host)},
             {"host", hostFigures(e, sim, r)},
             {"links", linkFigures(e, sim, r.totalCycles)},
             {"tile_balance", tileBalance(e, sim)},
@@ -707,6 +718,11 @@ void printSummary(std::ostream& out, const json& s)
         fmt::print(out, "  model FLOPs  {:>16.1f} TFLOPS per IPU, {:.1f} % of the {:.1f} TFLOPS peak\n",
                    s.at("flops").at("tflops_per_ipu").get<double>(), 100 * s.at("flops").at("share_of_peak").get<double>(),
                    s.at("flops").at("peak_tflops_per_ipu").get<double>());
+    if (s.contains("host_model")) {
+        const auto& h = s.at("host_model");
+        fmt::print(out, "  host model   {}: {:g} ms a host call, {:g} us a host exchange\n", h.at("name").get<std::string>(),
+                   1e3 * h.at("call_overhead_seconds").get<double>(), 1e6 * h.at("sync_latency_seconds").get<double>());
+    }
     if (s.contains("latency") && !s.at("latency").is_null()) {
         const auto& l = s.at("latency");
         fmt::print(out, "  latency      {:>16} cycles a micro-batch, mean ({:.3f} ms; min {}, max {}; {} micro-batches of the first host call)\n",

@@ -2,6 +2,7 @@
 #include "sim/run/ChildProcess.hpp"
 
 #include "sim/config/ConfigError.hpp"
+#include "sim/run/WriteAll.hpp"
 
 #include <fmt/format.h>
 
@@ -29,16 +30,6 @@ nlohmann::json guardedResult(const std::function<nlohmann::json()>& body)
     }
 }
 
-void writeAll(int fd, const std::string& text)
-{
-    for (std::size_t done = 0; done < text.size();) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n <= 0)
-            _exit(1);
-        done += std::size_t(n);
-    }
-}
-
 } // namespace
 
 ChildProcess::ChildProcess(const std::function<nlohmann::json()>& body, std::string what) : m_what(std::move(what))
@@ -59,7 +50,8 @@ ChildProcess::ChildProcess(const std::function<nlohmann::json()>& body, std::str
         if (getppid() != parent)
             _exit(1);
         close(fds[0]);
-        writeAll(fds[1], guardedResult(body).dump());
+        if (!writeAll(fds[1], guardedResult(body).dump()))
+            _exit(1);
         close(fds[1]);
         std::fflush(nullptr);
         _exit(0);

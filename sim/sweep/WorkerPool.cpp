@@ -2,6 +2,7 @@
 #include "sim/sweep/WorkerPool.hpp"
 
 #include "sim/engine/Interrupt.hpp"
+#include "sim/run/WriteAll.hpp"
 
 #include <fmt/format.h>
 
@@ -22,19 +23,6 @@ namespace ipusim {
 namespace {
 
 using json = nlohmann::json;
-
-bool writeAll(int fd, const std::string& text)
-{
-    for (std::size_t done = 0; done < text.size();) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        done += std::size_t(n);
-    }
-    return true;
-}
 
 bool stoppedFromOutside(int status)
 {

@@ -65,7 +65,7 @@ def test_options_blocks_and_strategy_make_the_tutorials_config():
     # Two host calls of 4,000 samples, one epoch each: the first call's cycles and a later one's.
     assert training.simulated_config()["run"] == {"device_iterations": 10, "epochs": 2, "dataset_samples": 4000,
                                                   "gradient_accumulation": 10}
-    assert training.simulated_config()["system"] == {"base": "hardware/m2000.json"}
+    assert training.simulated_config()["system"] == {"base": "hardware/m2000.json", "host": {"base": "hardware/host/ideal.json"}}
     assert config.num_ipus == 4
 
 
@@ -124,7 +124,7 @@ def test_ipu_ids_auto_stage_and_begin_block():
     auto = poptorch.Options().setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
     assert poptorch.simulator_config(auto, False, "m.onnx", 8, config["workload"]["blocks"], "fp32")["workload"]["strategy"] == \
         {"kind": "pipelined"}
-    assert config["system"] == {"base": "hardware/m2000.json"}
+    assert config["system"] == {"base": "hardware/m2000.json", "host": {"base": "hardware/host/ideal.json"}}
     assert inference.simulated_report()["kinds"][0]["summary"]["num_ipus"] == 4
 
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <unistd.h>
 
 using namespace ipusim;
@@ -72,9 +73,9 @@ TEST_CASE("Tiles run consecutive compute sets from their own ready time until a 
 
 TEST_CASE("Host call overhead: every IPU waits for the host before each host call, by hand", "[sim][host]")
 {
-    // The tutorial's first epoch: 15 host calls of 4,000 images on 4 IPUs. 1 ms of host time
-    // a call is 1,330,000 cycles at 1.33 GHz, on each IPU, before each call.
-    const std::vector<std::string> epoch{"/run/epochs=1"};
+    // The tutorial's first epoch on an ideal host: 15 host calls of 4,000 images on 4 IPUs. 1 ms
+    // of host time a call is 1,330,000 cycles at 1.33 GHz, on each IPU, before each call.
+    const std::vector<std::string> epoch{"/run/epochs=1", "/system/host=ideal"};
     json ideal = simulateFile("configs/mnist/pipelined.json", epoch);
     std::vector<std::string> slow(epoch);
     slow.push_back("/system/host/call_overhead_seconds=0.001");
@@ -89,6 +90,25 @@ TEST_CASE("Host call overhead: every IPU waits for the host before each host cal
     CHECK(test::configErrorOf({{"base", "mnist/pipelined.json"}, {"system", {{"host", {{"call_overhead_seconds", -1}}}}}},
                               kRoot + "/configs/bad.json")
               .find("/system/host/call_overhead_seconds") != std::string::npos);
+}
+
+TEST_CASE("Host model: every summary names the one its values are, and --set /system/host=NAME sets them", "[sim][host]")
+{
+    const json ideal = simulateFile("configs/default.json");
+    CHECK(ideal["host_model"] == json{{"name", "ideal"}, {"call_overhead_seconds", 0.0}, {"sync_latency_seconds", 0.0}});
+    const std::vector<std::string> calibrated{"/system/host/cores=8", "/system/host=poptorch_calibrated"};
+    const json c = simulateFile("configs/default.json", calibrated);
+    CHECK(c["host_model"] == json{{"name", "poptorch_calibrated"}, {"call_overhead_seconds", 0.00626}, {"sync_latency_seconds", 0.000222}});
+    std::ostringstream text;
+    report::printSummary(text, c);
+    CHECK_THAT(text.str(), Catch::Contains("\n  host model   poptorch_calibrated: 6.26 ms a host call, 222 us a host exchange\n"));
+    // A host model sets its values and leaves the host's other keys as they were.
+    CHECK(config::loadConfig(kRoot + "/configs/default.json", calibrated).doc["system"]["host"]["cores"] == 8);
+    // Values of no model are named for what they are.
+    CHECK(simulateFile("configs/default.json", {"/system/host=poptorch_calibrated", "/system/host/call_overhead_seconds=0.001"})
+              ["host_model"]["name"] == "custom");
+    CHECK_THROWS_WITH(config::loadConfig(kRoot + "/configs/default.json", {"/system/host=fast"}),
+                      "--set: /system/host: unknown host model \"fast\" (host models: ideal, poptorch_calibrated; or give an object)");
 }
 
 TEST_CASE("Host calls: each starts when every IPU has ended the last one, by hand", "[sim][host]")
@@ -114,7 +134,7 @@ TEST_CASE("Host data loader: a loader slower than the IPUs sets the pace, by han
 {
     // The tutorial's first epoch: 15 calls of 4,000 images, 83,870,250 cycles on an ideal host
     // (5,591,350 a call, each alike).
-    const std::vector<std::string> epoch{"/run/epochs=1"};
+    const std::vector<std::string> epoch{"/run/epochs=1", "/system/host=ideal"};
     const json ideal = simulateFile("configs/mnist/pipelined.json", epoch);
     REQUIRE(ideal["total_cycles"] == 83870250);
     CHECK(ideal["host"]["data_loader"]["batch_cycles"] == 0);
@@ -789,7 +809,8 @@ TEST_CASE("Skipping identical loop iterations changes no figure", "[sim][fast-fo
         {"configs/mnist/pipelined.json", {"/workload/strategy/schedule=\"sequential\"", "/run/device_iterations=1"}},
         {"configs/mnist/pipelined_pod16.json", {"/run/dataset_samples=0", "/run/epochs=1", "/run/host_calls=2"}},
         {"configs/mnist/phased_parallel.json", {}},
-        {"configs/mnist/offload_optimiser.json", {"/workload/io_tiles=64"}},
+        // (on an ideal host: a host exchange's latency makes each prefetch's wait differ)
+        {"configs/mnist/offload_optimiser.json", {"/workload/io_tiles=64", "/system/host=ideal"}},
         {"configs/bert/base_phase1_pod16.json", {"/run/gradient_accumulation=40", "/run/device_iterations=3"}},
         {"configs/bert/large_squad_infer_m2000.json", {}},
     };

@@ -144,10 +144,11 @@ def simulated_seconds(model):
     return getattr(model, "simulated_seconds", None)
 
 
-def throughput(samples, wall, simulated):
+def throughput(samples, wall, simulated, model):
     text = f"{samples:,} samples: wall-clock {samples / wall:,.1f} samples/s ({wall:.2f} s)"
     if simulated is not None:
-        text += f" | simulated IPU {samples / simulated:,.1f} samples/s ({simulated:.6f} s)"
+        # What the simulated figure assumes, beside it: the IPUs and the host model.
+        text += f" | simulated IPU {samples / simulated:,.1f} samples/s ({simulated:.6f} s; {model.simulator_assumptions})"
     return text
 
 
@@ -165,7 +166,7 @@ def train(training_model, training_data, opts):
             print(line, flush=True)
         simulated = simulated_seconds(training_model)
         print(f"  epoch {epoch}: " + throughput(samples, time.perf_counter() - start,
-                                                None if simulated is None else simulated - simulated_start))
+                                                None if simulated is None else simulated - simulated_start, training_model))
 
 
 def test(inference_model, test_data):
@@ -175,7 +176,7 @@ def test(inference_model, test_data):
         samples += len(data)
         sum_acc += accuracy(output, labels)
     print(f"Accuracy on test set: {sum_acc / len(test_data):0.2f}%")
-    print("  test: " + throughput(samples, time.perf_counter() - start, simulated_seconds(inference_model)))
+    print("  test: " + throughput(samples, time.perf_counter() - start, simulated_seconds(inference_model), inference_model))
 
 
 def arguments():

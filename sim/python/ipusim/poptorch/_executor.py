@@ -73,7 +73,8 @@ def simulator_config(options, training, onnx_file, micro_batch, blocks, precisio
     elif options.sample_seconds:
         _note("simulator(sample_seconds=...) has no effect: no poptorch.DataLoader was made with these options before the model")
     return {"name": "poptorch_" + ("train" if training else "infer"),
-            "system": {"base": system_file(options.system, per_replica * options.replication_factor)},
+            "system": {"base": system_file(options.system, per_replica * options.replication_factor),
+                       "host": {"base": f"hardware/host/{options.host}.json"}},
             "workload": workload, "run": run}
 
 
@@ -395,6 +396,17 @@ class Executor:
         if not self._kinds:
             raise RuntimeError("no host call yet: the model is captured and simulated on its first call")
         return copy.deepcopy(list(self._kinds.values())[-1].config)
+
+    @property
+    def simulator_assumptions(self):
+        """What the simulated figures assume, in a line: the IPUs and the host model (None before
+        the first host call)."""
+        if not self._kinds:
+            return None
+        summary = list(self._kinds.values())[-1].summary
+        host = summary["host_model"]
+        return (f"{summary['num_ipus']} simulated Mk2 IPUs, host model {host['name']}: "
+                f"{host['call_overhead_seconds'] * 1e3:g} ms a host call, {host['sync_latency_seconds'] * 1e6:g} us a host exchange")
 
     def simulated_report(self):
         """Simulated time so far: host calls, seconds, samples per second, and per kind of call

@@ -6,6 +6,8 @@ import sys
 
 import torch
 
+from .. import CONFIGS
+
 
 class OutputMode(enum.IntEnum):
     """What a host call returns of its micro-batches' outputs (values as PopTorch's)."""
@@ -180,6 +182,7 @@ class Options:
         self._Popart = _PopartOptions()
         self.random_seed = None
         self.system = None  # None: the smallest system with enough IPUs
+        self.host = "ideal"  # a host model of configs/hardware/host/
         self.simulated_precision = None  # None: float32
         self.system_overrides = {}
         self.sample_seconds = 0.0  # the host's time to load one sample on one core
@@ -233,7 +236,7 @@ class Options:
         _note(f"enableExecutableCaching({path!r}) is ignored: nothing is compiled for hardware")
         return self
 
-    def simulator(self, system=None, precision=None, sample_seconds=None, **overrides):
+    def simulator(self, system=None, precision=None, sample_seconds=None, host=None, **overrides):
         """The simulated hardware: "mk2", "m2000", "pod16", "pod64" (the bundled descriptions),
         a config path, or None for the smallest with enough IPUs; `overrides` set values of it
         by JSON pointer under /system, e.g. simulator("pod16", **{"ipu/tiles": 1216}).
@@ -242,7 +245,15 @@ class Options:
         run on IPUs; the CPU, which has no half matmuls, computes in float32. `sample_seconds` is the
         host's time to load and transform one sample on one core (your data set's and transforms'
         cost, which the simulator cannot know; default 0, a free loader): the data loader made
-        with these options then builds each host call's batch with its workers in that time."""
+        with these options then builds each host call's batch with its workers in that time. `host`
+        is the host model (configs/hardware/host/): "ideal", the default, a host that costs nothing
+        (the bound the IPUs alone set), or "poptorch_calibrated", PopTorch's per-call and
+        per-exchange costs as calibrated on a measured PopTorch run."""
+        if host is not None:
+            models = sorted(p.stem for p in (CONFIGS / "hardware" / "host").glob("*.json"))
+            if host not in models:
+                raise ValueError(f"simulator: expected host to be one of {', '.join(models)}, found {host!r}")
+            self.host = host
         if precision not in (None, "fp16", "fp32"):
             raise ValueError(f'simulator: expected precision "fp16" or "fp32", found {precision!r}')
         if sample_seconds is not None:
@@ -261,7 +272,7 @@ class Options:
                 "output_return_period": self.output_return_period, "random_seed": self.random_seed,
                 "optimizer_on_chip": self.TensorLocations.optimizer_on_chip, "partials": self.Precision.partials,
                 "available_memory_proportion": self.available_memory_proportion,
-                "execution_strategy": self.strategy.ipusim() if self.strategy else None, "simulator": self.system,
+                "execution_strategy": self.strategy.ipusim() if self.strategy else None, "simulator": self.system, "host": self.host,
                 "data_loader": self._data_loader, "sample_seconds": self.sample_seconds,
                 "io_tiles": self.TensorLocations.io_tiles, "prefetch_depth": self._Popart.prefetch_depth}
 
