@@ -45,6 +45,9 @@ def test_the_tutorial_script_agrees_with_the_pipelined_config(tmp_path):
     assert printed(r"epoch 1: .*" + SIMULATED, out) == pytest.approx(cli.samples_per_second, abs=0.05)
     assert printed(r"test: .*" + SIMULATED, out) == pytest.approx(cli["inference"]["samples_per_second"], abs=0.05)
     assert printed(r"Accuracy on test set: ([\d.]+)%", out) > 50  # it learned: chance is 10 %
+    # Beside each simulated figure, what it assumes: the tutorial's IPUs and PopTorch's host as calibrated.
+    assert out.count("samples/s (") and out.count("; 4 simulated Mk2 IPUs, host model poptorch_calibrated: 6.26 ms a host call, "
+                                                  "222 us a host exchange)") == 2
     assert (tmp_path / "profile/poptorch_train_0/trace.json").stat().st_size > 0
     assert (tmp_path / "profile/poptorch_infer_0/summary.json").stat().st_size > 0
 

@@ -65,8 +65,17 @@ def test_options_blocks_and_strategy_make_the_tutorials_config():
     # Two host calls of 4,000 samples, one epoch each: the first call's cycles and a later one's.
     assert training.simulated_config()["run"] == {"device_iterations": 10, "epochs": 2, "dataset_samples": 4000,
                                                   "gradient_accumulation": 10}
-    assert training.simulated_config()["system"] == {"base": "hardware/m2000.json", "host": {"base": "hardware/host/ideal.json"}}
+    # PopTorch's host as calibrated (configs/validation/host.json), unless simulator(host=...) says otherwise.
+    assert training.simulated_config()["system"] == {"base": "hardware/m2000.json",
+                                                     "host": {"base": "hardware/host/poptorch_calibrated.json"}}
     assert config.num_ipus == 4
+    assert config["host_model"]["name"] == "poptorch_calibrated"
+    assert training.simulator_assumptions == ("4 simulated Mk2 IPUs, host model poptorch_calibrated: 6.26 ms a host call, "
+                                              "222 us a host exchange")
+    ideal = poptorch.simulator_config(tutorial_options().simulator(host="ideal"), False, "m.onnx", 40, [], "fp32")
+    assert ideal["system"]["host"] == {"base": "hardware/host/ideal.json"}
+    with pytest.raises(ValueError, match="simulator: expected host to be one of ideal, poptorch_calibrated, found 'fast'"):
+        tutorial_options().simulator(host="fast")
 
 
 def test_the_tutorial_runs_at_the_pipelined_configs_throughput():
@@ -124,7 +133,7 @@ def test_ipu_ids_auto_stage_and_begin_block():
     auto = poptorch.Options().setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
     assert poptorch.simulator_config(auto, False, "m.onnx", 8, config["workload"]["blocks"], "fp32")["workload"]["strategy"] == \
         {"kind": "pipelined"}
-    assert config["system"] == {"base": "hardware/m2000.json", "host": {"base": "hardware/host/ideal.json"}}
+    assert config["system"] == {"base": "hardware/m2000.json", "host": {"base": "hardware/host/poptorch_calibrated.json"}}
     assert inference.simulated_report()["kinds"][0]["summary"]["num_ipus"] == 4
 
 

@@ -182,7 +182,7 @@ class Options:
         self._Popart = _PopartOptions()
         self.random_seed = None
         self.system = None  # None: the smallest system with enough IPUs
-        self.host = "ideal"  # a host model of configs/hardware/host/
+        self.host = "poptorch_calibrated"  # PopTorch's host, as configs/validation/host.json calibrates it
         self.simulated_precision = None  # None: float32
         self.system_overrides = {}
         self.sample_seconds = 0.0  # the host's time to load one sample on one core
@@ -246,9 +246,9 @@ class Options:
         host's time to load and transform one sample on one core (your data set's and transforms'
         cost, which the simulator cannot know; default 0, a free loader): the data loader made
         with these options then builds each host call's batch with its workers in that time. `host`
-        is the host model (configs/hardware/host/): "ideal", the default, a host that costs nothing
-        (the bound the IPUs alone set), or "poptorch_calibrated", PopTorch's per-call and
-        per-exchange costs as calibrated on a measured PopTorch run."""
+        is the host model (configs/hardware/host/): "poptorch_calibrated", the default, PopTorch's
+        per-call and per-exchange costs as calibrated on a measured PopTorch run, or "ideal", a host
+        that costs nothing (the bound the IPUs alone set)."""
         if host is not None:
             models = sorted(p.stem for p in (CONFIGS / "hardware" / "host").glob("*.json"))
             if host not in models:
