@@ -4,6 +4,7 @@
 // raises ipusim.ConfigError carrying the file, the JSON pointer and what was expected.
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
+#include "sim/config/HardwarePresets.hpp"
 #include "sim/config/Schema.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/run/Run.hpp"
@@ -13,6 +14,7 @@
 #include <pybind11/stl.h>
 #include <systemc> // declares sc_main with the C linkage libsystemc expects
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -88,6 +90,16 @@ py::list params()
     return out;
 }
 
+/** The hardware presets (--set /system=NAME), smallest first: (name, IPUs). */
+std::vector<std::pair<std::string, uint32_t>> hardwarePresets()
+{
+    std::vector<std::pair<std::string, uint32_t>> out;
+    for (const std::string& name : config::hardwarePresetNames())
+        out.emplace_back(name, config::hardwarePreset(name, "", "").value("num_ipus", 1u));
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    return out;
+}
+
 /** Runs a sweep file's missing points; returns (results folder, failed points). */
 std::pair<std::string, std::size_t> sweep(const std::string& file, const std::string& outDir, unsigned jobs, bool resume)
 {
@@ -132,5 +144,7 @@ PYBIND11_MODULE(_ipusim, m)
           py::arg("reference"), py::arg("inference"), py::arg("force"));
     m.def("printed", &printed, py::arg("text"), py::arg("oom"));
     m.def("params", &params);
+    m.def("hardware_presets", &hardwarePresets);
+    m.def("host_models", &ipusim::config::hostModelNames);
     m.def("sweep", &sweep, py::arg("file"), py::arg("out_dir"), py::arg("jobs"), py::arg("resume"));
 }

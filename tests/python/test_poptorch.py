@@ -14,6 +14,7 @@ from torch import nn  # noqa: E402
 
 import ipusim  # noqa: E402
 from ipusim import poptorch  # noqa: E402
+from ipusim.poptorch._executor import system_file  # noqa: E402
 
 
 def _tutorial():
@@ -156,8 +157,15 @@ def test_errors_name_the_node_or_the_argument():
         poptorch.Options().deviceIterations(0)
     opts = poptorch.Options()
     opts.Training.gradientAccumulation(2)
-    with pytest.raises(ValueError, match="inferenceModel: expected Training.gradientAccumulation 1"):
-        poptorch.inferenceModel(Hard(), opts)
+    # The library's rule and message, named as the PopTorch option it comes from.
+    with pytest.raises(ipusim.ConfigError, match="/run/gradient_accumulation: expected 1: inference has no gradient accumulation") \
+            as refused:
+        poptorch.inferenceModel(Hard(), opts)(torch.zeros(2, 4))
+    assert "comes from Training.gradientAccumulation" in "\n".join(refused.value.__notes__)
+    # The library's hardware presets, the largest included, pick the smallest system that holds a model.
+    assert system_file(None, 100) == "hardware/pod128.json" and system_file(None, 256) == "hardware/pod256.json"
+    with pytest.raises(ValueError, match=r"needs 300 IPUs, more than the largest preset's \(pod256, 256\)"):
+        system_file(None, 300)
     with pytest.raises(ValueError, match="expected a system of at least 4 IPUs, found 'mk2' of 1"):
         model = Network()
         opts = tutorial_options().simulator("mk2")

@@ -11,12 +11,12 @@ import tempfile
 
 import torch
 
-from .. import CONFIGS, ConfigError
+from .. import ConfigError, _ipusim
 from .. import run as simulate
 from ._blocks import BlockRecorder
 from ._options import OutputMode, _note
 
-SYSTEMS = ("mk2", "m2000", "pod16", "pod64")  # the bundled hardware descriptions, smallest first
+SYSTEMS = dict(_ipusim.hardware_presets())  # the library's hardware presets and their IPUs, smallest first
 _POPTORCH_MEMORY_PROPORTION = 0.6  # PopTorch's default for an IPU the options leave out
 
 
@@ -63,11 +63,10 @@ def simulator_config(options, training, onnx_file, micro_batch, blocks, precisio
     if options.available_memory_proportion:
         by_ipu = options.available_memory_proportion
         workload["available_memory_proportion"] = [by_ipu.get(i, _POPTORCH_MEMORY_PROPORTION) for i in range(per_replica)]
-    accumulation = options.Training.gradient_accumulation if training else 1
-    run = {"device_iterations": options.device_iterations, "epochs": 2,
+    # (the library refuses an inference config's gradient accumulation other than 1, naming the option)
+    accumulation = options.Training.gradient_accumulation
+    run = {"device_iterations": options.device_iterations, "epochs": 2, "gradient_accumulation": accumulation,
            "dataset_samples": micro_batch * options.device_iterations * options.replication_factor * accumulation}
-    if training:
-        run["gradient_accumulation"] = accumulation
     if options._data_loader:  # the host's loader, as the poptorch.DataLoader made with these options
         run["data_loader"] = dict(options._data_loader, sample_seconds=options.sample_seconds)
     elif options.sample_seconds:
@@ -84,20 +83,17 @@ def _partials(options, precision):
     return (options.Precision.partials or precision) if precision == "fp16" else "fp32"
 
 
-def _ipus_of(system):
-    """A bundled system's IPUs, as its description gives them."""
-    return json.loads((CONFIGS / "hardware" / f"{system}.json").read_text())["num_ipus"]
-
-
 def system_file(system, ipus):
     if system is None:
-        for name in SYSTEMS:
-            if _ipus_of(name) >= ipus:
+        for name, size in SYSTEMS.items():
+            if size >= ipus:
                 return f"hardware/{name}.json"
-        raise ValueError(f"Options.simulator: the model needs {ipus} IPUs, more than an IPU-POD64's 64; name a system config")
+        largest, size = list(SYSTEMS.items())[-1]
+        raise ValueError(f"Options.simulator: the model needs {ipus} IPUs, more than the largest preset's ({largest}, {size}); "
+                         "name a system config")
     if system in SYSTEMS:
-        if _ipus_of(system) < ipus:
-            raise ValueError(f"Options.simulator: expected a system of at least {ipus} IPUs, found {system!r} of {_ipus_of(system)}")
+        if SYSTEMS[system] < ipus:
+            raise ValueError(f"Options.simulator: expected a system of at least {ipus} IPUs, found {system!r} of {SYSTEMS[system]}")
         return f"hardware/{system}.json"
     return os.path.abspath(os.fspath(system))
 
@@ -229,8 +225,6 @@ class Executor:
     def __init__(self, model, options, training, optimizer=None):
         if training and optimizer is None:
             optimizer = torch.optim.SGD(model.parameters(), lr=0.01)  # PopTorch's default
-        if not training and options.Training.gradient_accumulation != 1:
-            raise ValueError("inferenceModel: expected Training.gradientAccumulation 1 for inference")
         self.model = model
         self.options = options.clone()
         self.training = training

@@ -6,7 +6,7 @@ import sys
 
 import torch
 
-from .. import CONFIGS
+from .. import _ipusim
 
 
 class OutputMode(enum.IntEnum):
@@ -237,8 +237,8 @@ class Options:
         return self
 
     def simulator(self, system=None, precision=None, sample_seconds=None, host=None, **overrides):
-        """The simulated hardware: "mk2", "m2000", "pod16", "pod64" (the bundled descriptions),
-        a config path, or None for the smallest with enough IPUs; `overrides` set values of it
+        """The simulated hardware: a hardware preset of the library ("mk2", "m2000", "pod16",
+        "pod64", "pod128", "pod256"), a config path, or None for the smallest with enough IPUs; `overrides` set values of it
         by JSON pointer under /system, e.g. simulator("pod16", **{"ipu/tiles": 1216}).
         `precision` "fp16" simulates the float32 model in half precision (weights, activations
         and, unless Precision.setPartialsType says otherwise, partials), as model.half() would
@@ -250,7 +250,7 @@ class Options:
         per-call and per-exchange costs as calibrated on a measured PopTorch run, or "ideal", a host
         that costs nothing (the bound the IPUs alone set)."""
         if host is not None:
-            models = sorted(p.stem for p in (CONFIGS / "hardware" / "host").glob("*.json"))
+            models = _ipusim.host_models()
             if host not in models:
                 raise ValueError(f"simulator: expected host to be one of {', '.join(models)}, found {host!r}")
             self.host = host
