@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/ipu/PhaseObserver.hpp"
+#include "models/program/PhaseObserver.hpp"
 #include "models/timing/HostCallClock.hpp"
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 #include "models/link/IpuLinks.hpp"
 #include "models/sync/ExternalSync.hpp"
 #include "models/hw/IpuParams.hpp"
-#include "models/ipu/PhaseObserver.hpp"
+#include "models/program/PhaseObserver.hpp"
 #include "models/sync/Sync.hpp"
 #include "models/tile/TileArray.hpp"
 

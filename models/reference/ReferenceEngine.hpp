@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-#include "models/ipu/PhaseObserver.hpp"
+#include "models/program/PhaseObserver.hpp"
 #include "models/hw/SystemParams.hpp"
 #include "models/program/Schedule.hpp"
 #include "models/timing/HostCallClock.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/IpuParams.hpp"
-#include "models/ipu/PhaseObserver.hpp"
+#include "models/program/PhaseObserver.hpp"
 #include "models/memory/TileMemory.hpp"
 #include "models/program/Schedule.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/config/ExperimentSpec.hpp"
 
-#include "models/program/ScheduleJson.hpp"
+#include "models/json/ScheduleJson.hpp"
 #include "sim/config/BundledModels.hpp"
 #include "sim/config/OnnxModel.hpp"
 #include "sim/config/Schema.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/CompiledConfig.hpp"
 
-#include "models/program/ScheduleJson.hpp"
+#include "models/json/ScheduleJson.hpp"
 
 #include <fmt/format.h>
 

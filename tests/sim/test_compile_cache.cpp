@@ -3,7 +3,7 @@
 // schedule on, and sweep workers are long-lived, crash-isolated and give the rows a run gives.
 #include "Simulate.hpp"
 
-#include "models/program/ScheduleJson.hpp"
+#include "models/json/ScheduleJson.hpp"
 #include "sim/engine/CompileCache.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/run/ChildProcess.hpp"

@@ -4,7 +4,7 @@
 // for the model it came from.
 #include "Simulate.hpp"
 
-#include "models/program/ScheduleJson.hpp"
+#include "models/json/ScheduleJson.hpp"
 #include "sim/config/ExperimentSpec.hpp"
 #include "sim/engine/CompiledConfig.hpp"
 #include "workloads/nets/CompileWorkload.hpp"

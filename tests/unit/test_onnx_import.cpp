@@ -6,7 +6,7 @@
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/OnnxModel.hpp"
-#include "models/program/ScheduleJson.hpp"
+#include "models/json/ScheduleJson.hpp"
 #include "sim/engine/Experiment.hpp"
 
 #include <catch2/catch.hpp>

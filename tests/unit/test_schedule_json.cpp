@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Hand-written schedules: parsing, vertex costing and every bad input.
-#include "models/program/ScheduleJson.hpp"
+#include "models/json/ScheduleJson.hpp"
 #include "models/timing/VertexCosts.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ExperimentSpec.hpp"

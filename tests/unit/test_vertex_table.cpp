@@ -2,7 +2,7 @@
 // The vertex table: every row priced as a hand-written schedule names it, at two sizes and in
 // both precisions, against values worked by hand from PopLibs' estimators (poplibs-costs.md);
 // and codelet names that round-trip.
-#include "models/program/VertexJson.hpp"
+#include "models/json/VertexJson.hpp"
 #include "models/timing/VertexTable.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "models/program/VertexJson.hpp"
+#include "models/json/VertexJson.hpp"
 
 #include "models/common/CeilDiv.hpp"
 #include "models/timing/VertexCosts.hpp"

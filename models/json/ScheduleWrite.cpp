@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "models/program/ScheduleJson.hpp"
+#include "models/json/ScheduleJson.hpp"
 
 #include <algorithm>
 

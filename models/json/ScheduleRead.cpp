@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "models/program/ScheduleJson.hpp"
+#include "models/json/ScheduleJson.hpp"
 
 #include "models/program/ScheduleCheck.hpp"
 
-#include "models/program/VertexJson.hpp"
+#include "models/json/VertexJson.hpp"
 
 #include <fmt/format.h>
 
