@@ -11,7 +11,7 @@ namespace ipusim {
 class HostLink : public TransferLink
 {
 public:
-    HostLink(sc_core::sc_module_name name, const HostLinkParams& link, double clockHz)
+    HostLink(sc_core::sc_module_name name, const LinkParams& link, double clockHz)
         : TransferLink(name, link.bandwidthBytesPerSecond, link.efficiency, link.latencyCycles, clockHz)
     {
         registerStats("host_bytes_to_ipu", "host_bytes_from_ipu", "host link");

@@ -21,37 +21,14 @@ struct HostParams
     double syncLatencySeconds = schema::kHostSyncLatencySeconds;
 };
 
-/** The IPU's PCIe Gen4 x8 link to its IPU-Gateway (host transfers then cross the gateway's
- *  link to the host). */
-struct HostLinkParams
+/** One direction of a link: its bandwidth, the share of it payloads get, and the latency a
+ *  transfer pays once (a route over IPU-Links once per hop). Every link of the system has this
+ *  shape; SystemParams names which link each is. */
+struct LinkParams
 {
-    double bandwidthBytesPerSecond = schema::kHostLinkBandwidthBytesPerSecond;
-    double efficiency = schema::kHostLinkEfficiency;
-    uint64_t latencyCycles = schema::kHostLinkLatencyCycles;
-};
-
-/** An IPU-Gateway's RoCE link to its host server, one direction, shared by its IPU-M2000's IPUs. */
-struct GatewayHostLinkParams
-{
-    double bandwidthBytesPerSecond = schema::kGatewayHostLinkBandwidthBytesPerSecond;
-    double efficiency = schema::kGatewayHostLinkEfficiency;
-    uint64_t latencyCycles = schema::kGatewayHostLinkLatencyCycles;
-};
-
-/** One IPU-Link, one direction; a route pays the latency per hop. */
-struct IpuLinkParams
-{
-    double bandwidthBytesPerSecond = schema::kIpuLinkBandwidthBytesPerSecond;
-    double efficiency = schema::kIpuLinkEfficiency;
-    uint64_t latencyCycles = schema::kIpuLinkLatencyCycles;
-};
-
-/** The GW-Links between the IPU-Gateways of different racks: one port, one direction. */
-struct GwLinkParams
-{
-    double bandwidthBytesPerSecond = schema::kGwLinkBandwidthBytesPerSecond;
-    double efficiency = schema::kGwLinkEfficiency;
-    uint64_t latencyCycles = schema::kGwLinkLatencyCycles;
+    double bandwidthBytesPerSecond = 0;
+    double efficiency = 1;
+    uint64_t latencyCycles = 0;
 };
 
 /** An IPU's Streaming Memory behind the IPU-Gateway. */
@@ -70,10 +47,16 @@ struct SystemParams
     uint32_t numIpus = schema::kNumIpus;
     IpuParams ipu;
     HostParams host;
-    HostLinkParams hostLink;
-    GatewayHostLinkParams gatewayHostLink;
-    IpuLinkParams ipuLink;
-    GwLinkParams gwLink;
+    /** The IPU's PCIe Gen4 x8 link to its IPU-Gateway (host transfers then cross the gateway's
+     *  link to the host). */
+    LinkParams hostLink{schema::kHostLinkBandwidthBytesPerSecond, schema::kHostLinkEfficiency, schema::kHostLinkLatencyCycles};
+    /** An IPU-Gateway's RoCE link to its host server, shared by its IPU-M2000's IPUs. */
+    LinkParams gatewayHostLink{schema::kGatewayHostLinkBandwidthBytesPerSecond, schema::kGatewayHostLinkEfficiency,
+                               schema::kGatewayHostLinkLatencyCycles};
+    /** One IPU-Link; a route pays the latency per hop. */
+    LinkParams ipuLink{schema::kIpuLinkBandwidthBytesPerSecond, schema::kIpuLinkEfficiency, schema::kIpuLinkLatencyCycles};
+    /** The GW-Links between the IPU-Gateways of different racks: one port. */
+    LinkParams gwLink{schema::kGwLinkBandwidthBytesPerSecond, schema::kGwLinkEfficiency, schema::kGwLinkLatencyCycles};
     double syncHopSeconds = schema::kExternalSyncHopSeconds;
     StreamingMemoryParams streamingMemory;
     Topology topology = Topology::ladder(schema::kNumIpus, schema::kTopologyWrap);

@@ -10,7 +10,7 @@
 
 namespace ipusim {
 
-Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
+Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const LinkParams& link,
          const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer,
          SystemPorts ports, const StreamingMemoryParams& streaming, std::shared_ptr<const TileMemory> memory)
     : sc_module(name),

@@ -40,7 +40,7 @@ class Ipu : public sc_core::sc_module
 {
 public:
     /** `memory`: the program's tile memory worked out ahead (TileArray), or null. */
-    Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const HostLinkParams& link,
+    Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, const LinkParams& link,
         const Program& program, uint64_t hostCalls, sc_core::sc_time period, IPhaseObserver* observer,
         SystemPorts ports = {}, const StreamingMemoryParams& streaming = {}, std::shared_ptr<const TileMemory> memory = nullptr);
 

@@ -7,7 +7,7 @@
 
 namespace ipusim {
 
-uint64_t ipuLinkTransferCycles(const Topology& topology, const IpuLinkParams& link, double clockHz, uint32_t from,
+uint64_t ipuLinkTransferCycles(const Topology& topology, const LinkParams& link, double clockHz, uint32_t from,
                                uint32_t to, uint64_t bytes)
 {
     if (bytes == 0 || from == to)
@@ -49,7 +49,7 @@ uint64_t ringSteps(std::size_t members, CollectiveKind kind)
     return kind == CollectiveKind::AllReduce ? 2 * (members - 1) : members - 1;
 }
 
-uint64_t ringCycles(const Topology& topology, const IpuLinkParams& link, double clockHz, const std::vector<uint32_t>& ring,
+uint64_t ringCycles(const Topology& topology, const LinkParams& link, double clockHz, const std::vector<uint32_t>& ring,
                     uint64_t bytes, CollectiveKind kind)
 {
     const std::size_t R = ring.size();

@@ -28,7 +28,7 @@ uint64_t hopLatencyCycles(const SystemParams& system, LinkKind kind);
 /** An IPU-Link transfer follows the shortest route: it pays the latency of every hop and
  *  streams at the bandwidth of the narrowest hop (cut-through). Throws std::logic_error when
  *  no route exists (a topology the config decoder rejects). */
-uint64_t ipuLinkTransferCycles(const Topology& topology, const IpuLinkParams& link, double clockHz, uint32_t from,
+uint64_t ipuLinkTransferCycles(const Topology& topology, const LinkParams& link, double clockHz, uint32_t from,
                                uint32_t to, uint64_t bytes);
 
 /** Steps of a ring collective over R members: all-reduce 2(R - 1), the others R - 1. */
@@ -39,7 +39,7 @@ uint64_t ringSteps(std::size_t members, CollectiveKind kind);
  *  neighbour transfer. The closed form the shared-link model (IpuLinks) gives for a flat plan
  *  (collectivePlan in one rack) whose ring is in physical order and whose shares never cross
  *  one link. */
-uint64_t ringCycles(const Topology& topology, const IpuLinkParams& link, double clockHz, const std::vector<uint32_t>& ring,
+uint64_t ringCycles(const Topology& topology, const LinkParams& link, double clockHz, const std::vector<uint32_t>& ring,
                     uint64_t bytes, CollectiveKind kind);
 
 } // namespace ipusim

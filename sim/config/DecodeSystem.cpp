@@ -38,6 +38,12 @@ AmpParams ampOf(const Reader& r, const std::string& p)
     return {r.at<uint32_t>(p + "/macs_per_cycle"), r.at<uint32_t>(p + "/units"), r.at<uint32_t>(p + "/in_chans_per_group")};
 }
 
+/** The link whose bandwidth, efficiency and latency are at pointer `p` (every link has them). */
+LinkParams linkOf(const Reader& r, const std::string& p)
+{
+    return {r.at<double>(p + "/bandwidth_bytes_per_second"), r.at<double>(p + "/efficiency"), r.at<uint64_t>(p + "/latency_cycles")};
+}
+
 IpuParams ipuOf(const Reader& r)
 {
     IpuParams p;
@@ -109,14 +115,10 @@ SystemParams decodeSystem(const config::LoadedConfig& cfg, std::set<std::string>
     p.ipu = ipuOf(r);
     p.host = {r.at<double>("/system/host/call_overhead_seconds"), r.at<uint32_t>("/system/host/cores"),
               r.at<uint32_t>("/system/host/servers"), r.at<double>("/system/host/sync_latency_seconds")};
-    p.hostLink = {r.at<double>("/system/host_link/bandwidth_bytes_per_second"), r.at<double>("/system/host_link/efficiency"),
-                  r.at<uint64_t>("/system/host_link/latency_cycles")};
-    p.gatewayHostLink = {r.at<double>("/system/gateway_host_link/bandwidth_bytes_per_second"),
-                         r.at<double>("/system/gateway_host_link/efficiency"), r.at<uint64_t>("/system/gateway_host_link/latency_cycles")};
-    p.ipuLink = {r.at<double>("/system/ipu_link/bandwidth_bytes_per_second"), r.at<double>("/system/ipu_link/efficiency"),
-                 r.at<uint64_t>("/system/ipu_link/latency_cycles")};
-    p.gwLink = {r.at<double>("/system/gw_link/bandwidth_bytes_per_second"), r.at<double>("/system/gw_link/efficiency"),
-                r.at<uint64_t>("/system/gw_link/latency_cycles")};
+    p.hostLink = linkOf(r, "/system/host_link");
+    p.gatewayHostLink = linkOf(r, "/system/gateway_host_link");
+    p.ipuLink = linkOf(r, "/system/ipu_link");
+    p.gwLink = linkOf(r, "/system/gw_link");
     p.syncHopSeconds = r.at<double>("/system/external_sync/hop_seconds");
     p.streamingMemory = {r.at<uint64_t>("/system/streaming_memory/bytes_per_ipu"),
                          r.at<double>("/system/streaming_memory/bandwidth_bytes_per_second"),

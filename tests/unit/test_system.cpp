@@ -54,7 +54,7 @@ TEST_CASE("External sync latency grows with the group, as PopLibs' IPU model has
 TEST_CASE("IPU-Link transfer: hops x latency + bytes over the narrowest hop", "[system]")
 {
     Topology t = Topology::ladder(4, false);
-    const IpuLinkParams link{16e9, 0.85, 400};
+    const LinkParams link{16e9, 0.85, 400};
     // 4 links x 16e9 x 0.85 / 1.33e9 = 40.90 B/cycle: 1e6 B -> 24,449 cycles
     CHECK(ipuLinkTransferCycles(t, link, 1.33e9, 0, 1, 1000000) == 400 + 24449);
     // 1 cross link: 10.23 B/cycle -> 97,795 cycles
@@ -85,7 +85,7 @@ TEST_CASE("Bad multi-IPU input: unconnected topologies, IPUs outside the system"
 TEST_CASE("Ring collectives: 2(R-1) steps of bytes/R for all-reduce, R-1 for the halves", "[system][collective]")
 {
     Topology t = Topology::ladder(4, false);
-    const IpuLinkParams link{16e9, 0.85, 400};
+    const LinkParams link{16e9, 0.85, 400};
     auto ring = [&](const std::vector<uint32_t>& members, uint64_t bytes, CollectiveKind kind) {
         return ringCycles(t, link, 1.33e9, members, bytes, kind);
     };

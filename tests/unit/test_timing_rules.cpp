@@ -95,7 +95,7 @@ TEST_CASE("Sync releases its latency after the last arrival", "[sync]")
 
 TEST_CASE("Host link: latency plus bytes at the effective bandwidth, in tile cycles", "[host]")
 {
-    HostLink link("h", HostLinkParams{15.75e9, 0.85, 2000}, 1.33e9);
+    HostLink link("h", LinkParams{15.75e9, 0.85, 2000}, 1.33e9);
     // 15.75e9 x 0.85 / 1.33e9 = 10.0658 B/cycle; 1e6 / 10.0658 = 99,346.4 -> 99,347
     CHECK(link.transferCycles(1000000) == 101347);
     CHECK(link.transferCycles(0) == 0);
