@@ -51,12 +51,12 @@ std::string workloadModelFile(const LoadedConfig& cfg)
     const std::string named = cfg.doc.at("workload").at("file");
     if (!isBundledModel(named))
         return resolveRelative(cfg.fileOf("/workload/file"), named); // as "base" resolves
-    if (const auto found = findBundledModel(named))
-        return *found;
     const std::string name = named.substr(kPrefix.size());
-    if (name.empty() || name.find('/') != std::string::npos)
+    if (name.empty() || name.find('/') != std::string::npos) // a name, not a path out of the models' folder
         cfg.fail("/workload/file", fmt::format("expected \"bundled:\" and the name of a model the build exports (such as "
                                                "\"bundled:resnet50.onnx\"), found \"{}\"", named));
+    if (const auto found = findBundledModel(named))
+        return *found;
     cfg.fail("/workload/file",
              fmt::format("the bundled model \"{}\" is in none of {}: the build exports it when python3-torch and "
                          "python3-torchvision are installed (tools/setup.sh installs them); IPUSIM_MODELS_DIR names another folder",

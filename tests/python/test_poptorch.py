@@ -75,6 +75,9 @@ def test_options_blocks_and_strategy_make_the_tutorials_config():
                                               "222 us a host exchange")
     ideal = poptorch.simulator_config(tutorial_options().simulator(host="ideal"), False, "m.onnx", 40, [], "fp32")
     assert ideal["system"]["host"] == {"base": "hardware/host/ideal.json"}
+    # A system config of the user's keeps its own host unless a host model is named.
+    own = poptorch.simulator_config(tutorial_options().simulator("my_system.json"), False, "m.onnx", 40, [], "fp32")
+    assert "host" not in own["system"]
     with pytest.raises(ValueError, match="simulator: expected host to be one of ideal, poptorch_calibrated, found 'fast'"):
         tutorial_options().simulator(host="fast")
 

@@ -1,33 +1,36 @@
 # Fails when a file of a layer includes what its layer may not (run by the build, see
 # ipusim_layer in CMakeLists.txt):
-#   cmake -DLAYER=name -DFILES=a;b -DMAY_INCLUDE=dir/,dir/ -DMUST_NOT_INCLUDE=regex [-DFOLDER_ORDER=dir/;dir/]
-#         -DSTAMP=file -P CheckLayerIncludes.cmake
+#   cmake -DLAYER=name -DSOURCE_DIR=dir -DFILES=a;b -DMAY_INCLUDE=dir/,dir/ -DMUST_NOT_INCLUDE=regex
+#         [-DFOLDER_ORDER=dir/;dir/] -DSTAMP=file -P CheckLayerIncludes.cmake
 # A project include must start with one of MAY_INCLUDE, whether written "..." or <...>: the
 # compiler finds <sim/x.hpp> through the same include path as "sim/x.hpp", so brackets are no
-# way around the rule. Any other include (<...> or "...") must not match MUST_NOT_INCLUDE.
-# With FOLDER_ORDER, a file in one of those folders includes only the folders before its own, so
-# no two folders of the layer include each other.
+# way around the rule, and neither is a relative path ("../sim/x.hpp"), which is refused. Any
+# other include must not match MUST_NOT_INCLUDE. With FOLDER_ORDER (folders relative to
+# SOURCE_DIR), a file in one of those folders includes only the folders before its own, so no two
+# folders of the layer include each other.
 string(REPLACE "," ";" MAY_INCLUDE "${MAY_INCLUDE}")
 string(REPLACE "," ";" FOLDER_ORDER "${FOLDER_ORDER}")
 
-# The index in FOLDER_ORDER of the folder `path` (a file, or an include) is in, or -1.
+# The index in FOLDER_ORDER of the folder `path` (relative to SOURCE_DIR) starts with, or -1.
 function(folder_index path out)
   set(index -1)
   set(i 0)
   foreach(folder IN LISTS FOLDER_ORDER)
     string(FIND "${path}" "${folder}" at)
-    if(at EQUAL 0 OR path MATCHES "/${folder}")
+    if(at EQUAL 0)
       set(index ${i})
     endif()
     math(EXPR i "${i} + 1")
   endforeach()
   set(${out} ${index} PARENT_SCOPE)
 endfunction()
+
 # The project's top-level source folders: an include starting with one is a project include.
 set(PROJECT_FOLDERS "^(models|workloads|sim|tools|tests)/")
 set(errors "")
 foreach(file IN LISTS FILES)
-  folder_index("${file}" own)
+  file(RELATIVE_PATH relative "${SOURCE_DIR}" "${file}")
+  folder_index("${relative}" own)
   file(STRINGS "${file}" lines REGEX "^[ \t]*#[ \t]*include")
   foreach(line IN LISTS lines)
     if(line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
@@ -39,7 +42,9 @@ foreach(file IN LISTS FILES)
     else()
       continue()
     endif()
-    if(header MATCHES "${PROJECT_FOLDERS}")
+    if(header MATCHES "(^|/)\\.\\.(/|$)")
+      string(APPEND errors "  ${file}: includes ${shown}, a relative path: name a project header from the source root (\"sim/...\")\n")
+    elseif(header MATCHES "${PROJECT_FOLDERS}")
       set(allowed FALSE)
       foreach(prefix IN LISTS MAY_INCLUDE)
         string(FIND "${header}" "${prefix}" at)

@@ -224,7 +224,8 @@ def run_block(block, args, python, updates):
                 failures.append(f"{where}: the command exited {code}\n    $ {command.text}\n    its output ended:\n{tail}")
                 break
             mismatch = match(command.shown, real)
-            if mismatch is not None and args.update and command.shown and all(norm(t) != SKIP for _, t in command.shown):
+            if mismatch is not None and args.update and command.shown and all(norm(t) != SKIP for _, t in command.shown) \
+                    and writable(real):
                 updates.append((command, real))
                 continue
             if mismatch is not None:
@@ -247,6 +248,16 @@ def run_block(block, args, python, updates):
         else:
             shutil.rmtree(folder, ignore_errors=True)
     return failures
+
+
+def writable(real):
+    """Whether output can be written into a console block and read back as the same output: no
+    line that the block's syntax would take for something else (a skip, a command, a fence, or a
+    continuation of the command)."""
+    if real and real[0].strip().startswith("> "):
+        return False
+    return not any(norm(line) == SKIP or line.strip().startswith("$ ") or line.strip().startswith(("```", "~~~"))
+                   for line in real)
 
 
 def rewrite(page, updates):

@@ -23,7 +23,7 @@ LayerSpec layer(std::string name, LayerKind kind, std::vector<std::string> input
     return l;
 }
 
-LayerSpec linear(std::string name, std::string input, uint64_t out, std::string tiedTo = "")
+LayerSpec bertLinear(std::string name, std::string input, uint64_t out, std::string tiedTo = "")
 {
     LayerSpec l = layer(std::move(name), LayerKind::Linear, {std::move(input)});
     l.features = out;
@@ -81,9 +81,9 @@ std::string encoderLayer(ModelWriter& w, const BertShape& s, const std::string& 
         const std::string split = w.add(reshape(name + ".heads", name, {S, heads, d}));
         return w.add(transpose(name + ".heads_first", split, std::move(perm)));
     };
-    const std::string q = heads4(w.add(linear(L + ".attention.query", x, s.hidden)), {0, 2, 1, 3});
-    const std::string k = heads4(w.add(linear(L + ".attention.key", x, s.hidden)), {0, 2, 3, 1});
-    const std::string v = heads4(w.add(linear(L + ".attention.value", x, s.hidden)), {0, 2, 1, 3});
+    const std::string q = heads4(w.add(bertLinear(L + ".attention.query", x, s.hidden)), {0, 2, 1, 3});
+    const std::string k = heads4(w.add(bertLinear(L + ".attention.key", x, s.hidden)), {0, 2, 3, 1});
+    const std::string v = heads4(w.add(bertLinear(L + ".attention.value", x, s.hidden)), {0, 2, 1, 3});
     const std::string scores = w.add(L + ".attention.scores", LayerKind::MatMul, {q, k});
     LayerSpec softmax = layer(L + ".attention.softmax", LayerKind::Softmax, {scores});
     if (!mask.empty())
@@ -94,11 +94,11 @@ std::string encoderLayer(ModelWriter& w, const BertShape& s, const std::string& 
     const std::string merged = w.add(reshape(L + ".attention.context.merged",
                                              w.add(transpose(L + ".attention.context.heads_last", perHead, {0, 2, 1, 3})),
                                              {S, int64_t(s.hidden)}));
-    const std::string attn = w.add(linear(L + ".attention.output", merged, s.hidden));
+    const std::string attn = w.add(bertLinear(L + ".attention.output", merged, s.hidden));
     const std::string h = w.add(L + ".attention.layer_norm", LayerKind::LayerNorm,
                                 {w.add(L + ".attention.residual", LayerKind::Add, {attn, x})});
-    const std::string f = w.add(L + ".ffn.gelu", LayerKind::Gelu, {w.add(linear(L + ".ffn.intermediate", h, s.ffn))});
-    const std::string o = w.add(linear(L + ".ffn.output", f, s.hidden));
+    const std::string f = w.add(L + ".ffn.gelu", LayerKind::Gelu, {w.add(bertLinear(L + ".ffn.intermediate", h, s.ffn))});
+    const std::string o = w.add(bertLinear(L + ".ffn.output", f, s.hidden));
     return w.add(L + ".ffn.layer_norm", LayerKind::LayerNorm, {w.add(L + ".ffn.residual", LayerKind::Add, {o, h})});
 }
 
@@ -108,11 +108,11 @@ void pretrainingHeads(ModelWriter& w, const BertShape& s, const std::vector<std:
 {
     const uint64_t N = wordParts.size();
     std::string m = w.add("mlm.gather", LayerKind::Gather, {x, "masked_lm_positions"});
-    m = w.add("mlm.transform.gelu", LayerKind::Gelu, {w.add(linear("mlm.transform", m, s.hidden))});
+    m = w.add("mlm.transform.gelu", LayerKind::Gelu, {w.add(bertLinear("mlm.transform", m, s.hidden))});
     m = w.add("mlm.transform.layer_norm", LayerKind::LayerNorm, {m});
     std::vector<std::string> logits;
     for (uint64_t p = 0; p < N; ++p)
-        logits.push_back(w.add(linear(N > 1 ? fmt::format("mlm.decoder.part{}", p) : "mlm.decoder", m, s.paddedVocab() / N, wordParts[p])));
+        logits.push_back(w.add(bertLinear(N > 1 ? fmt::format("mlm.decoder.part{}", p) : "mlm.decoder", m, s.paddedVocab() / N, wordParts[p])));
     logits.push_back("masked_lm_labels");
     w.add("mlm.loss", LayerKind::CrossEntropy, logits);
     // NSP pools each sequence's [CLS]: the first token, or packed, the row's last max tokens
@@ -127,8 +127,8 @@ void pretrainingHeads(ModelWriter& w, const BertShape& s, const std::vector<std:
     } else {
         cls = w.add("nsp.first_token", LayerKind::Gather, {x}); // x[:, 0]
     }
-    const std::string pooled = w.add("nsp.pooler.tanh", LayerKind::Tanh, {w.add(linear("nsp.pooler", cls, s.hidden))});
-    w.add("nsp.loss", LayerKind::CrossEntropy, {w.add(linear("nsp.classifier", pooled, 2)), "next_sentence_labels"});
+    const std::string pooled = w.add("nsp.pooler.tanh", LayerKind::Tanh, {w.add(bertLinear("nsp.pooler", cls, s.hidden))});
+    w.add("nsp.loss", LayerKind::CrossEntropy, {w.add(bertLinear("nsp.classifier", pooled, 2)), "next_sentence_labels"});
     w.m.outputs = {"mlm.loss", "nsp.loss"};
 }
 
@@ -174,7 +174,7 @@ ModelSpec bertModel(const BertShape& s, BertTask task)
     }
     w.block = "Heads";
     if (task == BertTask::Squad) {
-        m.outputs = {w.add(linear("squad.span", x, 2))};
+        m.outputs = {w.add(bertLinear("squad.span", x, 2))};
         return m;
     }
     pretrainingHeads(w, s, wordParts, x);

@@ -24,7 +24,7 @@ LayerSpec conv(std::string name, std::string input, uint64_t outChannels, std::s
     return l;
 }
 
-LayerSpec linear(std::string name, std::string input, uint64_t outFeatures, std::string block = "")
+LayerSpec mnistLinear(std::string name, std::string input, uint64_t outFeatures, std::string block = "")
 {
     LayerSpec l = layer(std::move(name), LayerKind::Linear, std::move(input), std::move(block));
     l.features = outFeatures;
@@ -51,9 +51,9 @@ ModelSpec mnistModel()
                 pool("layer2.pool", "layer2.conv"),
                 layer("layer2.relu", LayerKind::Relu, "layer2.pool"),
                 layer("layer3.flatten", LayerKind::Flatten, "layer2.relu", "B3"), // view(-1, 320): free
-                linear("layer3", "layer3.flatten", 256),
+                mnistLinear("layer3", "layer3.flatten", 256),
                 layer("layer3.relu", LayerKind::Relu, "layer3"),
-                linear("layer4", "layer3.relu", 10, "B4")};
+                mnistLinear("layer4", "layer3.relu", 10, "B4")};
     LayerSpec loss = layer("loss", LayerKind::CrossEntropy, "layer4");
     loss.inputs.push_back("labels");
     m.layers.push_back(loss);

@@ -17,6 +17,7 @@ from ._blocks import BlockRecorder
 from ._options import OutputMode, _note
 
 SYSTEMS = dict(_ipusim.hardware_presets())  # the library's hardware presets and their IPUs, smallest first
+DEFAULT_HOST = "poptorch_calibrated"  # a preset system's host: PopTorch's, as configs/validation/host.json calibrates it
 _POPTORCH_MEMORY_PROPORTION = 0.6  # PopTorch's default for an IPU the options leave out
 
 
@@ -72,8 +73,7 @@ def simulator_config(options, training, onnx_file, micro_batch, blocks, precisio
     elif options.sample_seconds:
         _note("simulator(sample_seconds=...) has no effect: no poptorch.DataLoader was made with these options before the model")
     return {"name": "poptorch_" + ("train" if training else "infer"),
-            "system": {"base": system_file(options.system, per_replica * options.replication_factor),
-                       "host": {"base": f"hardware/host/{options.host}.json"}},
+            "system": system_of(options, per_replica * options.replication_factor),
             "workload": workload, "run": run}
 
 
@@ -81,6 +81,16 @@ def _partials(options, precision):
     """PopTorch's partials type applies to half-precision matmuls and convolutions; fp32 ones
     accumulate in fp32."""
     return (options.Precision.partials or precision) if precision == "fp16" else "fp32"
+
+
+def system_of(options, ipus):
+    """The config's /system: the system file, and the host model the options name (by default
+    PopTorch's for a preset; a system config file of the user's keeps its own host)."""
+    system = {"base": system_file(options.system, ipus)}
+    host = options.host or (DEFAULT_HOST if options.system is None or options.system in SYSTEMS else None)
+    if host:
+        system["host"] = {"base": f"hardware/host/{host}.json"}
+    return system
 
 
 def system_file(system, ipus):

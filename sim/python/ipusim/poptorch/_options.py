@@ -182,7 +182,9 @@ class Options:
         self._Popart = _PopartOptions()
         self.random_seed = None
         self.system = None  # None: the smallest system with enough IPUs
-        self.host = "poptorch_calibrated"  # PopTorch's host, as configs/validation/host.json calibrates it
+        # The host model: None keeps a system config file's own host and gives a preset PopTorch's
+        # host as configs/validation/host.json calibrates it (DEFAULT_HOST).
+        self.host = None
         self.simulated_precision = None  # None: float32
         self.system_overrides = {}
         self.sample_seconds = 0.0  # the host's time to load one sample on one core
@@ -246,9 +248,10 @@ class Options:
         host's time to load and transform one sample on one core (your data set's and transforms'
         cost, which the simulator cannot know; default 0, a free loader): the data loader made
         with these options then builds each host call's batch with its workers in that time. `host`
-        is the host model (configs/hardware/host/): "poptorch_calibrated", the default, PopTorch's
-        per-call and per-exchange costs as calibrated on a measured PopTorch run, or "ideal", a host
-        that costs nothing (the bound the IPUs alone set)."""
+        is the host model (configs/hardware/host/): "poptorch_calibrated", PopTorch's per-call and
+        per-exchange costs as calibrated on a measured PopTorch run, or "ideal", a host that costs
+        nothing (the bound the IPUs alone set); by default a preset system gets
+        "poptorch_calibrated" and a system config file keeps its own host."""
         if host is not None:
             models = _ipusim.host_models()
             if host not in models:
