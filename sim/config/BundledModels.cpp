@@ -34,9 +34,14 @@ std::vector<std::string> bundledModelFolders()
     return folders;
 }
 
-std::optional<std::string> findBundledModel(const std::string& file)
+std::optional<std::string> findWorkloadModel(const LoadedConfig& cfg)
 {
-    const std::string name = file.substr(kPrefix.size());
+    const std::string named = cfg.doc.at("workload").at("file");
+    if (!isBundledModel(named))
+        return resolveRelative(cfg.fileOf("/workload/file"), named); // as "base" resolves
+    const std::string name = named.substr(kPrefix.size());
+    if (name.empty() || name.find('/') != std::string::npos) // a name, not a path out of the models' folder
+        return std::nullopt;
     for (const std::string& folder : bundledModelFolders()) {
         const fs::path candidate = fs::path(folder) / name;
         std::error_code ec;
@@ -48,15 +53,13 @@ std::optional<std::string> findBundledModel(const std::string& file)
 
 std::string workloadModelFile(const LoadedConfig& cfg)
 {
+    if (const auto found = findWorkloadModel(cfg))
+        return *found;
     const std::string named = cfg.doc.at("workload").at("file");
-    if (!isBundledModel(named))
-        return resolveRelative(cfg.fileOf("/workload/file"), named); // as "base" resolves
     const std::string name = named.substr(kPrefix.size());
-    if (name.empty() || name.find('/') != std::string::npos) // a name, not a path out of the models' folder
+    if (name.empty() || name.find('/') != std::string::npos)
         cfg.fail("/workload/file", fmt::format("expected \"bundled:\" and the name of a model the build exports (such as "
                                                "\"bundled:resnet50.onnx\"), found \"{}\"", named));
-    if (const auto found = findBundledModel(named))
-        return *found;
     cfg.fail("/workload/file",
              fmt::format("the bundled model \"{}\" is in none of {}: the build exports it when python3-torch and "
                          "python3-torchvision are installed (tools/setup.sh installs them); IPUSIM_MODELS_DIR names another folder",

@@ -18,12 +18,12 @@ bool isBundledModel(const std::string& file);
  *  Python module). */
 std::vector<std::string> bundledModelFolders();
 
-/** The file of a bundled model ("bundled:NAME"), the first found in bundledModelFolders(). */
-std::optional<std::string> findBundledModel(const std::string& file);
+/** The model file the workload at /workload/file names: a bundled model the first folder of
+ *  bundledModelFolders() holds, else the path relative to the config file that set it; nothing
+ *  for a bundled model that is nowhere, or whose name is a path. */
+std::optional<std::string> findWorkloadModel(const LoadedConfig& cfg);
 
-/** The model file the workload at /workload/file names: a bundled model where it is found, else
- *  the path relative to the config file that set it. Fails at /workload/file, naming where it
- *  looked, when a bundled model is nowhere. */
+/** findWorkloadModel's file; fails at /workload/file, naming where it looked, when there is none. */
 std::string workloadModelFile(const LoadedConfig& cfg);
 
 } // namespace ipusim::config

@@ -48,9 +48,8 @@ std::string compileKey(const config::LoadedConfig& cfg)
     const json& w = cfg.doc.at("workload");
     if (w.value("kind", std::string()) == "onnx" && w.contains("file")) {
         // The model is read from the file: a new file (or a rewritten one) compiles again.
-        const std::string named = w.at("file");
-        const fs::path file = config::isBundledModel(named) ? config::findBundledModel(named).value_or(named)
-                                                            : config::resolveRelative(cfg.fileOf("/workload/file"), named);
+        // (a model that is nowhere keys by its name: compiling it fails, naming where it looked)
+        const fs::path file = config::findWorkloadModel(cfg).value_or(w.at("file").get<std::string>());
         std::error_code ec;
         const auto size = fs::file_size(file, ec);
         const auto written = fs::last_write_time(file, ec).time_since_epoch().count();

@@ -25,6 +25,18 @@ rows() { tail -n +2 "$1" | cut -d, -f1-5,7- | sort -n; }
 # the exchange-tiles sweep, run into DIR with the given options
 # a sweep of the default config over AXES (JSON), written to $out/bad.json
 bad_sweep() { printf '{"config": "%s/configs/default.json", "axes": %s}\n' "$PWD" "$1" > "$out/bad.json"; }
+# $out/slow.json: loops of tile-0 compute that never repeat exactly (no sync: the tiles drift
+# apart), about a second a point of the sweeps below; for stopping runs and sweeps midway.
+slow_schedule() {
+  cat > "$out/slow.json" <<JSON
+{"system": {"base": "$PWD/configs/hardware/mk2.json"}, "workload": {"kind": "schedule", "steps": [{"op": "repeat", "name": "drift",
+  "count": 3000000, "body": [{"op": "compute", "name": "c", "tiles": [{"tiles": [0, 0], "cycles": 7}]}]}]}}
+JSON
+}
+# started FILE: FILE has content; created FILE: it exists (up to two minutes: a sanitizer build
+# runs the points ten times slower).
+started() { for _ in $(seq 1200); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+created() { for _ in $(seq 1200); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
 tiles_sweep() { local dir=$1; shift; "$ipusim" sweep configs/sweeps/exchange_tiles.json "$@" --out "$dir"; }
 
 # Runs write their summary (and trace on request); identical runs write identical bytes.
@@ -176,16 +188,9 @@ JSON
 
 # Interrupting a sweep (SIGTERM to its process group, as Ctrl-C sends SIGINT): points in flight leave no row, --resume runs them; a killed coordinator leaves no point running.
 case_sweep_interrupt() {
-  cat > "$out/slow.json" <<JSON
-{"system": {"base": "$PWD/configs/hardware/mk2.json"}, "workload": {"kind": "schedule", "steps": [{"op": "repeat", "name": "drift",
-  "count": 3000000, "body": [{"op": "compute", "name": "c", "tiles": [{"tiles": [0, 0], "cycles": 7}]}]}]}}
-JSON
+  slow_schedule
   printf '{"config": "%s/slow.json", "axes": [{"pointer": "/workload/steps/0/count", "range": {"from": 3000000, "to": 3000005, "step": 1}}]}\n' \
     "$out" > "$out/slow_sweep.json"
-  # started FILE: FILE has content; created FILE: it exists (up to two minutes: a sanitizer build
-  # runs the points ten times slower).
-  started() { for _ in $(seq 1200); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-  created() { for _ in $(seq 1200); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
   set -m # job control: each background job is a process group of its own, whose id is $!
   "$ipusim" sweep "$out/slow_sweep.json" -j 2 --out "$out/int" > "$out/int.log" 2>&1 &
   pid=$!
@@ -205,12 +210,7 @@ JSON
 
 # Interrupting a run: exit 130, and neither a summary nor a temporary trace stays behind.
 case_run_interrupt() {
-  cat > "$out/slow.json" <<JSON
-{"system": {"base": "$PWD/configs/hardware/mk2.json"}, "workload": {"kind": "schedule", "steps": [{"op": "repeat", "name": "drift",
-  "count": 3000000, "body": [{"op": "compute", "name": "c", "tiles": [{"tiles": [0, 0], "cycles": 7}]}]}]}}
-JSON
-  started() { for _ in $(seq 1200); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-  created() { for _ in $(seq 1200); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
+  slow_schedule
   set -m
   "$ipusim" run "$out/slow.json" --set /workload/steps/0/count=300000000 --set '/run/trace/cycles=[0,100]' --trace \
     --out "$out/rint" > "$out/rint.log" 2>&1 &
