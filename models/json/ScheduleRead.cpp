@@ -124,8 +124,8 @@ private:
             uint64_t total = 0;
             const json& vs = run.at("vertices");
             for (std::size_t k = 0; k < vs.size(); ++k) {
-                const PricedVertex v = vertexCyclesFromJson(m_diag, fmt::format("{}/vertices/{}", p, k), vs[k].at("vertex"), vs[k].at("params"), m_hw);
-                total += v.cycles;
+                const VertexCall v = vertexCallFromJson(m_diag, fmt::format("{}/vertices/{}", p, k), vs[k].at("vertex"), vs[k].at("params"), m_hw);
+                total += cyclesOf(m_hw, v);
                 listed.insert(v.codelet.name());
             }
             c.cycles.add(first, count, total);

@@ -2,7 +2,6 @@
 #include "models/json/VertexJson.hpp"
 
 #include "models/common/CeilDiv.hpp"
-#include "models/timing/VertexCosts.hpp"
 #include "models/timing/VertexTable.hpp"
 
 #include <fmt/format.h>
@@ -103,27 +102,99 @@ private:
 };
 
 
-costs::ConvShape convShape(const Diagnostics& diag, const std::string& ptr, ParamReader& r, const IpuParams& hw, bool nx1)
+// Each vertex's params, read into the call its row prices; every reader reads the keys its
+// vertex takes, in the order errors report them missing.
+using CallReader = VertexCall (*)(Vertex v, ParamReader& r, const IpuParams& hw);
+
+VertexCall readConv(Vertex v, ParamReader& r, const IpuParams& hw)
 {
     costs::ConvShape s;
     s.input = r.precision("input");
     s.partials = r.precision("partials", Precision::FP32);
     if (s.input == Precision::FP32 && s.partials == Precision::FP16)
-        diag.fail(ptr + "/params/partials", "fp32 inputs need fp32 partials");
+        r.fail("partials", "fp32 inputs need fp32 partials");
     const AmpParams& amp = hw.amp(s.input, s.partials);
     s.positions = r.count("positions");
     s.inGroups = uint32_t(ceilDiv(r.count("in_chans"), amp.inChansPerGroup));
     s.outGroups = uint32_t(ceilDiv(r.count("out_chans"), amp.units));
     s.convGroups = uint32_t(r.count("conv_groups", 1));
     s.wideLoads = r.flag("wide_loads", false);
-    if (nx1) {
+    if (v == Vertex::ConvPartialnx1) {
         s.kernelHeight = uint32_t(r.count("kernel_height"));
         s.kernelWidth = uint32_t(r.count("kernel_width", 1));
     }
-    return s;
+    return {v, s};
 }
 
-costs::PoolTileWork poolWork(ParamReader& r)
+ElementArgs elements(ParamReader& r)
+{
+    const Precision type = r.precision("type");
+    return {type, r.count("elements")};
+}
+
+VertexCall readUnary(Vertex v, ParamReader& r, const IpuParams&)
+{
+    const costs::UnaryOpKind op = *unaryOpNamed(r.word("op", unaryOpNames()));
+    return {{v, op}, elements(r)};
+}
+
+VertexCall readBinary(Vertex v, ParamReader& r, const IpuParams&)
+{
+    const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", binaryOpNames()));
+    if (op == costs::BinaryOpKind::Equal && v == Vertex::BinaryOp1DInPlace)
+        r.fail("op", "expected an op other than \"equal\": BinaryOp1DInPlace<EQUAL> exists for bool operands only");
+    // Comparisons also run on int32 operands (packed sequence ids), at their own rate.
+    if (op == costs::BinaryOpKind::Equal && r.word("type", {"fp16", "fp32", "int32"}) == "int32")
+        return {{v, op}, Int32Args{r.count("elements")}};
+    return {{v, op}, elements(r)};
+}
+
+VertexCall readByScalar(Vertex v, ParamReader& r, const IpuParams&)
+{
+    const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", {"add", "sub", "mul", "div"}));
+    return {{v, op}, elements(r)};
+}
+
+VertexCall readNonLinearity(Vertex v, ParamReader& r, const IpuParams&)
+{
+    r.word("nonlinearity", {"gelu"}); // popnn's forward vertices: the others run as popops UnaryOps
+    return {{v, costs::NonLinearity::Gelu}, elements(r)};
+}
+
+VertexCall readNonLinearityGrad(Vertex v, ParamReader& r, const IpuParams&)
+{
+    const costs::NonLinearity f = *nonLinearityNamed(r.word("nonlinearity", nonLinearityNames()));
+    return {{v, f}, elements(r)};
+}
+
+VertexCall readElements(Vertex v, ParamReader& r, const IpuParams&) { return {v, elements(r)}; }
+
+VertexCall readCast(Vertex v, ParamReader& r, const IpuParams&)
+{
+    CastArgs a;
+    if (r.word("from", {"fp16", "fp32", "bool"}) != "bool")
+        a.from = r.precision("from");
+    a.to = r.precision("to");
+    a.elements = r.count("elements");
+    return {v, a};
+}
+
+VertexCall readReduce(Vertex v, ParamReader& r, const IpuParams&)
+{
+    const ReduceOp op = *reduceOpNamed(r.word("op", reduceOpNames(), "add"));
+    ReduceArgs a;
+    a.partials = r.precision("partials");
+    const bool typedOutput = v == Vertex::ReduceSingleInput || v == Vertex::ReduceStrided;
+    a.output = typedOutput ? r.precision("output", a.partials) : a.partials;
+    if (v != Vertex::ReduceSingleInput)
+        a.outputs = r.count("outputs");
+    a.partialsPerOutput = r.count("partials_per_output");
+    if (v == Vertex::ReduceStrided)
+        a.stride = r.count("stride", a.outputs);
+    return {{v, op}, a};
+}
+
+VertexCall readPool(Vertex v, ParamReader& r, const IpuParams&)
 {
     costs::PoolTileWork w;
     w.positions = r.count("positions");
@@ -132,126 +203,74 @@ costs::PoolTileWork poolWork(ParamReader& r)
     w.stride = r.count("stride", 1);
     w.channelVectors = r.count("channel_vectors", 1);
     w.channelGroups = r.count("channel_groups", 1);
-    return w;
+    return {v, w};
 }
 
-ReduceOp reduceOp(ParamReader& r) { return *reduceOpNamed(r.word("op", reduceOpNames(), "add")); }
+VertexCall readCount(Vertex v, ParamReader& r, const IpuParams&)
+{
+    return {v, CountArgs{r.count(v == Vertex::EncodeOneHot ? "indices" : "elements")}};
+}
+
+VertexCall readSlice(Vertex v, ParamReader& r, const IpuParams&)
+{
+    SliceArgs a;
+    a.type = r.precision("type");
+    a.offsets = r.count("offsets");
+    a.elements = r.count("elements");
+    return {v, a};
+}
+
+VertexCall readCopy(Vertex v, ParamReader& r, const IpuParams&)
+{
+    const Precision type = r.precision("type");
+    return {v, CopyArgs{r.count("elements") * bytesOf(type), bytesOf(type)}};
+}
+
+/** The reader of a vertex's params: a vertex the table gains does not compile until it has one. */
+CallReader readerOf(Vertex v)
+{
+    switch (v) {
+    case Vertex::ConvPartial1x1Out:
+    case Vertex::ConvPartialnx1: return readConv;
+    case Vertex::UnaryOp1D:
+    case Vertex::UnaryOp1DInPlace: return readUnary;
+    case Vertex::BinaryOp1D:
+    case Vertex::BinaryOp1DInPlace: return readBinary;
+    case Vertex::BroadcastScalar1DInPlace: return readByScalar;
+    case Vertex::NonLinearity1DInPlace: return readNonLinearity;
+    case Vertex::NonLinearityGrad1D: return readNonLinearityGrad;
+    case Vertex::ScaledAddSupervisor:
+    case Vertex::Fill:
+    case Vertex::DropoutSupervisor: return readElements;
+    case Vertex::Cast1D: return readCast;
+    case Vertex::ReducePartials:
+    case Vertex::ReduceSingleInput:
+    case Vertex::ReduceStrided:
+    case Vertex::ReduceContinuous: return readReduce;
+    case Vertex::MaxPooling:
+    case Vertex::SumPooling:
+    case Vertex::MaxPoolingGrad: return readPool;
+    case Vertex::InverseStdDeviation:
+    case Vertex::EncodeOneHot: return readCount;
+    case Vertex::MultiSlice:
+    case Vertex::MultiUpdateAdd: return readSlice;
+    case Vertex::Copy: return readCopy;
+    }
+    throw std::logic_error("a vertex the table lists but the schedule reader does not read");
+}
 
 } // namespace
 
-PricedVertex vertexCyclesFromJson(const Diagnostics& diag, const std::string& ptr, const std::string& name,
-                                  const json& params, const IpuParams& hw)
+VertexCall vertexCallFromJson(const Diagnostics& diag, const std::string& ptr, const std::string& name, const json& params,
+                              const IpuParams& hw)
 {
     const std::optional<Vertex> vertex = vertexNamed(name);
     if (!vertex)
         diag.fail(ptr + "/vertex", fmt::format("unknown vertex \"{}\" (known: {})", name, fmt::join(vertexNames(), ", ")));
     ParamReader r(diag, ptr + "/params", params);
-    const Vertex v = *vertex;
-    auto priced = [&](uint64_t cycles, Codelet codelet) {
-        r.finish();
-        return PricedVertex{cycles, codelet};
-    };
-    switch (v) {
-    case Vertex::ConvPartial1x1Out: return priced(costs::convPartial1x1Out(hw, convShape(diag, ptr, r, hw, false)), v);
-    case Vertex::ConvPartialnx1: return priced(costs::convPartialNx1(hw, convShape(diag, ptr, r, hw, true)), v);
-    case Vertex::UnaryOp1D:
-    case Vertex::UnaryOp1DInPlace: {
-        const costs::UnaryOpKind op = *unaryOpNamed(r.word("op", unaryOpNames()));
-        const Precision type = r.precision("type");
-        return priced(costs::unaryOp(hw, op, type, r.count("elements"), v == Vertex::UnaryOp1DInPlace), {v, op});
-    }
-    case Vertex::BinaryOp1D:
-    case Vertex::BinaryOp1DInPlace: {
-        const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", binaryOpNames()));
-        if (op == costs::BinaryOpKind::Equal && v == Vertex::BinaryOp1DInPlace)
-            r.fail("op", "expected an op other than \"equal\": BinaryOp1DInPlace<EQUAL> exists for bool operands only");
-        // Comparisons also run on int32 operands (packed sequence ids), at their own rate.
-        if (op == costs::BinaryOpKind::Equal && r.word("type", {"fp16", "fp32", "int32"}) == "int32")
-            return priced(costs::equalInt32(hw, r.count("elements")), {v, op});
-        const Precision type = r.precision("type");
-        return priced(costs::binaryOp(hw, op, type, r.count("elements"), v == Vertex::BinaryOp1DInPlace), {v, op});
-    }
-    case Vertex::BroadcastScalar1DInPlace: {
-        const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", {"add", "sub", "mul", "div"}));
-        const Precision type = r.precision("type");
-        return priced(costs::broadcastScalar(hw, op, type, r.count("elements")), {v, op});
-    }
-    case Vertex::NonLinearity1DInPlace: {
-        r.word("nonlinearity", {"gelu"}); // popnn's forward vertices: the others run as popops UnaryOps
-        const Precision type = r.precision("type");
-        return priced(costs::geluNonLinearity(hw, type, r.count("elements")), {v, costs::NonLinearity::Gelu});
-    }
-    case Vertex::NonLinearityGrad1D: {
-        const costs::NonLinearity f = *nonLinearityNamed(r.word("nonlinearity", nonLinearityNames()));
-        const Precision type = r.precision("type");
-        return priced(costs::nonLinearityGrad(hw, f, type, r.count("elements")), {v, f});
-    }
-    case Vertex::ScaledAddSupervisor: {
-        const Precision type = r.precision("type");
-        return priced(costs::scaledAdd(hw, type, r.count("elements")), v);
-    }
-    case Vertex::Cast1D: {
-        if (r.word("from", {"fp16", "fp32", "bool"}) == "bool") {
-            r.precision("to");
-            return priced(costs::castFromBool(hw, r.count("elements")), v);
-        }
-        const Precision from = r.precision("from");
-        const Precision to = r.precision("to");
-        return priced(costs::cast(hw, from, to, r.count("elements")), v);
-    }
-    case Vertex::Fill: {
-        const Precision type = r.precision("type");
-        return priced(costs::fill(hw, type, r.count("elements")), v);
-    }
-    case Vertex::ReducePartials: {
-        const ReduceOp op = reduceOp(r);
-        const Precision partials = r.precision("partials");
-        const uint64_t outputs = r.count("outputs");
-        return priced(costs::reduce(hw, partials, outputs, r.count("partials_per_output")), {v, op});
-    }
-    case Vertex::ReduceSingleInput: {
-        const ReduceOp op = reduceOp(r);
-        const Precision partials = r.precision("partials");
-        const Precision out = r.precision("output", partials);
-        return priced(costs::singleInputReduce(hw, partials, out, r.count("partials_per_output")), {v, op});
-    }
-    case Vertex::ReduceStrided: {
-        const ReduceOp op = reduceOp(r);
-        const Precision partials = r.precision("partials");
-        const Precision out = r.precision("output", partials);
-        const uint64_t outputs = r.count("outputs");
-        const uint64_t n = r.count("partials_per_output");
-        return priced(costs::stridedReduce(hw, partials, out, outputs, n, r.count("stride", outputs)), {v, op});
-    }
-    case Vertex::ReduceContinuous: {
-        const ReduceOp op = reduceOp(r);
-        const Precision partials = r.precision("partials");
-        const uint64_t rows = r.count("outputs");
-        return priced(costs::reduceRows(hw, partials, rows, r.count("partials_per_output")), {v, op});
-    }
-    case Vertex::MaxPooling: return priced(costs::pooling(hw, costs::PoolVertex::Max, poolWork(r)), v);
-    case Vertex::SumPooling: return priced(costs::pooling(hw, costs::PoolVertex::Sum, poolWork(r)), v);
-    case Vertex::MaxPoolingGrad: return priced(costs::pooling(hw, costs::PoolVertex::MaxGrad, poolWork(r)), v);
-    case Vertex::InverseStdDeviation: return priced(costs::inverseStdDeviation(hw, r.count("elements")), v);
-    case Vertex::DropoutSupervisor: {
-        const Precision type = r.precision("type");
-        return priced(costs::dropout(hw, type, r.count("elements")), v);
-    }
-    case Vertex::EncodeOneHot: return priced(costs::encodeOneHot(hw, r.count("indices")), v);
-    case Vertex::MultiSlice:
-    case Vertex::MultiUpdateAdd: {
-        const Precision type = r.precision("type");
-        const uint64_t offsets = r.count("offsets");
-        const uint64_t elements = r.count("elements");
-        return priced(v == Vertex::MultiSlice ? costs::multiSlice(hw, type, offsets, elements)
-                                              : costs::multiUpdateAdd(hw, type, offsets, elements), v);
-    }
-    case Vertex::Copy: {
-        const Precision type = r.precision("type");
-        return priced(costs::copy(hw, r.count("elements") * bytesOf(type), bytesOf(type)), v);
-    }
-    }
-    throw std::logic_error("a vertex the table lists but the schedule reader does not price");
+    const VertexCall call = readerOf(*vertex)(*vertex, r, hw);
+    r.finish();
+    return call;
 }
 
 } // namespace ipusim

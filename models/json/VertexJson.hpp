@@ -11,16 +11,10 @@
 
 namespace ipusim {
 
-/** A vertex of a hand-written compute step, priced: its tile cycles and its codelet. */
-struct PricedVertex
-{
-    uint64_t cycles = 0;
-    Codelet codelet;
-};
-
-/** Costs one vertex of a hand-written compute step, named as vertexTable() names it, with its
- *  JSON params, by the cost model the compiler uses; errors name `pointer` (the vertex). */
-PricedVertex vertexCyclesFromJson(const Diagnostics& diag, const std::string& pointer, const std::string& vertex,
+/** One vertex of a hand-written compute step, named as vertexTable() names it, with its JSON
+ *  params: the call its row prices (cyclesOf), by the cost model the compiler uses; errors name
+ *  `pointer` (the vertex). `hw` gives the AMP geometry a convolution's channels are grouped by. */
+VertexCall vertexCallFromJson(const Diagnostics& diag, const std::string& pointer, const std::string& vertex,
                               const nlohmann::json& params, const IpuParams& hw);
 
 } // namespace ipusim

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "models/timing/VertexTable.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace ipusim {
@@ -11,93 +10,168 @@ using costs::BinaryOpKind;
 using costs::NonLinearity;
 using costs::UnaryOpKind;
 
+// Each row's estimator, reading the call's operation and arguments (a namespace of their own:
+// their names are the vertices' and would meet the formulas' in a unity build).
+namespace estimate {
+
+template <class Args>
+const Args& argsOf(const VertexCall& call)
+{
+    if (const Args* args = std::get_if<Args>(&call.args))
+        return *args;
+    throw std::logic_error(std::string("vertex ") + rowOf(call.codelet.vertex()).name + " called with another kind of arguments");
+}
+
+uint64_t conv1x1(const IpuParams& hw, const VertexCall& c) { return costs::convPartial1x1Out(hw, argsOf<costs::ConvShape>(c)); }
+uint64_t convNx1(const IpuParams& hw, const VertexCall& c) { return costs::convPartialNx1(hw, argsOf<costs::ConvShape>(c)); }
+
+template <bool InPlace>
+uint64_t unary(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ElementArgs>(c);
+    return costs::unaryOp(hw, c.codelet.unaryOp(), a.type, a.elements, InPlace);
+}
+
+template <bool InPlace>
+uint64_t binary(const IpuParams& hw, const VertexCall& c)
+{
+    // Comparisons also run on int32 operands (packed sequence ids), at their own rate.
+    if (const auto* ints = std::get_if<Int32Args>(&c.args)) {
+        if (InPlace || c.codelet.binaryOp() != BinaryOpKind::Equal)
+            throw std::logic_error("int32 operands are priced for BinaryOp1D<EQUAL> only");
+        return costs::equalInt32(hw, ints->elements);
+    }
+    const auto& a = argsOf<ElementArgs>(c);
+    return costs::binaryOp(hw, c.codelet.binaryOp(), a.type, a.elements, InPlace);
+}
+
+uint64_t byScalar(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ElementArgs>(c);
+    return costs::broadcastScalar(hw, c.codelet.binaryOp(), a.type, a.elements);
+}
+
+uint64_t nonLinearity(const IpuParams& hw, const VertexCall& c)
+{
+    // popnn's forward vertices priced here are GELU's; the others run as popops UnaryOps.
+    if (c.codelet.nonLinearity() != NonLinearity::Gelu)
+        throw std::logic_error("NonLinearity1DInPlace is priced for GELU only");
+    const auto& a = argsOf<ElementArgs>(c);
+    return costs::geluNonLinearity(hw, a.type, a.elements);
+}
+
+uint64_t nonLinearityGrad(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ElementArgs>(c);
+    return costs::nonLinearityGrad(hw, c.codelet.nonLinearity(), a.type, a.elements);
+}
+
+uint64_t scaledAdd(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ElementArgs>(c);
+    return costs::scaledAdd(hw, a.type, a.elements);
+}
+
+uint64_t cast(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<CastArgs>(c);
+    return a.from ? costs::cast(hw, *a.from, a.to, a.elements) : costs::castFromBool(hw, a.elements);
+}
+
+uint64_t fill(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ElementArgs>(c);
+    return costs::fill(hw, a.type, a.elements);
+}
+
+uint64_t reducePartials(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ReduceArgs>(c);
+    return costs::reduce(hw, a.partials, a.outputs, a.partialsPerOutput);
+}
+
+uint64_t reduceSingleInput(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ReduceArgs>(c);
+    return costs::singleInputReduce(hw, a.partials, a.output, a.partialsPerOutput);
+}
+
+uint64_t reduceStrided(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ReduceArgs>(c);
+    return costs::stridedReduce(hw, a.partials, a.output, a.outputs, a.partialsPerOutput, a.stride ? a.stride : a.outputs);
+}
+
+uint64_t reduceContinuous(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ReduceArgs>(c);
+    return costs::reduceRows(hw, a.partials, a.outputs, a.partialsPerOutput);
+}
+
+template <costs::PoolVertex Kind>
+uint64_t pooling(const IpuParams& hw, const VertexCall& c)
+{
+    return costs::pooling(hw, Kind, argsOf<costs::PoolTileWork>(c));
+}
+
+uint64_t inverseStdDeviation(const IpuParams& hw, const VertexCall& c) { return costs::inverseStdDeviation(hw, argsOf<CountArgs>(c).count); }
+
+uint64_t dropout(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ElementArgs>(c);
+    return costs::dropout(hw, a.type, a.elements);
+}
+
+uint64_t encodeOneHot(const IpuParams& hw, const VertexCall& c) { return costs::encodeOneHot(hw, argsOf<CountArgs>(c).count); }
+
+uint64_t multiSlice(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<SliceArgs>(c);
+    return costs::multiSlice(hw, a.type, a.offsets, a.elements);
+}
+
+uint64_t multiUpdateAdd(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<SliceArgs>(c);
+    return costs::multiUpdateAdd(hw, a.type, a.offsets, a.elements);
+}
+
+uint64_t copy(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<CopyArgs>(c);
+    return costs::copy(hw, a.bytes, a.elementBytes);
+}
+
+} // namespace estimate
+
 // Sections are those of poplibs-costs.md, which names each estimator's PopLibs source file.
 const std::array<VertexRow, kVertexCount> kTable = {{
-    {Vertex::ConvPartial1x1Out, "ConvPartial1x1Out", VertexOps::None, "poplin getConvPartial1x1SupervisorCycleEstimate, §3.2"},
-    {Vertex::ConvPartialnx1, "ConvPartialnx1", VertexOps::None, "poplin getConvPartialnx1SupervisorCycleEstimate, §3.2"},
-    {Vertex::UnaryOp1D, "UnaryOp1D", VertexOps::Unary, "popops unaryOpSupervisor estimator, §3.4"},
-    {Vertex::UnaryOp1DInPlace, "UnaryOp1DInPlace", VertexOps::Unary, "popops unaryOpInPlaceSupervisor estimator, §3.4"},
-    {Vertex::BinaryOp1D, "BinaryOp1D", VertexOps::Binary, "popops binaryOpSupervisor estimator, §3.4"},
-    {Vertex::BinaryOp1DInPlace, "BinaryOp1DInPlace", VertexOps::Binary, "popops binaryOpInPlaceSupervisor estimator, §3.4"},
-    {Vertex::BroadcastScalar1DInPlace, "BroadcastScalar1DInPlace", VertexOps::Binary, "popops BroadcastScalar1DInPlaceSupervisor estimator, §3.9"},
-    {Vertex::NonLinearity1DInPlace, "NonLinearity1DInPlace", VertexOps::NonLinearity, "popnn NonLinearity1DInPlace estimator, §3.5"},
-    {Vertex::NonLinearityGrad1D, "NonLinearityGrad1D", VertexOps::NonLinearity, "popnn NonLinearityGrad1D estimator, §3.5"},
-    {Vertex::ScaledAddSupervisor, "ScaledAddSupervisor", VertexOps::None, "popops getScaledArithmeticSupervisorCycleEstimate, §3.6"},
-    {Vertex::Cast1D, "Cast1D", VertexOps::None, "popops getCast1DCycleEstimate, §3.7"},
-    {Vertex::Fill, "Fill", VertexOps::None, "popops _fillCycleEstimate, §3.7"},
-    {Vertex::ReducePartials, "ReducePartials", VertexOps::Reduce, "poplin getReduceCycleEstimate (conv partials), §3.3"},
-    {Vertex::ReduceSingleInput, "ReduceSingleInput", VertexOps::Reduce, "popops getCyclesEstimateForSingleInput, §3.8"},
-    {Vertex::ReduceStrided, "ReduceStrided", VertexOps::Reduce, "popops getCyclesEstimateForStridedReduce, §3.8"},
-    {Vertex::ReduceContinuous, "ReduceContinuous", VertexOps::Reduce, "popops getCycleEstimateReduceAllRegionsContinuous, §3.8"},
-    {Vertex::MaxPooling, "MaxPooling", VertexOps::None, "popnn getPoolingCycles, §3.11"},
-    {Vertex::SumPooling, "SumPooling", VertexOps::None, "popnn getPoolingCycles, §3.11"},
-    {Vertex::MaxPoolingGrad, "MaxPoolingGrad", VertexOps::None, "popnn getPoolingCycles, §3.11"},
-    {Vertex::InverseStdDeviation, "InverseStdDeviation", VertexOps::None, "poplin InverseStdDeviation estimator, §3.10"},
-    {Vertex::DropoutSupervisor, "DropoutSupervisor", VertexOps::None, "poprand DropoutSupervisor estimator"},
-    {Vertex::EncodeOneHot, "EncodeOneHot", VertexOps::None, "popops EncodeOneHot estimator, §3.12"},
-    {Vertex::MultiSlice, "MultiSlice", VertexOps::None, "popops getMultiSliceCycleEstimate, §3.12"},
-    {Vertex::MultiUpdateAdd, "MultiUpdateAdd", VertexOps::None, "popops getMultiSliceCycleEstimate with an add, §3.12"},
-    {Vertex::Copy, "Copy", VertexOps::None, "no estimator: an element a cycle, at most memcpy_bytes_per_cycle"},
+    {Vertex::ConvPartial1x1Out, "ConvPartial1x1Out", VertexOps::None, estimate::conv1x1, "poplin getConvPartial1x1SupervisorCycleEstimate, §3.2"},
+    {Vertex::ConvPartialnx1, "ConvPartialnx1", VertexOps::None, estimate::convNx1, "poplin getConvPartialnx1SupervisorCycleEstimate, §3.2"},
+    {Vertex::UnaryOp1D, "UnaryOp1D", VertexOps::Unary, estimate::unary<false>, "popops unaryOpSupervisor estimator, §3.4"},
+    {Vertex::UnaryOp1DInPlace, "UnaryOp1DInPlace", VertexOps::Unary, estimate::unary<true>, "popops unaryOpInPlaceSupervisor estimator, §3.4"},
+    {Vertex::BinaryOp1D, "BinaryOp1D", VertexOps::Binary, estimate::binary<false>, "popops binaryOpSupervisor estimator, §3.4"},
+    {Vertex::BinaryOp1DInPlace, "BinaryOp1DInPlace", VertexOps::Binary, estimate::binary<true>, "popops binaryOpInPlaceSupervisor estimator, §3.4"},
+    {Vertex::BroadcastScalar1DInPlace, "BroadcastScalar1DInPlace", VertexOps::Binary, estimate::byScalar, "popops BroadcastScalar1DInPlaceSupervisor estimator, §3.9"},
+    {Vertex::NonLinearity1DInPlace, "NonLinearity1DInPlace", VertexOps::NonLinearity, estimate::nonLinearity, "popnn NonLinearity1DInPlace estimator, §3.5"},
+    {Vertex::NonLinearityGrad1D, "NonLinearityGrad1D", VertexOps::NonLinearity, estimate::nonLinearityGrad, "popnn NonLinearityGrad1D estimator, §3.5"},
+    {Vertex::ScaledAddSupervisor, "ScaledAddSupervisor", VertexOps::None, estimate::scaledAdd, "popops getScaledArithmeticSupervisorCycleEstimate, §3.6"},
+    {Vertex::Cast1D, "Cast1D", VertexOps::None, estimate::cast, "popops getCast1DCycleEstimate, §3.7"},
+    {Vertex::Fill, "Fill", VertexOps::None, estimate::fill, "popops _fillCycleEstimate, §3.7"},
+    {Vertex::ReducePartials, "ReducePartials", VertexOps::Reduce, estimate::reducePartials, "poplin getReduceCycleEstimate (conv partials), §3.3"},
+    {Vertex::ReduceSingleInput, "ReduceSingleInput", VertexOps::Reduce, estimate::reduceSingleInput, "popops getCyclesEstimateForSingleInput, §3.8"},
+    {Vertex::ReduceStrided, "ReduceStrided", VertexOps::Reduce, estimate::reduceStrided, "popops getCyclesEstimateForStridedReduce, §3.8"},
+    {Vertex::ReduceContinuous, "ReduceContinuous", VertexOps::Reduce, estimate::reduceContinuous, "popops getCycleEstimateReduceAllRegionsContinuous, §3.8"},
+    {Vertex::MaxPooling, "MaxPooling", VertexOps::None, estimate::pooling<costs::PoolVertex::Max>, "popnn getPoolingCycles, §3.11"},
+    {Vertex::SumPooling, "SumPooling", VertexOps::None, estimate::pooling<costs::PoolVertex::Sum>, "popnn getPoolingCycles, §3.11"},
+    {Vertex::MaxPoolingGrad, "MaxPoolingGrad", VertexOps::None, estimate::pooling<costs::PoolVertex::MaxGrad>, "popnn getPoolingCycles, §3.11"},
+    {Vertex::InverseStdDeviation, "InverseStdDeviation", VertexOps::None, estimate::inverseStdDeviation, "poplin InverseStdDeviation estimator, §3.10"},
+    {Vertex::DropoutSupervisor, "DropoutSupervisor", VertexOps::None, estimate::dropout, "poprand DropoutSupervisor estimator"},
+    {Vertex::EncodeOneHot, "EncodeOneHot", VertexOps::None, estimate::encodeOneHot, "popops EncodeOneHot estimator, §3.12"},
+    {Vertex::MultiSlice, "MultiSlice", VertexOps::None, estimate::multiSlice, "popops getMultiSliceCycleEstimate, §3.12"},
+    {Vertex::MultiUpdateAdd, "MultiUpdateAdd", VertexOps::None, estimate::multiUpdateAdd, "popops getMultiSliceCycleEstimate with an add, §3.12"},
+    {Vertex::Copy, "Copy", VertexOps::None, estimate::copy, "no estimator: an element a cycle, at most memcpy_bytes_per_cycle"},
 }};
-
-// Each op's name in schedule params and in PopLibs' template, in the order errors list them.
-template <class Kind>
-struct OpName
-{
-    const char* param;
-    const char* poplibs;
-    Kind kind;
-};
-const std::vector<OpName<UnaryOpKind>> kUnary = {
-    {"relu", "RELU", UnaryOpKind::Relu},          {"exp", "EXPONENT", UnaryOpKind::Exp},
-    {"log", "LOGARITHM", UnaryOpKind::Log},       {"sqrt", "SQRT", UnaryOpKind::Sqrt},
-    {"rsqrt", "RSQRT", UnaryOpKind::Rsqrt},       {"inverse", "INVERSE", UnaryOpKind::Inverse},
-    {"tanh", "TANH", UnaryOpKind::Tanh},          {"sigmoid", "SIGMOID", UnaryOpKind::Sigmoid},
-    {"gelu_erf", "GELU_ERF", UnaryOpKind::GeluErf}, {"neg", "NEGATE", UnaryOpKind::Neg},
-    {"square", "SQUARE", UnaryOpKind::Square}};
-const std::vector<OpName<BinaryOpKind>> kBinary = {
-    {"add", "ADD", BinaryOpKind::Add}, {"sub", "SUBTRACT", BinaryOpKind::Sub}, {"mul", "MULTIPLY", BinaryOpKind::Mul},
-    {"div", "DIVIDE", BinaryOpKind::Div}, {"max", "MAXIMUM", BinaryOpKind::Max},
-    {"equal", "EQUAL", BinaryOpKind::Equal}};
-const std::vector<OpName<NonLinearity>> kNonLinearity = {
-    {"relu", "RELU", NonLinearity::Relu}, {"sigmoid", "SIGMOID", NonLinearity::Sigmoid},
-    {"tanh", "TANH", NonLinearity::Tanh}, {"gelu", "GELU", NonLinearity::Gelu}};
-const std::vector<OpName<ReduceOp>> kReduce = {
-    {"add", "ADD", ReduceOp::Add}, {"max", "MAX", ReduceOp::Max}, {"square_add", "SQUARE_ADD", ReduceOp::SquareAdd}};
-
-template <class Kind>
-std::vector<std::string> paramNames(const std::vector<OpName<Kind>>& ops)
-{
-    std::vector<std::string> out;
-    for (const auto& op : ops)
-        out.push_back(op.param);
-    return out;
-}
-
-template <class Kind>
-std::optional<Kind> namedParam(const std::vector<OpName<Kind>>& ops, const std::string& name)
-{
-    for (const auto& op : ops)
-        if (name == op.param)
-            return op.kind;
-    return std::nullopt;
-}
-
-// The PopLibs names of the operations a vertex takes, by their enum value (built once).
-using OpList = std::vector<std::pair<uint8_t, const char*>>;
-template <class Kind>
-OpList listOf(const std::vector<OpName<Kind>>& table)
-{
-    OpList out;
-    for (const auto& op : table)
-        out.emplace_back(uint8_t(op.kind), op.poplibs);
-    return out;
-}
-const OpList& opsOf(VertexOps ops)
-{
-    static const std::array<OpList, 5> lists = {OpList{}, listOf(kUnary), listOf(kBinary), listOf(kNonLinearity), listOf(kReduce)};
-    return lists.at(std::size_t(ops));
-}
 
 } // namespace
 
@@ -121,81 +195,6 @@ std::vector<std::string> vertexNames()
     return out;
 }
 
-const std::vector<std::string>& unaryOpNames()
-{
-    static const std::vector<std::string> names = paramNames(kUnary);
-    return names;
-}
-const std::vector<std::string>& binaryOpNames()
-{
-    static const std::vector<std::string> names = paramNames(kBinary);
-    return names;
-}
-const std::vector<std::string>& nonLinearityNames()
-{
-    static const std::vector<std::string> names = paramNames(kNonLinearity);
-    return names;
-}
-std::optional<UnaryOpKind> unaryOpNamed(const std::string& name) { return namedParam(kUnary, name); }
-std::optional<BinaryOpKind> binaryOpNamed(const std::string& name) { return namedParam(kBinary, name); }
-std::optional<NonLinearity> nonLinearityNamed(const std::string& name) { return namedParam(kNonLinearity, name); }
-const std::vector<std::string>& reduceOpNames()
-{
-    static const std::vector<std::string> names = paramNames(kReduce);
-    return names;
-}
-std::optional<ReduceOp> reduceOpNamed(const std::string& name) { return namedParam(kReduce, name); }
-
-Codelet::Codelet(Vertex vertex, VertexOps ops, uint8_t op) : m_vertex(vertex), m_op(op)
-{
-    if (rowOf(vertex).ops != ops)
-        throw std::logic_error(std::string("vertex ") + rowOf(vertex).name + " does not take that operation");
-}
-
-Codelet::Codelet(Vertex vertex)
-    : Codelet(vertex, rowOf(vertex).ops == VertexOps::Reduce ? VertexOps::Reduce : VertexOps::None, uint8_t(ReduceOp::Add))
-{
-}
-Codelet::Codelet(Vertex vertex, UnaryOpKind op) : Codelet(vertex, VertexOps::Unary, uint8_t(op)) {}
-Codelet::Codelet(Vertex vertex, BinaryOpKind op) : Codelet(vertex, VertexOps::Binary, uint8_t(op)) {}
-Codelet::Codelet(Vertex vertex, NonLinearity op) : Codelet(vertex, VertexOps::NonLinearity, uint8_t(op)) {}
-Codelet::Codelet(Vertex vertex, ReduceOp op) : Codelet(vertex, VertexOps::Reduce, uint8_t(op)) {}
-
-std::string Codelet::name() const
-{
-    const VertexRow& row = rowOf(m_vertex);
-    if (row.ops == VertexOps::None)
-        return row.name;
-    for (const auto& [op, poplibs] : opsOf(row.ops))
-        if (op == m_op)
-            return std::string(row.name) + "<" + poplibs + ">";
-    throw std::logic_error("an operation the table does not name");
-}
-
-std::optional<Codelet> Codelet::parse(const std::string& name)
-{
-    const std::size_t open = name.find('<');
-    const std::optional<Vertex> vertex = vertexNamed(name.substr(0, open));
-    if (!vertex)
-        return std::nullopt;
-    const VertexOps ops = rowOf(*vertex).ops;
-    if (open == std::string::npos)
-        return ops == VertexOps::None ? std::optional<Codelet>(Codelet(*vertex)) : std::nullopt;
-    for (const auto& [op, poplibs] : opsOf(ops))
-        if (name.compare(open, std::string::npos, std::string("<") + poplibs + ">") == 0)
-            return Codelet(*vertex, ops, op);
-    return std::nullopt;
-}
-
-std::vector<std::string> codeletNames(const std::vector<Codelet>& codelets)
-{
-    std::vector<std::string> out;
-    for (const Codelet& c : codelets) {
-        std::string name = c.name();
-        if (std::find(out.begin(), out.end(), name) == out.end())
-            out.push_back(std::move(name));
-    }
-    return out;
-}
+uint64_t cyclesOf(const IpuParams& hw, const VertexCall& call) { return rowOf(call.codelet.vertex()).cycles(hw, call); }
 
 } // namespace ipusim

@@ -231,10 +231,10 @@ TEST_CASE("Vertex table: every row priced by name at two sizes in each precision
     std::map<Vertex, std::map<std::string, std::set<uint64_t>>> covered;
     for (const Case& c : kCases) {
         INFO(c.vertex << " " << c.params.dump());
-        const PricedVertex priced = vertexCyclesFromJson(diag, "/v", c.vertex, c.params, hw);
-        CHECK(priced.cycles == c.expected);
-        CHECK(priced.codelet.vertex() == *vertexNamed(c.vertex));
-        covered[priced.codelet.vertex()][c.precision].insert(c.size);
+        const VertexCall call = vertexCallFromJson(diag, "/v", c.vertex, c.params, hw);
+        CHECK(cyclesOf(hw, call) == c.expected);
+        CHECK(call.codelet.vertex() == *vertexNamed(c.vertex));
+        covered[call.codelet.vertex()][c.precision].insert(c.size);
     }
     for (const VertexRow& row : vertexTable()) {
         INFO(row.name);
@@ -253,7 +253,7 @@ TEST_CASE("Vertex table: comparisons exist where PopLibs has them", "[vertices]"
 {
     const IpuParams hw;
     const ThrowingDiagnostics diag;
-    auto price = [&](const char* vertex, const json& params) { return vertexCyclesFromJson(diag, "/v", vertex, params, hw); };
+    auto price = [&](const char* vertex, const json& params) { return vertexCallFromJson(diag, "/v", vertex, params, hw); };
     // In place, EQUAL exists for bool operands only; int32 is a comparison's operand type only.
     CHECK_THROWS_WITH(price("BinaryOp1DInPlace", {{"op", "equal"}, {"type", "fp16"}, {"elements", 64}}),
                       Catch::Contains("/v/params/op") && Catch::Contains("bool operands only"));
@@ -262,4 +262,37 @@ TEST_CASE("Vertex table: comparisons exist where PopLibs has them", "[vertices]"
     CHECK_THROWS_WITH(price("BroadcastScalar1DInPlace", {{"op", "equal"}, {"type", "fp16"}, {"elements", 64}}),
                       Catch::Contains("/v/params/op"));
     CHECK(price("BinaryOp1D", {{"op", "equal"}, {"type", "int32"}, {"elements", 64}}).codelet.name() == "BinaryOp1D<EQUAL>");
+}
+
+TEST_CASE("Vertex table: each row prices its own kind of arguments and refuses any other", "[vertices]")
+{
+    // Every row, through the function it carries: the compiler's calls and a schedule's agree
+    // because both reach the formula only through the row.
+    const IpuParams hw;
+    const ThrowingDiagnostics diag;
+    std::set<Vertex> walked;
+    for (const Case& c : kCases) {
+        INFO(c.vertex << " " << c.params.dump());
+        const VertexCall call = vertexCallFromJson(diag, "/v", c.vertex, c.params, hw);
+        const VertexRow& row = rowOf(call.codelet.vertex());
+        CHECK(row.cycles(hw, call) == c.expected);
+        if (!walked.insert(row.vertex).second)
+            continue;
+        // The same codelet with arguments of every other kind is a programming error, never a price.
+        const std::vector<VertexArgs> kinds = {costs::ConvShape{}, ElementArgs{}, Int32Args{}, CastArgs{}, ReduceArgs{},
+                                               CountArgs{}, costs::PoolTileWork{}, SliceArgs{}, CopyArgs{}};
+        REQUIRE(kinds.size() == std::variant_size_v<VertexArgs>);
+        for (const VertexArgs& other : kinds) {
+            if (other.index() == call.args.index() || (row.vertex == Vertex::BinaryOp1D && std::holds_alternative<Int32Args>(other) &&
+                                                        call.codelet.binaryOp() == costs::BinaryOpKind::Equal))
+                continue;
+            INFO("arguments of kind " << other.index());
+            CHECK_THROWS_AS(cyclesOf(hw, VertexCall{call.codelet, other}), std::logic_error);
+        }
+    }
+    CHECK(walked.size() == kVertexCount);
+    // Operations a formula does not price are refused too.
+    CHECK_THROWS_AS(cyclesOf(hw, {{Vertex::NonLinearity1DInPlace, costs::NonLinearity::Relu}, ElementArgs{Precision::FP16, 64}}),
+                    std::logic_error);
+    CHECK_THROWS_AS(cyclesOf(hw, {{Vertex::BinaryOp1D, costs::BinaryOpKind::Add}, Int32Args{64}}), std::logic_error);
 }
