@@ -406,88 +406,72 @@ costs::PoolTileWork GraphLowering::poolWork(const Op& op, Precision type, uint64
     return w;
 }
 
+std::vector<VertexCall> GraphLowering::elementwiseCalls(const Op& op, Precision type, uint64_t e) const
+{
+    using costs::BinaryOpKind;
+    // Pooling: the outputs of a tile's inputs, as the tensors' sizes relate (the pooled tensor
+    // is the gradient's input and the forward's output).
+    const bool backward = op.kind == OpKind::AvgPoolGrad || op.kind == OpKind::MaxPoolGrad;
+    const uint64_t inElements = std::max<uint64_t>(1, m_graph.tensor(backward ? op.outputs.at(0) : op.inputs.at(0)).elements());
+    const uint64_t outElements = std::max<uint64_t>(1, m_graph.tensor(backward ? op.inputs.at(0) : op.outputs.at(0)).elements());
+    const uint64_t pooled = ceilDiv(e * outElements, inElements), unpooled = ceilDiv(e * inElements, outElements);
+    switch (op.kind) {
+    case OpKind::BiasAdd: return {{codelet::binary(BinaryOpKind::Add), ElementArgs{type, e}}};
+    // PopART runs ReLU in place (ReluInplace): UnaryOp1DInPlace<RELU> (poplibs-costs §2).
+    case OpKind::Relu: return {{codelet::unaryInPlace(costs::UnaryOpKind::Relu), ElementArgs{type, e}}};
+    case OpKind::Cast: return {{Vertex::Cast1D, CastArgs{type, m_graph.tensor(op.outputs.at(0)).type, e}}};
+    case OpKind::ReluGrad: return {{{Vertex::NonLinearityGrad1D, costs::NonLinearity::Relu}, ElementArgs{type, e}}};
+    case OpKind::MaxPool: return {{Vertex::MaxPooling, poolWork(op, type, pooled)}};
+    // SumPooling applies the 1 / window itself
+    case OpKind::AvgPool: return {{Vertex::SumPooling, poolWork(op, type, pooled)}};
+    case OpKind::AvgPoolGrad: // the gradient times 1 / window (a scalar), then summed into the inputs' windows
+        return {{codelet::byScalar(BinaryOpKind::Mul), ElementArgs{type, e}}, {Vertex::SumPooling, poolWork(op, type, unpooled)}};
+    case OpKind::MaxPoolGrad: return {{Vertex::MaxPoolingGrad, poolWork(op, type, unpooled)}};
+    default: throw std::logic_error("not an element-wise op: " + op.name);
+    }
+}
+
 void GraphLowering::lowerElementwise(const Op& op)
 {
     // Element-wise ops run where their main operand lives (Poplar maps them to the input).
     const int main = op.inputs.at(0);
     const TensorDesc& d = m_graph.tensor(main);
-    const Precision type = d.type;
     const TileVector elems = elementsOn(main);
-    TileVector cycles(m_hw.tiles, 0);
-    std::vector<Codelet> types;
+    ComputePlan compute{op.name, TileCalls(m_hw.tiles)};
     std::vector<ExchangeBytes> x(m_hw.tiles);
-    bool needsExchange = false;
-    // Pooling: the outputs of a tile's inputs, as the tensors' sizes relate (the pooled tensor
-    // is the gradient's input and the forward's output).
-    const bool backward = op.kind == OpKind::AvgPoolGrad || op.kind == OpKind::MaxPoolGrad;
-    const uint64_t inElements = std::max<uint64_t>(1, m_graph.tensor(backward ? op.outputs.at(0) : main).elements());
-    const uint64_t outElements = std::max<uint64_t>(1, m_graph.tensor(backward ? main : op.outputs.at(0)).elements());
-    auto pooled = [&](uint64_t e) { return ceilDiv(e * outElements, inElements); };
-    auto unpooled = [&](uint64_t e) { return ceilDiv(e * inElements, outElements); };
-    // A tile's cycles depend on its elements only, and tiles hold few distinct counts.
-    auto tileCycles = [&](uint64_t e) -> uint64_t {
-        switch (op.kind) {
-        case OpKind::BiasAdd: return costs::binaryOp(m_hw, costs::BinaryOpKind::Add, type, e);
-        // PopART runs ReLU in place (ReluInplace): UnaryOp1DInPlace<RELU> (poplibs-costs §2).
-        case OpKind::Relu: return costs::unaryOp(m_hw, costs::UnaryOpKind::Relu, type, e, true);
-        case OpKind::Cast: return costs::cast(m_hw, type, m_graph.tensor(op.outputs.at(0)).type, e);
-        case OpKind::ReluGrad: return costs::nonLinearityGrad(m_hw, costs::NonLinearity::Relu, type, e);
-        case OpKind::MaxPool: return costs::pooling(m_hw, costs::PoolVertex::Max, poolWork(op, type, pooled(e)));
-        // SumPooling applies the 1 / window itself
-        case OpKind::AvgPool: return costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, pooled(e)));
-        case OpKind::AvgPoolGrad: // the gradient times 1 / window (a scalar), then summed into the inputs' windows
-            return costs::broadcastScalar(m_hw, costs::BinaryOpKind::Mul, type, e) +
-                   costs::pooling(m_hw, costs::PoolVertex::Sum, poolWork(op, type, unpooled(e)));
-        case OpKind::MaxPoolGrad: return costs::pooling(m_hw, costs::PoolVertex::MaxGrad, poolWork(op, type, unpooled(e)));
-        default: throw std::logic_error("not an element-wise op: " + op.name);
-        }
-    };
-    std::map<uint64_t, uint64_t> byElements;
+    std::map<uint64_t, std::vector<VertexCall>> byElements; // tiles hold few distinct counts
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         const uint64_t e = elems[t];
         if (!e)
             continue;
-        if (op.kind == OpKind::BiasAdd) {
-            x[t].recvShared += std::min<uint64_t>(op.channels, e) * bytesOf(type); // the bias slice
-            needsExchange = true;
-        }
+        if (op.kind == OpKind::BiasAdd)
+            x[t].recvShared += std::min<uint64_t>(op.channels, e) * bytesOf(d.type); // the bias slice
         auto it = byElements.find(e);
         if (it == byElements.end())
-            it = byElements.emplace(e, tileCycles(e)).first;
-        cycles[t] = it->second;
+            it = byElements.emplace(e, elementwiseCalls(op, d.type, e)).first;
+        for (const VertexCall& call : it->second)
+            compute.calls.add(t, call);
     }
-    switch (op.kind) {
-    case OpKind::BiasAdd: types = {codelet::binary(costs::BinaryOpKind::Add)}; break;
-    case OpKind::Relu: types = {codelet::unaryInPlace(costs::UnaryOpKind::Relu)}; break;
-    case OpKind::ReluGrad: types = {{Vertex::NonLinearityGrad1D, costs::NonLinearity::Relu}}; break;
-    case OpKind::MaxPool: types = {Vertex::MaxPooling}; break;
-    case OpKind::AvgPool: types = {Vertex::SumPooling}; break;
-    case OpKind::Cast: types = {Vertex::Cast1D}; break;
-    case OpKind::AvgPoolGrad: types = {codelet::byScalar(costs::BinaryOpKind::Mul), Vertex::SumPooling}; break;
-    default: types = {Vertex::MaxPoolingGrad}; break;
-    }
-    m_b.sync();
-    if (needsExchange) {
+    OpPlan plan;
+    if (op.kind == OpKind::BiasAdd && !byElements.empty()) { // the bias to the tiles it is added on
         for (std::size_t i = 1; i < op.inputs.size(); ++i)
             addSends(x, op.inputs[i]);
-        m_b.exchange(op.name + ".in", x);
+        plan.exchange(op.name + ".in", std::move(x));
     }
-    m_b.compute(op.name, cycles, types);
-    for (int in : op.inputs)
-        m_b.touch(handleOf(in));
+    plan.compute(std::move(compute), plan.steps.empty()).read(op.inputs);
     const int output = op.outputs.at(0);
     m_width[std::size_t(output)] = m_width[std::size_t(main)];
     if (op.kind == OpKind::BiasAdd || op.kind == OpKind::Relu || op.kind == OpKind::ReluGrad)
-        alias(output, main); // in place
+        plan.inPlace(output, main);
     else {
         // Pooling shrinks by the window; its gradient has the input's size and layout.
         TileVector bytes = m_b.denseBytes(handleOf(main));
         const double ratio = double(m_graph.tensor(output).bytes()) / double(std::max<uint64_t>(d.bytes(), 1));
         for (auto& b : bytes)
             b = uint64_t(double(b) * ratio);
-        produce(output, bytes);
+        plan.output(output, bytes);
     }
-    m_b.touch(handleOf(output));
+    emit(plan);
 }
 
 void GraphLowering::gather(const std::string& name, int source, int target)
@@ -998,21 +982,21 @@ void GraphLowering::lowerCopy(const Op& op)
         moved += op.kind == OpKind::Slice ? od.bytes() : m_graph.tensor(in).bytes();
     }
     const double received = double(moved) / double(std::max<uint64_t>(od.bytes(), 1)); // a slice's gradient: the part only
-    TileVector cycles(T, 0);
+    ComputePlan copy{op.name, TileCalls(T)};
+    const unsigned elementBytes = bytesOf(od.type);
     for (uint32_t t = 0; t < T; ++t)
         if (outMap[t]) {
             const uint64_t mine = uint64_t(double(outMap[t]) * received);
             x[t].recv += mine;
-            cycles[t] = costs::copy(m_hw, mine, bytesOf(od.type)) +
-                        (op.kind == OpKind::SliceGrad ? costs::fill(m_hw, od.type, outMap[t] / bytesOf(od.type)) : 0);
+            if (op.kind == OpKind::SliceGrad)
+                copy.calls.add(t, {Vertex::Fill, ElementArgs{od.type, outMap[t] / elementBytes}});
+            copy.calls.add(t, {Vertex::Copy, CopyArgs{mine, elementBytes}});
         }
-    m_b.sync();
-    m_b.exchange(op.name + ".in", x);
-    for (int in : op.inputs)
-        m_b.touch(handleOf(in));
-    produce(output, outMap);
-    m_b.compute(op.name, cycles, op.kind == OpKind::SliceGrad ? std::vector<Codelet>{Vertex::Fill, Vertex::Copy} : std::vector<Codelet>{Vertex::Copy});
-    m_b.touch(handleOf(output));
+    OpPlan plan;
+    plan.exchange(op.name + ".in", std::move(x)).read(op.inputs);
+    const PlanTensor out = plan.output(output, outMap);
+    plan.compute(std::move(copy), false).write(out);
+    emit(plan);
 }
 
 void GraphLowering::lowerGather(const Op& op)

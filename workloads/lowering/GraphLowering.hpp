@@ -4,6 +4,7 @@
 #include "workloads/graph/Graph.hpp"
 #include "workloads/lowering/ConvPlanner.hpp"
 #include "workloads/lowering/LoweredOp.hpp"
+#include "workloads/lowering/OpPlan.hpp"
 #include "workloads/lowering/ProgramBuilder.hpp"
 
 #include <map>
@@ -98,8 +99,14 @@ private:
     TileVector elementsOn(int tensor) const;
     void addSends(std::vector<ExchangeBytes>& x, int tensor) const;
 
+    /** Emits an op's plan (EmitPlan.cpp): its steps, and its tensors from their writes and reads. */
+    void emit(const OpPlan& plan);
+    void emitCompute(const ComputePlan& c);
+
     void lowerConv(const Op& op);
     void lowerElementwise(const Op& op);
+    /** The vertices an element-wise op runs on a tile holding `e` elements of its main operand. */
+    [[nodiscard]] std::vector<VertexCall> elementwiseCalls(const Op& op, Precision type, uint64_t e) const;
     /** A tile's pooling work over `elements` of the field (outputs; for a gradient, inputs). */
     costs::PoolTileWork poolWork(const Op& op, Precision type, uint64_t elements) const;
     void lowerBiasGrad(const Op& op);

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "models/program/Schedule.hpp"
+#include "models/timing/VertexTable.hpp"
+#include "workloads/lowering/ProgramBuilder.hpp"
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+// What lowering one op decides, before anything is emitted: its exchanges, the vertices each
+// tile runs, and which tensors each step reads and writes. GraphLowering::emit turns a plan into
+// the program's steps and tensor lifetimes, so the codelets charged to code memory and the
+// cycles come from one list of vertex calls, and a tensor lives exactly from the step that
+// writes it to the last step that reads it (the way MLIR's patterns return ops for one rewriter
+// to insert, rather than each pattern editing the IR).
+namespace ipusim {
+
+/** A tensor a plan names: one of the graph's, or a temporary the plan declares. */
+struct PlanTensor
+{
+    static PlanTensor graph(int tensor) { return {tensor, -1}; }
+    static PlanTensor temporary(int index) { return {-1, index}; }
+    int graphTensor = -1; // set for a graph tensor
+    int temporaryIndex = -1;
+};
+
+/** One vertex call a tile makes `times` over (worker vertices run side by side, a batch of them
+ *  at a time, each batch as long as one). */
+struct TileCall
+{
+    VertexCall call;
+    uint64_t times = 1;
+    friend bool operator==(const TileCall& a, const TileCall& b) { return a.times == b.times && a.call == b.call; }
+};
+
+/** Per tile, the vertices one compute set runs, in order. */
+class TileCalls
+{
+public:
+    explicit TileCalls(uint32_t tiles) : m_calls(tiles) {}
+    void add(uint32_t tile, VertexCall call, uint64_t times = 1)
+    {
+        if (times > 0)
+            m_calls.at(tile).push_back({std::move(call), times});
+    }
+    [[nodiscard]] const std::vector<TileCall>& on(uint32_t tile) const { return m_calls.at(tile); }
+    [[nodiscard]] uint32_t tiles() const { return uint32_t(m_calls.size()); }
+
+private:
+    std::vector<std::vector<TileCall>> m_calls;
+};
+
+/** A compute set: its vertices per tile. `verticesPerActiveTile` counts vertex state and
+ *  `flops` one execution's model FLOPs (matmuls and convolutions), as ProgramBuilder::compute. */
+struct ComputePlan
+{
+    std::string name;
+    TileCalls calls;
+    uint32_t verticesPerActiveTile = 1;
+    double flops = 0;
+};
+
+/** An exchange: the bytes each tile sends and receives. */
+struct ExchangePlan
+{
+    std::string name;
+    std::vector<ExchangeBytes> bytes;
+};
+
+/** A step of the plan, after a sync when `sync` is set. */
+struct PlanStep
+{
+    std::variant<ExchangePlan, ComputePlan> work;
+    bool sync = true;
+    std::vector<PlanTensor> reads;  // live through this step
+    std::vector<PlanTensor> writes; // the plan's new tensors this step brings into being
+
+    PlanStep& read(PlanTensor t)
+    {
+        reads.push_back(t);
+        return *this;
+    }
+    PlanStep& read(const std::vector<int>& graphTensors)
+    {
+        for (int t : graphTensors)
+            reads.push_back(PlanTensor::graph(t));
+        return *this;
+    }
+    PlanStep& write(PlanTensor t)
+    {
+        writes.push_back(t);
+        return *this;
+    }
+};
+
+/** One op's plan. A temporary comes into being at the step that writes it, an output at the step
+ *  that writes it or, when none does, as the op ends (the next op's first point); outputs are
+ *  held through the op's last step. */
+struct OpPlan
+{
+    struct Temporary
+    {
+        std::string name;
+        TileRuns<uint64_t> bytes;
+    };
+    /** A graph tensor the op produces: placed as `bytes`, or in place of `source`'s. */
+    struct Output
+    {
+        int tensor = -1;
+        TileRuns<uint64_t> bytes;
+        int source = -1; // an in-place result: the graph tensor whose placement it takes over
+    };
+    std::vector<Temporary> temporaries;
+    std::vector<Output> outputs;
+    std::vector<PlanStep> steps;
+
+    PlanTensor temporary(std::string name, const TileVector& bytes)
+    {
+        temporaries.push_back({std::move(name), toRuns(bytes)});
+        return PlanTensor::temporary(int(temporaries.size()) - 1);
+    }
+    PlanTensor output(int tensor, TileRuns<uint64_t> bytes)
+    {
+        outputs.push_back({tensor, std::move(bytes), -1});
+        return PlanTensor::graph(tensor);
+    }
+    PlanTensor output(int tensor, const TileVector& bytes) { return output(tensor, toRuns(bytes)); }
+    /** `tensor` is `source` updated in place. */
+    void inPlace(int tensor, int source) { outputs.push_back({tensor, {}, source}); }
+
+    PlanStep& exchange(std::string name, std::vector<ExchangeBytes> bytes, bool sync = true)
+    {
+        steps.push_back({ExchangePlan{std::move(name), std::move(bytes)}, sync, {}, {}});
+        return steps.back();
+    }
+    PlanStep& compute(ComputePlan c, bool sync = true)
+    {
+        steps.push_back({std::move(c), sync, {}, {}});
+        return steps.back();
+    }
+};
+
+/** Each tile's cycles for `calls`, every call priced by its row (tiles with the calls of the
+ *  tile before are priced once); `codelets` gets the codelets called, each once, in order. */
+TileVector pricedCycles(const IpuParams& hw, const TileCalls& calls, std::vector<Codelet>& codelets);
+
+} // namespace ipusim
