@@ -2,8 +2,8 @@
 #pragma once
 #include "models/timing/VertexTable.hpp"
 
-// Short names for the codelets the lowering names most, so a compute set's list reads like the
-// vertices it prices.
+// Short names for the codelets and vertex calls the lowering names most, so an op's recipe
+// reads like the vertices it runs.
 namespace ipusim::codelet {
 
 inline Codelet unary(costs::UnaryOpKind op) { return {Vertex::UnaryOp1D, op}; }
@@ -17,3 +17,35 @@ inline Codelet rowReduce(ReduceOp op = ReduceOp::Add) { return {Vertex::ReduceCo
 inline Codelet partialsReduce(ReduceOp op = ReduceOp::Add) { return {Vertex::ReducePartials, op}; }
 
 } // namespace ipusim::codelet
+
+namespace ipusim::calls {
+
+inline VertexCall unary(costs::UnaryOpKind op, Precision type, uint64_t n) { return {codelet::unary(op), ElementArgs{type, n}}; }
+inline VertexCall unaryInPlace(costs::UnaryOpKind op, Precision type, uint64_t n)
+{
+    return {codelet::unaryInPlace(op), ElementArgs{type, n}};
+}
+inline VertexCall binary(costs::BinaryOpKind op, Precision type, uint64_t n) { return {codelet::binary(op), ElementArgs{type, n}}; }
+inline VertexCall byScalar(costs::BinaryOpKind op, Precision type, uint64_t n) { return {codelet::byScalar(op), ElementArgs{type, n}}; }
+/** popnn's GELU forward, in place. */
+inline VertexCall gelu(Precision type, uint64_t n) { return {{Vertex::NonLinearity1DInPlace, costs::NonLinearity::Gelu}, ElementArgs{type, n}}; }
+inline VertexCall nonLinearityGrad(costs::NonLinearity f, Precision type, uint64_t n)
+{
+    return {{Vertex::NonLinearityGrad1D, f}, ElementArgs{type, n}};
+}
+/** `rows` rows of `length` reduced along the row, in `type`. */
+inline VertexCall rowReduce(Precision type, uint64_t rows, uint64_t length, ReduceOp op = ReduceOp::Add)
+{
+    return {codelet::rowReduce(op), ReduceArgs{type, type, rows, length}};
+}
+/** `outputs` results of `partials` partials each, across tiles. */
+inline VertexCall partialsReduce(Precision type, uint64_t outputs, uint64_t partials, ReduceOp op = ReduceOp::Add)
+{
+    return {codelet::partialsReduce(op), ReduceArgs{type, type, outputs, partials}};
+}
+inline VertexCall scaledAdd(Precision type, uint64_t n) { return {Vertex::ScaledAddSupervisor, ElementArgs{type, n}}; }
+inline VertexCall cast(Precision from, Precision to, uint64_t n) { return {Vertex::Cast1D, CastArgs{from, to, n}}; }
+inline VertexCall fill(Precision type, uint64_t n) { return {Vertex::Fill, ElementArgs{type, n}}; }
+inline VertexCall copy(uint64_t bytes, unsigned elementBytes) { return {Vertex::Copy, CopyArgs{bytes, elementBytes}}; }
+
+} // namespace ipusim::calls

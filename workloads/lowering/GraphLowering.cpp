@@ -474,19 +474,24 @@ void GraphLowering::lowerElementwise(const Op& op)
     emit(plan);
 }
 
-void GraphLowering::gather(const std::string& name, int source, int target)
+void GraphLowering::gather(OpPlan& plan, const std::string& name, int source, int target) const
 {
-    if (m_b.bytes(handleOf(source)) == m_b.bytes(handleOf(target)))
+    if (m_b.bytes(m_handle.at(std::size_t(source))) == m_b.bytes(m_handle.at(std::size_t(target))))
         return;
-    const TileVector to = m_b.denseBytes(handleOf(target));
+    const TileVector to = m_b.denseBytes(m_handle.at(std::size_t(target)));
     std::vector<ExchangeBytes> x(m_hw.tiles);
     addSends(x, source);
     const double ratio = double(m_graph.tensor(source).bytes()) / double(std::max<uint64_t>(m_graph.tensor(target).bytes(), 1));
     for (uint32_t t = 0; t < m_hw.tiles; ++t)
         x[t].recv += uint64_t(double(to[t]) * ratio);
-    m_b.sync();
-    m_b.exchange(name, x);
-    m_b.touch(handleOf(source));
+    plan.exchange(name, std::move(x)).read(PlanTensor::graph(source));
+}
+
+void GraphLowering::gather(const std::string& name, int source, int target)
+{
+    OpPlan plan;
+    gather(plan, name, source, target);
+    emit(plan);
 }
 
 void GraphLowering::lowerLoss(const Op& op)
@@ -793,67 +798,97 @@ void GraphLowering::streamOut(const std::string& name, const std::vector<int>& t
 
 namespace ipusim {
 
+std::vector<VertexCall> GraphLowering::rowwiseCalls(const Op& op, const RowShare& share) const
+{
+    using costs::BinaryOpKind;
+    using costs::UnaryOpKind;
+    using namespace calls;
+    const Precision type = share.type, f32 = Precision::FP32;
+    const uint64_t e = share.elements, rows = share.rows, piece = share.piece;
+    auto bin = [&](BinaryOpKind k) { return binary(k, type, e); };
+    auto un = [&](UnaryOpKind k) { return unary(k, type, e); };
+    // Attention's scores are scaled (and going forward the mask added) before the softmax.
+    std::vector<VertexCall> scaled;
+    if (op.attentionScaleMask)
+        scaled.push_back(byScalar(BinaryOpKind::Mul, type, e));
+    if (op.attentionScaleMask && op.kind == OpKind::Softmax)
+        scaled.push_back(bin(BinaryOpKind::Add));
+    auto then = [&](std::vector<VertexCall> first, const std::vector<VertexCall>& more) {
+        first.insert(first.end(), more.begin(), more.end());
+        return first;
+    };
+    switch (op.kind) {
+    case OpKind::Add: return {bin(BinaryOpKind::Add)};
+    // PopTorch's gelu (exact or tanh) is popnn's GELU, the tanh approximation, in place; each
+    // gradient is one popnn NonLinearityGrad1D vertex (poplibs-costs §2, §3.5).
+    case OpKind::Gelu: return {gelu(type, e)};
+    case OpKind::GeluGrad: return {nonLinearityGrad(costs::NonLinearity::Gelu, type, e)};
+    case OpKind::Tanh: return {un(UnaryOpKind::Tanh)};
+    case OpKind::TanhGrad: return {nonLinearityGrad(costs::NonLinearity::Tanh, type, e)};
+    case OpKind::LogSoftmax: // x - max - log(sum(exp(x - max))): the row max, exponentiate, sum, one log per row
+        return {rowReduce(type, rows, piece, ReduceOp::Max), bin(BinaryOpKind::Sub), un(UnaryOpKind::Exp), rowReduce(f32, rows, piece),
+                unary(UnaryOpKind::Log, f32, rows), bin(BinaryOpKind::Sub)};
+    case OpKind::LogSoftmaxGrad: // dx = dy - exp(y) sum(dy)
+        return {un(UnaryOpKind::Exp), rowReduce(f32, rows, piece), bin(BinaryOpKind::Mul), bin(BinaryOpKind::Sub)};
+    case OpKind::Sub: return {bin(BinaryOpKind::Sub)};
+    case OpKind::Mul: return {bin(BinaryOpKind::Mul)};
+    case OpKind::Div: return {bin(BinaryOpKind::Div)};
+    case OpKind::DivGradRhs: return {bin(BinaryOpKind::Mul), bin(BinaryOpKind::Mul), bin(BinaryOpKind::Div)}; // -dy a / b / b
+    // A constant factor: popops' scalar broadcast, in place (poplibs-costs §3.9).
+    case OpKind::Scale: return {byScalar(BinaryOpKind::Mul, type, e)};
+    case OpKind::Sigmoid: return {unaryInPlace(UnaryOpKind::Sigmoid, type, e)}; // SigmoidInplace
+    case OpKind::SigmoidGrad: return {nonLinearityGrad(costs::NonLinearity::Sigmoid, type, e)};
+    case OpKind::Exp: return {un(UnaryOpKind::Exp)};
+    case OpKind::ExpGrad: return {bin(BinaryOpKind::Mul)};
+    // The gradient draws the same mask again from the op's seed, as PopART does.
+    case OpKind::Dropout:
+    case OpKind::DropoutGrad: return {{Vertex::DropoutSupervisor, ElementArgs{type, e}}};
+    case OpKind::Softmax: // subtract the row max, exponentiate, normalise (a reciprocal per row, then a multiply)
+        return then(scaled, {rowReduce(type, rows, piece, ReduceOp::Max), bin(BinaryOpKind::Sub), un(UnaryOpKind::Exp),
+                             rowReduce(f32, rows, piece), binary(BinaryOpKind::Div, f32, rows), bin(BinaryOpKind::Mul)});
+    case OpKind::SoftmaxGrad: // dx = y (dy - sum(dy y)), then (attention) the scale
+        return then({bin(BinaryOpKind::Mul), rowReduce(f32, rows, piece), bin(BinaryOpKind::Sub), bin(BinaryOpKind::Mul)}, scaled);
+    // mean; the centred values' SQUARE_ADD (the square is the reduction's, §3.10); normalise;
+    // (affine) gamma, beta
+    case OpKind::LayerNorm:
+        return then({rowReduce(f32, rows, piece), bin(BinaryOpKind::Sub), rowReduce(f32, rows, piece, ReduceOp::SquareAdd),
+                     unary(UnaryOpKind::Rsqrt, f32, rows), bin(BinaryOpKind::Mul)},
+                    share.affine ? std::vector<VertexCall>{bin(BinaryOpKind::Mul), bin(BinaryOpKind::Add)} : std::vector<VertexCall>{});
+    case OpKind::LayerNormGrad: // x^ again; (affine) dy gamma; its mean and its mean against x^
+        return then({bin(BinaryOpKind::Sub), bin(BinaryOpKind::Mul)},
+                    then(share.affine ? std::vector<VertexCall>{bin(BinaryOpKind::Mul)} : std::vector<VertexCall>{},
+                         {rowReduce(f32, rows, piece), rowReduce(f32, rows, piece), bin(BinaryOpKind::Mul), bin(BinaryOpKind::Mul),
+                          bin(BinaryOpKind::Sub), bin(BinaryOpKind::Sub)}));
+    default: throw std::logic_error("not a row-wise op: " + op.name);
+    }
+}
+
 void GraphLowering::lowerRowwise(const Op& op)
 {
     // Runs where the first operand lives; other activations are brought to its layout first,
     // and LayerNorm's gamma (and beta) reach every tile that holds a part of a row.
-    using costs::BinaryOpKind;
-    using costs::UnaryOpKind;
     // A repeated (broadcast) operand is not gathered: each tile receives the part its
     // elements repeat, at most the whole operand.
     const int main = op.inputs.at(op.broadcast == 0 ? 1 : 0);
     const Precision type = m_graph.tensor(main).type;
-    const Precision f32 = Precision::FP32;
     const bool layerNorm = op.kind == OpKind::LayerNorm || op.kind == OpKind::LayerNormGrad;
     // A norm's gamma and beta (its gradient: gamma) reach every tile holding part of a row: all
     // of them, or for group norm those of the channels in the tile's piece of the row.
     const bool affine = layerNorm && op.inputs.size() == 3;
     auto paramsOnTile = [&](uint64_t piece) { return op.paramChannels ? std::min(piece, op.paramChannels) : piece; };
+    OpPlan plan;
     for (std::size_t i = 0; i < op.inputs.size(); ++i)
         if (op.inputs[i] != main && int(i) != op.broadcast && !(layerNorm && m_graph.tensor(op.inputs[i]).role == TensorRole::Weight))
-            gather(op.name + ".in" + std::to_string(i), op.inputs[i], main);
+            gather(plan, op.name + ".in" + std::to_string(i), op.inputs[i], main);
     const TileVector elems = elementsOn(main);
     const uint64_t C = std::max<uint64_t>(op.channels, 1);
-    TileVector cycles(m_hw.tiles, 0), combine(m_hw.tiles, 0);
+    ComputePlan compute{op.name, TileCalls(m_hw.tiles)}, combine{op.name + ".combine", TileCalls(m_hw.tiles)};
     std::vector<ExchangeBytes> params(m_hw.tiles), stats(m_hw.tiles);
     const bool reducesRows = op.kind == OpKind::Softmax || op.kind == OpKind::SoftmaxGrad || op.kind == OpKind::LogSoftmax ||
                              op.kind == OpKind::LogSoftmaxGrad || layerNorm;
+    // Softmax's pieces combine their row maxima and sums, the others two sums.
+    const bool maxima = op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax;
     bool splitRows = false;
-    auto bin = [&](BinaryOpKind k, uint64_t e) { return costs::binaryOp(m_hw, k, type, e); };
-    auto un = [&](UnaryOpKind k, uint64_t e) { return costs::unaryOp(m_hw, k, type, e); };
-    using namespace codelet;
-    const Codelet add = binary(BinaryOpKind::Add), sub = binary(BinaryOpKind::Sub), mul = binary(BinaryOpKind::Mul),
-                  div = binary(BinaryOpKind::Div), exp = unary(UnaryOpKind::Exp), scale = byScalar(BinaryOpKind::Mul);
-    std::vector<Codelet> types;
-    switch (op.kind) {
-    case OpKind::Add: types = {add}; break;
-    case OpKind::Gelu: types = {{Vertex::NonLinearity1DInPlace, costs::NonLinearity::Gelu}}; break;
-    case OpKind::GeluGrad: types = {{Vertex::NonLinearityGrad1D, costs::NonLinearity::Gelu}}; break;
-    case OpKind::Tanh: types = {unary(UnaryOpKind::Tanh)}; break;
-    case OpKind::TanhGrad: types = {{Vertex::NonLinearityGrad1D, costs::NonLinearity::Tanh}}; break;
-    case OpKind::Softmax: types = {rowReduce(ReduceOp::Max), sub, exp, rowReduce(), div, mul}; break;
-    case OpKind::SoftmaxGrad: types = {mul, rowReduce(), sub}; break;
-    case OpKind::LayerNorm: types = {rowReduce(), sub, rowReduce(ReduceOp::SquareAdd), unary(UnaryOpKind::Rsqrt), mul}; break;
-    case OpKind::LogSoftmax: types = {rowReduce(ReduceOp::Max), sub, exp, rowReduce(), unary(UnaryOpKind::Log)}; break;
-    case OpKind::LogSoftmaxGrad: types = {exp, rowReduce(), mul, sub}; break;
-    case OpKind::Sub: types = {sub}; break;
-    case OpKind::Mul: types = {mul}; break;
-    case OpKind::Div: types = {div}; break;
-    case OpKind::DivGradRhs: types = {mul, div}; break;
-    case OpKind::Scale: types = {scale}; break;
-    case OpKind::Sigmoid: types = {unaryInPlace(UnaryOpKind::Sigmoid)}; break;
-    case OpKind::SigmoidGrad: types = {{Vertex::NonLinearityGrad1D, costs::NonLinearity::Sigmoid}}; break;
-    case OpKind::Exp: types = {exp}; break;
-    case OpKind::ExpGrad: types = {mul}; break;
-    case OpKind::Dropout:
-    case OpKind::DropoutGrad: types = {Vertex::DropoutSupervisor}; break;
-    default: types = {sub, mul, rowReduce()}; break; // LayerNormGrad
-    }
-    if (op.attentionScaleMask) // the scores' scale, and going forward the mask's add
-        for (const Codelet& c : op.kind == OpKind::Softmax ? std::vector<Codelet>{scale, add} : std::vector<Codelet>{scale})
-            types.push_back(c);
-    if (affine && op.kind == OpKind::LayerNorm)
-        types.push_back(add);
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         const uint64_t e = elems[t];
         if (!e)
@@ -866,64 +901,13 @@ void GraphLowering::lowerRowwise(const Op& op)
             splitRows = true;
             stats[t].send += 2 * rows * 8;
             stats[t].recv += 2 * rows * 8;
-            combine[t] = 2 * costs::reduce(m_hw, f32, rows, ceilDiv(C, piece));
+            combine.calls.add(t, calls::partialsReduce(Precision::FP32, rows, ceilDiv(C, piece), maxima ? ReduceOp::Max : ReduceOp::Add));
+            combine.calls.add(t, calls::partialsReduce(Precision::FP32, rows, ceilDiv(C, piece)));
         }
-        switch (op.kind) {
-        case OpKind::Add: cycles[t] = bin(BinaryOpKind::Add, e); break;
-        // PopTorch's gelu (exact or tanh) is popnn's GELU, the tanh approximation, in place; each
-        // gradient is one popnn NonLinearityGrad1D vertex (poplibs-costs §2, §3.5).
-        case OpKind::Gelu: cycles[t] = costs::geluNonLinearity(m_hw, type, e); break;
-        case OpKind::GeluGrad: cycles[t] = costs::nonLinearityGrad(m_hw, costs::NonLinearity::Gelu, type, e); break;
-        case OpKind::Tanh: cycles[t] = un(UnaryOpKind::Tanh, e); break;
-        case OpKind::TanhGrad: cycles[t] = costs::nonLinearityGrad(m_hw, costs::NonLinearity::Tanh, type, e); break;
-        case OpKind::LogSoftmax: // x - max - log(sum(exp(x - max))): the row max, exponentiate, sum, one log per row
-            cycles[t] = costs::reduceRows(m_hw, type, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) +
-                        costs::reduceRows(m_hw, f32, rows, piece) + costs::unaryOp(m_hw, UnaryOpKind::Log, f32, rows) +
-                        bin(BinaryOpKind::Sub, e);
-            break;
-        case OpKind::LogSoftmaxGrad: // dx = dy - exp(y) sum(dy)
-            cycles[t] = un(UnaryOpKind::Exp, e) + costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Mul, e) +
-                        bin(BinaryOpKind::Sub, e);
-            break;
-        case OpKind::Sub: cycles[t] = bin(BinaryOpKind::Sub, e); break;
-        case OpKind::Mul: cycles[t] = bin(BinaryOpKind::Mul, e); break;
-        case OpKind::Div: cycles[t] = bin(BinaryOpKind::Div, e); break;
-        case OpKind::DivGradRhs: cycles[t] = 2 * bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Div, e); break; // -dy a / b / b
-        // A constant factor: popops' scalar broadcast, in place (poplibs-costs §3.9).
-        case OpKind::Scale: cycles[t] = costs::broadcastScalar(m_hw, BinaryOpKind::Mul, type, e); break;
-        case OpKind::Sigmoid: cycles[t] = costs::unaryOp(m_hw, UnaryOpKind::Sigmoid, type, e, true); break; // SigmoidInplace
-        case OpKind::SigmoidGrad: cycles[t] = costs::nonLinearityGrad(m_hw, costs::NonLinearity::Sigmoid, type, e); break;
-        case OpKind::Exp: cycles[t] = un(UnaryOpKind::Exp, e); break;
-        case OpKind::ExpGrad: cycles[t] = bin(BinaryOpKind::Mul, e); break;
-        // The gradient draws the same mask again from the op's seed, as PopART does.
-        case OpKind::Dropout:
-        case OpKind::DropoutGrad: cycles[t] = costs::dropout(m_hw, type, e); break;
-        case OpKind::Softmax: // (attention: scale, add the mask,) subtract the row max, exponentiate,
-            // normalise (one reciprocal per row, then a multiply)
-            cycles[t] = (op.attentionScaleMask ? costs::broadcastScalar(m_hw, BinaryOpKind::Mul, type, e) + bin(BinaryOpKind::Add, e) : 0) +
-                        costs::reduceRows(m_hw, type, rows, piece) + bin(BinaryOpKind::Sub, e) + un(UnaryOpKind::Exp, e) +
-                        costs::reduceRows(m_hw, f32, rows, piece) + costs::binaryOp(m_hw, BinaryOpKind::Div, f32, rows) +
-                        bin(BinaryOpKind::Mul, e);
-            break;
-        case OpKind::SoftmaxGrad: // dx = y (dy - sum(dy y)) (attention: then the scale)
-            cycles[t] = bin(BinaryOpKind::Mul, e) + costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) +
-                        bin(BinaryOpKind::Mul, e) + (op.attentionScaleMask ? costs::broadcastScalar(m_hw, BinaryOpKind::Mul, type, e) : 0);
-            break;
-        // mean; the centred values' SQUARE_ADD (the square is the reduction's, §3.10); normalise;
-        // (affine) gamma, beta
-        case OpKind::LayerNorm:
-            cycles[t] = costs::reduceRows(m_hw, f32, rows, piece) + bin(BinaryOpKind::Sub, e) +
-                        costs::reduceRows(m_hw, f32, rows, piece) + costs::unaryOp(m_hw, UnaryOpKind::Rsqrt, f32, rows) +
-                        bin(BinaryOpKind::Mul, e) + (affine ? bin(BinaryOpKind::Mul, e) + bin(BinaryOpKind::Add, e) : 0);
-            params[t].recvShared += affine ? 2 * paramsOnTile(piece) * bytesOf(type) : 0;
-            break;
-        case OpKind::LayerNormGrad: // x^ again; (affine) dy gamma; its mean and its mean against x^
-            cycles[t] = bin(BinaryOpKind::Sub, e) + (affine ? 2 : 1) * bin(BinaryOpKind::Mul, e) +
-                        2 * costs::reduceRows(m_hw, f32, rows, piece) + 2 * bin(BinaryOpKind::Mul, e) + 2 * bin(BinaryOpKind::Sub, e);
-            params[t].recvShared += affine ? paramsOnTile(piece) * bytesOf(type) : 0;
-            break;
-        default: throw std::logic_error("not a row-wise op: " + op.name);
-        }
+        for (const VertexCall& call : rowwiseCalls(op, {type, e, rows, piece, affine}))
+            compute.calls.add(t, call);
+        if (affine)
+            params[t].recvShared += (op.kind == OpKind::LayerNorm ? 2 : 1) * paramsOnTile(piece) * bytesOf(type);
     }
     if (op.broadcast >= 0) {
         // A tile's elements read ceil(elements / run) elements of the repeated operand, at most
@@ -935,32 +919,26 @@ void GraphLowering::lowerRowwise(const Op& op)
                 params[t].recvShared += std::min(ceilDiv(elems[t], op.broadcastRun), whole) * bytesOf(m_graph.tensor(repeated).type);
         addSends(params, repeated);
     }
-    m_b.sync();
-    if (affine || op.broadcast >= 0) {
+    const bool exchangesParams = affine || op.broadcast >= 0;
+    if (exchangesParams) {
         for (std::size_t i = 1; affine && i < op.inputs.size(); ++i)
             if (m_graph.tensor(op.inputs[i]).role == TensorRole::Weight)
                 addSends(params, op.inputs[i]);
-        m_b.exchange(op.name + (affine ? ".params" : op.attentionScaleMask ? ".mask" : ".repeated"), params);
+        plan.exchange(op.name + (affine ? ".params" : op.attentionScaleMask ? ".mask" : ".repeated"), std::move(params));
     }
-    m_b.compute(op.name, cycles, types);
-    if (splitRows) {
-        m_b.sync();
-        m_b.exchange(op.name + ".row_pieces", stats);
-        // Softmax's pieces combine their row maxima and sums, the others their sums.
-        const bool maxima = op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax;
-        m_b.compute(op.name + ".combine", combine,
-                    maxima ? std::vector<Codelet>{partialsReduce(ReduceOp::Max), partialsReduce()} : std::vector<Codelet>{partialsReduce()});
+    plan.compute(std::move(compute), !exchangesParams).read(op.inputs);
+    if (splitRows) { // the inputs stay for the normalisation after the pieces have combined
+        plan.exchange(op.name + ".row_pieces", std::move(stats));
+        plan.compute(std::move(combine), false).read(op.inputs);
     }
-    for (int in : op.inputs)
-        m_b.touch(handleOf(in));
     const int output = op.outputs.at(0);
     const TensorRole role = m_graph.tensor(output).role;
     m_width[std::size_t(output)] = m_width[std::size_t(main)];
     if (op.kind == OpKind::Add && (role == TensorRole::Gradient || role == TensorRole::WeightGradient))
-        alias(output, main); // gradient sums run in place
+        plan.inPlace(output, main); // gradient sums run in place
     else
-        produce(output, m_b.bytes(handleOf(main)));
-    m_b.touch(handleOf(output));
+        plan.output(output, m_b.bytes(handleOf(main)));
+    emit(plan);
 }
 
 void GraphLowering::lowerCopy(const Op& op)

@@ -121,6 +121,15 @@ private:
     void lowerAccumulate(const Op& op);
     void lowerOptimizer(const Op& op);
     void lowerRowwise(const Op& op);
+    /** What a tile holds of a row-wise op's main operand: `elements` in `rows` pieces of `piece`. */
+    struct RowShare
+    {
+        Precision type;
+        uint64_t elements, rows, piece;
+        bool affine; // a norm with gamma (and beta)
+    };
+    /** The recipe of a row-wise op: the vertices a tile runs on its share. */
+    [[nodiscard]] std::vector<VertexCall> rowwiseCalls(const Op& op, const RowShare& share) const;
     void lowerGather(const Op& op);
     void lowerAttentionMask(const Op& op);
     void lowerGatherGrad(const Op& op);
@@ -141,7 +150,9 @@ private:
     std::pair<TileVector, int> reduceChannels(const ChannelReduce& r);
     /** Each tile holding part of `tensor` receives `bytesPerChannel` for each of its channels. */
     void addChannelParams(std::vector<ExchangeBytes>& x, int tensor, uint64_t channels, uint64_t bytesPerChannel) const;
-    /** Brings `source` onto the tiles of `target` (same layout) when it lives elsewhere. */
+    /** Brings `source` onto the tiles of `target` (same layout) when it lives elsewhere: an
+     *  exchange of `plan`, or of its own. */
+    void gather(OpPlan& plan, const std::string& name, int source, int target) const;
     void gather(const std::string& name, int source, int target);
 
     const Graph& m_graph;
