@@ -494,125 +494,160 @@ void GraphLowering::gather(const std::string& name, int source, int target)
     emit(plan);
 }
 
+std::vector<VertexCall> GraphLowering::lossCalls(const Op& op, Precision type, uint64_t e, uint64_t rows, uint64_t perRow) const
+{
+    using costs::BinaryOpKind;
+    using costs::UnaryOpKind;
+    using namespace calls;
+    const bool forward = op.kind == OpKind::SoftmaxCrossEntropy || op.kind == OpKind::NllLoss;
+    const Precision f32 = Precision::FP32;
+    if (op.kind == OpKind::NllLoss || op.kind == OpKind::NllLossGrad) {
+        // PopART's NLL: the labels one-hot encoded, times the log-probabilities (scaled by
+        // -1/batch for the gradient), summed per row going forward.
+        std::vector<VertexCall> nll{{Vertex::EncodeOneHot, CountArgs{rows}}, binary(BinaryOpKind::Mul, type, e)};
+        if (forward)
+            nll.push_back(rowReduce(f32, rows, perRow));
+        return nll;
+    }
+    if (forward)
+        return {rowReduce(type, rows, perRow, ReduceOp::Max), binary(BinaryOpKind::Sub, type, e), unary(UnaryOpKind::Exp, type, e),
+                rowReduce(f32, rows, perRow), unary(UnaryOpKind::Log, f32, rows), binary(BinaryOpKind::Sub, f32, rows)};
+    // softmax - one-hot, scaled by 1/batch (a scalar)
+    return {unary(UnaryOpKind::Exp, type, e), binary(BinaryOpKind::Div, type, e), binary(BinaryOpKind::Sub, type, e),
+            byScalar(BinaryOpKind::Mul, type, e)};
+}
+
 void GraphLowering::lowerLoss(const Op& op)
 {
     // Softmax cross-entropy per row of `classes` logits, on the tiles holding the logits; the
     // labels come to them, and the per-row losses are summed onto tile 0. Logits serialised
     // into parts (a split vocabulary) combine their per-row max and sum across the parts.
     const std::size_t parts = op.inputs.size() - 1;
-    const int labels = op.inputs.back();
+    const uint32_t T = m_hw.tiles;
     const Precision type = m_graph.tensor(op.inputs[0]).type;
     const uint64_t classes = op.channels;
     const bool forward = op.kind == OpKind::SoftmaxCrossEntropy || op.kind == OpKind::NllLoss;
     const bool nll = op.kind == OpKind::NllLoss || op.kind == OpKind::NllLossGrad;
-    std::vector<ExchangeBytes> x(m_hw.tiles), stats(m_hw.tiles);
-    addSends(x, labels);
-    TileVector cycles(m_hw.tiles, 0), combine(m_hw.tiles, 0);
-    uint64_t rowsTotal = 0, rowPieces = 1;
-    std::vector<TileVector> partElems;
+    std::vector<ExchangeBytes> x(T), stats(T);
+    addSends(x, op.inputs.back()); // the labels
+    ComputePlan loss{op.name, TileCalls(T), uint32_t(nll ? (forward ? 3 : 2) : 6)}, combine{op.name + ".combine", TileCalls(T)};
+    uint64_t rowsTotal = 0;
+    bool piecesCombine = false;
+    std::vector<std::pair<uint64_t, uint64_t>> combined(T); // per tile: rows and pieces a row it combines
     for (std::size_t part = 0; part < parts; ++part) {
-        partElems.push_back(elementsOn(op.inputs[part]));
-        const TileVector& elems = partElems.back();
-        for (uint32_t t = 0; t < m_hw.tiles; ++t) {
+        const TileVector elems = elementsOn(op.inputs[part]);
+        for (uint32_t t = 0; t < T; ++t) {
             const uint64_t e = elems[t];
             if (!e)
                 continue;
             // A tile holds whole rows, or a piece of a row when a row is spread over tiles.
             const uint64_t perRow = rowPiece(op.inputs[part], classes, e);
             const uint64_t rows = ceilDiv(e, perRow);
-            const bool split = perRow < classes;
             if (part == 0)
-                rowsTotal += split ? 0 : rows;
+                rowsTotal += perRow < classes ? 0 : rows;
             x[t].recv += rows * 4;
-            if (nll) // PopART's NLL: the labels one-hot encoded, times the log-probabilities (scaled by
-                     // -1/batch for the gradient), summed per row going forward
-                cycles[t] += costs::encodeOneHot(m_hw, rows) + costs::binaryOp(m_hw, costs::BinaryOpKind::Mul, type, e) +
-                             (forward ? costs::reduceRows(m_hw, Precision::FP32, rows, perRow) : 0);
-            else if (forward)
-                cycles[t] += costs::reduceRows(m_hw, type, rows, perRow) + costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
-                             costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) + costs::reduceRows(m_hw, Precision::FP32, rows, perRow) +
-                             costs::unaryOp(m_hw, costs::UnaryOpKind::Log, Precision::FP32, rows) +
-                             costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, Precision::FP32, rows);
-            else // softmax - one-hot, scaled by 1/batch (a scalar)
-                cycles[t] += costs::unaryOp(m_hw, costs::UnaryOpKind::Exp, type, e) +
-                             costs::binaryOp(m_hw, costs::BinaryOpKind::Div, type, e) +
-                             costs::binaryOp(m_hw, costs::BinaryOpKind::Sub, type, e) +
-                             costs::broadcastScalar(m_hw, costs::BinaryOpKind::Mul, type, e);
+            for (const VertexCall& call : lossCalls(op, type, e, rows, perRow))
+                loss.calls.add(t, call);
             // Pieces of a row (over tiles or vocabulary parts) send their row max and sum to
             // the row's reducer and get the combined pair back; reducers rotate over the
             // tiles, so each tile also combines as many rows as it holds pieces of.
             // NLL's pieces combine only their share of each row's picked value, and only going forward.
             const uint64_t pieces = parts * ceilDiv(classes, perRow);
-            const uint64_t statistics = nll ? (forward ? 1 : 0) : 2;
-            if (pieces > 1 && statistics > 0) {
+            if (pieces > 1 && (!nll || forward)) {
+                const uint64_t statistics = nll ? 1 : 2;
                 stats[t].send += statistics * rows * 8;
                 stats[t].recv += statistics * rows * 8;
-                combine[t] = statistics * costs::reduce(m_hw, Precision::FP32, rows, pieces);
-                rowPieces = std::max(rowPieces, pieces);
+                combined[t] = {rows, pieces}; // a tile holding several parts combines for the last
+                piecesCombine = true;
             }
         }
     }
-    m_b.sync();
-    m_b.exchange(op.name + ".labels", x);
-    using costs::BinaryOpKind;
-    using costs::UnaryOpKind;
-    using namespace codelet;
-    if (nll && forward)
-        m_b.compute(op.name, cycles, {Vertex::EncodeOneHot, binary(BinaryOpKind::Mul), rowReduce()}, 3);
-    else if (nll)
-        m_b.compute(op.name, cycles, {Vertex::EncodeOneHot, binary(BinaryOpKind::Mul)}, 2);
-    else if (forward)
-        m_b.compute(op.name, cycles, {rowReduce(ReduceOp::Max), binary(BinaryOpKind::Sub), unary(UnaryOpKind::Exp), rowReduce(),
-                                      unary(UnaryOpKind::Log)}, 6);
-    else
-        m_b.compute(op.name, cycles, {unary(UnaryOpKind::Exp), binary(BinaryOpKind::Div), binary(BinaryOpKind::Sub),
-                                      byScalar(BinaryOpKind::Mul)}, 6);
-    for (int in : op.inputs)
-        m_b.touch(handleOf(in));
-    if (rowPieces > 1) {
-        m_b.sync();
-        m_b.exchange(op.name + ".row_pieces", stats);
-        m_b.compute(op.name + ".combine", combine,
-                    nll ? std::vector<Codelet>{partialsReduce()} : std::vector<Codelet>{partialsReduce(ReduceOp::Max), partialsReduce()});
-    }
-    if (forward) {
-        const int out = op.outputs.at(0);
-        std::vector<ExchangeBytes> r(m_hw.tiles);
-        for (uint32_t t = 0; t < m_hw.tiles; ++t)
-            if (partElems[0][t])
-                r[t].send = ceilDiv(partElems[0][t], classes) * 4;
-        r[0].recv += rowsTotal * 4;
-        m_b.sync();
-        m_b.exchange(op.name + ".sum.in", r);
-        TileVector sum(m_hw.tiles, 0);
-        sum[0] = costs::reduce(m_hw, Precision::FP32, 1, rowsTotal);
-        TileVector bytes(m_hw.tiles, 0);
-        bytes[0] = m_graph.tensor(out).bytes();
-        produce(out, bytes);
-        m_b.compute(op.name + ".sum", sum, {partialsReduce()});
-        m_b.touch(handleOf(out));
-    } else {
-        for (std::size_t part = 0; part < parts; ++part) {
-            produce(op.outputs.at(part), m_b.bytes(handleOf(op.inputs[part])));
-            m_width[std::size_t(op.outputs.at(part))] = m_width[std::size_t(op.inputs[part])];
-            m_b.touch(handleOf(op.outputs.at(part)));
+    for (uint32_t t = 0; t < T; ++t)
+        if (const auto [rows, pieces] = combined[t]; rows > 0) {
+            if (!nll)
+                combine.calls.add(t, calls::partialsReduce(Precision::FP32, rows, pieces, ReduceOp::Max));
+            combine.calls.add(t, calls::partialsReduce(Precision::FP32, rows, pieces));
         }
+    OpPlan plan;
+    plan.exchange(op.name + ".labels", std::move(x));
+    plan.compute(std::move(loss), false).read(op.inputs);
+    if (piecesCombine) {
+        plan.exchange(op.name + ".row_pieces", std::move(stats));
+        plan.compute(std::move(combine), false);
     }
+    if (forward)
+        sumLosses(plan, op, rowsTotal);
+    else
+        for (std::size_t part = 0; part < parts; ++part) {
+            plan.output(op.outputs.at(part), m_b.bytes(handleOf(op.inputs[part])));
+            m_width[std::size_t(op.outputs.at(part))] = m_width[std::size_t(op.inputs[part])];
+        }
+    emit(plan);
+}
+
+void GraphLowering::sumLosses(OpPlan& plan, const Op& op, uint64_t rows) const
+{
+    // Each tile's per-row losses go to tile 0, which sums them into the loss.
+    const uint32_t T = m_hw.tiles;
+    const TileVector elems = elementsOn(op.inputs[0]);
+    std::vector<ExchangeBytes> r(T);
+    for (uint32_t t = 0; t < T; ++t)
+        if (elems[t])
+            r[t].send = ceilDiv(elems[t], op.channels) * 4;
+    r[0].recv += rows * 4;
+    plan.exchange(op.name + ".sum.in", std::move(r));
+    const int out = op.outputs.at(0);
+    TileVector bytes(T, 0);
+    bytes[0] = m_graph.tensor(out).bytes();
+    ComputePlan sum{op.name + ".sum", TileCalls(T)};
+    sum.calls.add(0, calls::partialsReduce(Precision::FP32, 1, rows));
+    plan.compute(std::move(sum), false).write(plan.output(out, bytes));
 }
 
 void GraphLowering::lowerAccumulate(const Op& op)
 {
     const int grad = op.inputs.at(0), acc = op.inputs.at(1);
-    gather(op.name + ".in", grad, acc);
+    OpPlan plan;
+    gather(plan, op.name + ".in", grad, acc);
     const TileVector elems = elementsOn(acc);
-    TileVector cycles(m_hw.tiles, 0);
+    ComputePlan add{op.name, TileCalls(m_hw.tiles)};
     for (uint32_t t = 0; t < m_hw.tiles; ++t)
         if (elems[t])
-            cycles[t] = costs::scaledAdd(m_hw, m_graph.tensor(acc).type, elems[t]);
-    m_b.sync();
-    m_b.compute(op.name, cycles, {Vertex::ScaledAddSupervisor});
-    m_b.touch(handleOf(grad));
-    m_b.touch(handleOf(acc));
+            add.calls.add(t, calls::scaledAdd(m_graph.tensor(acc).type, elems[t]));
+    plan.compute(std::move(add)).read(op.inputs);
+    emit(plan);
+}
+
+GraphLowering::OptimizerCalls GraphLowering::optimizerCalls(const Op& op, uint64_t e) const
+{
+    using costs::BinaryOpKind;
+    using costs::UnaryOpKind;
+    using namespace calls;
+    const Precision s = Precision::FP32; // optimizer state is kept in fp32
+    const Precision wt = m_graph.tensor(op.inputs.at(0)).type;
+    const bool adam = op.kind == OpKind::AdamW || op.kind == OpKind::Lamb;
+    const bool velocity = !adam && op.inputs.size() - 2 - (op.masterWeights ? 1 : 0) > 0;
+    OptimizerCalls c;
+    // Multiplies by a scalar (popops' scalar broadcast in place, §3.9): the first takes the
+    // mean over micro-batches and replicas (PopTorch's Mean); loss scaling adds one more to
+    // undo the scale.
+    const VertexCall timesScalar = byScalar(BinaryOpKind::Mul, s, e);
+    c.update.push_back({timesScalar, op.unscale ? 2u : 1u});
+    if (adam) // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  u = m^ / (sqrt(v^) + eps) + wd w
+        c.update.insert(c.update.end(), {{timesScalar, 2}, {scaledAdd(s, e), 3}, {unary(UnaryOpKind::Square, s, e)},
+                                         {unary(UnaryOpKind::Sqrt, s, e)}, {binary(BinaryOpKind::Add, s, e)}, {binary(BinaryOpKind::Div, s, e)}});
+    else // g += wd w
+        c.update.push_back({scaledAdd(s, e)});
+    // Then (after LAMB's or LARS's trust ratio) SGD's and LARS's v = m v + g, and every
+    // optimizer's w -= lr x ratio x update.
+    if (velocity)
+        c.apply.insert(c.apply.end(), {{timesScalar}, {scaledAdd(s, e)}});
+    c.apply.push_back({scaledAdd(s, e)});
+    if (op.masterWeights) // fp16 gradient in, the updated fp32 master cast back to the weight
+        c.apply.insert(c.apply.end(), {{cast(wt, s, e)}, {cast(s, wt, e)}});
+    // LAMB's and LARS's |w| and |update| (LARS: |g + wd w|) over the whole tensor.
+    c.norms = {{unary(UnaryOpKind::Square, s, e), 2}, {rowReduce(s, 1, e), 2}};
+    return c;
 }
 
 void GraphLowering::lowerOptimizer(const Op& op)
@@ -620,82 +655,53 @@ void GraphLowering::lowerOptimizer(const Op& op)
     // inputs: weight, gradient (or accumulator), optimizer state (AdamW/LAMB: two moments;
     // SGD/LARS: the velocity, if any)[, fp32 master].
     const int w = op.inputs.at(0), g = op.inputs.at(1);
-    gather(op.name + ".grad", g, w);
+    OpPlan plan;
+    gather(plan, op.name + ".grad", g, w);
     const TileVector elems = elementsOn(w);
-    const Precision s = Precision::FP32; // optimizer state is kept in fp32
-    const Precision wt = m_graph.tensor(w).type;
     const bool adam = op.kind == OpKind::AdamW || op.kind == OpKind::Lamb;
     const bool trustRatio = op.kind == OpKind::Lamb || op.kind == OpKind::Lars;
     const bool velocity = !adam && op.inputs.size() - 2 - (op.masterWeights ? 1 : 0) > 0;
-    TileVector cycles(m_hw.tiles, 0), norms(m_hw.tiles, 0), apply(m_hw.tiles, 0);
-    std::vector<ExchangeBytes> partialNorms(m_hw.tiles), ratio(m_hw.tiles);
+    const uint32_t T = m_hw.tiles;
+    ComputePlan update{op.name, TileCalls(T), uint32_t(adam ? 8 : trustRatio ? 2 : velocity ? 4 : 3)};
+    ComputePlan norms{op.name + ".norms", TileCalls(T)}, apply{op.name + ".apply", TileCalls(T)};
+    std::vector<ExchangeBytes> partialNorms(T), ratio(T);
     uint64_t holders = 0;
-    using costs::BinaryOpKind;
-    using costs::UnaryOpKind;
-    for (uint32_t t = 0; t < m_hw.tiles; ++t) {
+    auto addAll = [](ComputePlan& c, uint32_t t, const std::vector<TileCall>& calls) {
+        for (const TileCall& call : calls)
+            c.calls.add(t, call.call, call.times);
+    };
+    for (uint32_t t = 0; t < T; ++t) {
         // With sharded state a replica updates 1/R of the weights.
         const uint64_t e = m_sharded ? ceilDiv(elems[t], m_replicas) : elems[t];
         if (!e)
             continue;
         ++holders;
-        // Multiplies by a scalar (popops' scalar broadcast in place, §3.9): the first takes the
-        // mean over micro-batches and replicas (PopTorch's Mean); loss scaling adds one more to
-        // undo the scale.
-        const auto timesScalar = [&](uint64_t n) { return costs::broadcastScalar(m_hw, BinaryOpKind::Mul, s, n); };
-        const uint64_t mean = (op.unscale ? 2 : 1) * timesScalar(e);
-        if (adam) // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  u = m^ / (sqrt(v^) + eps) + wd w
-            cycles[t] = mean + 2 * timesScalar(e) + 3 * costs::scaledAdd(m_hw, s, e) +
-                        costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::unaryOp(m_hw, UnaryOpKind::Sqrt, s, e) +
-                        costs::binaryOp(m_hw, BinaryOpKind::Add, s, e) + costs::binaryOp(m_hw, BinaryOpKind::Div, s, e);
-        else // g += wd w
-            cycles[t] = mean + costs::scaledAdd(m_hw, s, e);
-        // Then (after LAMB's or LARS's trust ratio) SGD's and LARS's v = m v + g, and every
-        // optimizer's w -= lr x ratio x update.
-        apply[t] = (velocity ? timesScalar(e) + costs::scaledAdd(m_hw, s, e) : 0) +
-                   costs::scaledAdd(m_hw, s, e);
-        if (op.masterWeights) // fp16 gradient in, the updated fp32 master cast back to the weight
-            apply[t] += costs::cast(m_hw, wt, s, e) + costs::cast(m_hw, s, wt, e);
-        if (!trustRatio) {
-            cycles[t] += apply[t];
-            apply[t] = 0;
-        } else { // |w| and |update| (LARS: |g + wd w|) over the whole tensor
-            norms[t] = 2 * (costs::unaryOp(m_hw, UnaryOpKind::Square, s, e) + costs::reduceRows(m_hw, s, 1, e));
+        const OptimizerCalls c = optimizerCalls(op, e);
+        addAll(update, t, c.update);
+        addAll(trustRatio ? apply : update, t, c.apply);
+        if (trustRatio) {
+            addAll(norms, t, c.norms);
             partialNorms[t].send = 8;
             ratio[t].recvShared = 4;
         }
     }
-    m_b.sync();
-    using namespace codelet;
-    const Codelet scalarMul = byScalar(BinaryOpKind::Mul);
-    std::vector<Codelet> applyTypes{Vertex::ScaledAddSupervisor};
-    if (velocity)
-        applyTypes.push_back(scalarMul);
-    if (op.masterWeights)
-        applyTypes.push_back(Vertex::Cast1D);
-    std::vector<Codelet> types{scalarMul, Vertex::ScaledAddSupervisor};
-    if (adam)
-        types.insert(types.end(), {unary(UnaryOpKind::Square), unary(UnaryOpKind::Sqrt), binary(BinaryOpKind::Add), binary(BinaryOpKind::Div)});
-    if (!trustRatio)
-        types.insert(types.end(), applyTypes.begin(), applyTypes.end());
-    m_b.compute(op.name, cycles, types, adam ? 8 : trustRatio ? 2 : velocity ? 4 : 3);
+    plan.compute(std::move(update)).read(op.inputs);
     if (trustRatio) {
         // Per-tile squared sums of w and u meet on tile 0, which sends back the trust ratio.
-        m_b.compute(op.name + ".norms", norms, {unary(UnaryOpKind::Square), rowReduce()});
+        plan.compute(std::move(norms), false);
         partialNorms[0].recv += holders * 8;
-        m_b.sync();
-        m_b.exchange(op.name + ".norms.in", partialNorms);
-        TileVector ratioCycles(m_hw.tiles, 0);
-        ratioCycles[0] = costs::reduce(m_hw, s, 2, holders) + costs::unaryOp(m_hw, costs::UnaryOpKind::Sqrt, s, 2) +
-                         costs::binaryOp(m_hw, costs::BinaryOpKind::Div, s, 1);
-        m_b.compute(op.name + ".trust_ratio", ratioCycles, {partialsReduce(), unary(UnaryOpKind::Sqrt), binary(BinaryOpKind::Div)});
+        plan.exchange(op.name + ".norms.in", std::move(partialNorms));
+        const Precision s = Precision::FP32;
+        ComputePlan trust{op.name + ".trust_ratio", TileCalls(T)};
+        for (const VertexCall& call : {calls::partialsReduce(s, 2, holders), calls::unary(costs::UnaryOpKind::Sqrt, s, 2),
+                                       calls::binary(costs::BinaryOpKind::Div, s, 1)})
+            trust.calls.add(0, call);
+        plan.compute(std::move(trust), false);
         ratio[0].send = 4;
-        m_b.sync();
-        m_b.exchange(op.name + ".trust_ratio.out", ratio);
-        m_b.sync();
-        m_b.compute(op.name + ".apply", apply, applyTypes);
+        plan.exchange(op.name + ".trust_ratio.out", std::move(ratio));
+        plan.compute(std::move(apply)).read(op.inputs); // the weights are updated last
     }
-    for (int in : op.inputs)
-        m_b.touch(handleOf(in));
+    emit(plan);
 }
 
 } // namespace ipusim

@@ -118,8 +118,19 @@ private:
     void lowerCopy(const Op& op);
     void lowerReduceRepeats(const Op& op);
     void lowerLoss(const Op& op);
+    /** The vertices a loss runs on a tile holding `e` logits in `rows` rows of `perRow`. */
+    [[nodiscard]] std::vector<VertexCall> lossCalls(const Op& op, Precision type, uint64_t e, uint64_t rows, uint64_t perRow) const;
+    /** A forward loss's per-row losses summed onto tile 0, into its output. */
+    void sumLosses(OpPlan& plan, const Op& op, uint64_t rows) const;
     void lowerAccumulate(const Op& op);
     void lowerOptimizer(const Op& op);
+    /** An optimizer's vertices on a tile updating `e` weights: the update, its application to
+     *  the weights, and (LAMB, LARS) the norms its trust ratio takes. */
+    struct OptimizerCalls
+    {
+        std::vector<TileCall> update, apply, norms;
+    };
+    [[nodiscard]] OptimizerCalls optimizerCalls(const Op& op, uint64_t e) const;
     void lowerRowwise(const Op& op);
     /** What a tile holds of a row-wise op's main operand: `elements` in `rows` pieces of `piece`. */
     struct RowShare
