@@ -4,6 +4,7 @@
 #include "workloads/lowering/GraphLowering.hpp"
 
 #include <stdexcept>
+#include <type_traits>
 
 namespace ipusim {
 
@@ -17,15 +18,18 @@ void GraphLowering::emit(const OpPlan& plan)
             throw std::logic_error("a plan reads a temporary before a step writes it");
         return h;
     };
+    // A tensor comes into being at its first write; later writes find it there.
     auto bringIntoBeing = [&](PlanTensor t) {
         if (t.temporaryIndex >= 0) {
             const auto& temp = plan.temporaries.at(std::size_t(t.temporaryIndex));
-            temporaries[std::size_t(t.temporaryIndex)] = m_b.allocate(temp.name, "temporary", temp.bytes);
+            if (int& h = temporaries[std::size_t(t.temporaryIndex)]; h < 0)
+                h = m_b.allocate(temp.name, temp.kind, temp.bytes, temp.alwaysLive);
             return;
         }
         for (std::size_t i = 0; i < plan.outputs.size(); ++i)
-            if (plan.outputs[i].tensor == t.graphTensor && plan.outputs[i].source < 0 && !produced[i]) {
-                produce(t.graphTensor, plan.outputs[i].bytes);
+            if (plan.outputs[i].tensor == t.graphTensor && plan.outputs[i].source < 0) {
+                if (!produced[i])
+                    produceOutput(plan.outputs[i]);
                 produced[i] = true;
                 return;
             }
@@ -36,10 +40,7 @@ void GraphLowering::emit(const OpPlan& plan)
             m_b.sync();
         for (PlanTensor t : step.writes)
             bringIntoBeing(t);
-        if (const auto* x = std::get_if<ExchangePlan>(&step.work))
-            m_b.exchange(x->name, x->bytes);
-        else
-            emitCompute(std::get<ComputePlan>(step.work));
+        emitStep(step);
         for (PlanTensor t : step.reads)
             m_b.touch(handle(t));
     }
@@ -48,17 +49,41 @@ void GraphLowering::emit(const OpPlan& plan)
         if (out.source >= 0)
             alias(out.tensor, out.source);
         else if (!produced[i])
-            produce(out.tensor, out.bytes);
+            produceOutput(out);
     }
     for (const OpPlan::Output& out : plan.outputs)
         m_b.touch(handleOf(out.tensor));
 }
 
-void GraphLowering::emitCompute(const ComputePlan& c)
+void GraphLowering::produceOutput(const OpPlan::Output& out)
 {
-    std::vector<Codelet> codelets;
-    const TileVector cycles = pricedCycles(m_hw, c.calls, codelets);
-    m_b.compute(c.name, cycles, codelets, c.verticesPerActiveTile, c.flops);
+    if (!out.streamed)
+        produce(out.tensor, out.bytes);
+    else
+        m_handle[std::size_t(out.tensor)] = m_b.allocate(out.streamed->first, out.streamed->second, out.bytes);
+}
+
+void GraphLowering::emitStep(const PlanStep& step)
+{
+    std::visit(
+        [&](const auto& s) {
+            using T = std::decay_t<decltype(s)>;
+            if constexpr (std::is_same_v<T, ExchangePlan>)
+                m_b.exchange(s.name, s.bytes);
+            else if constexpr (std::is_same_v<T, ComputePlan>) {
+                std::vector<Codelet> codelets;
+                const TileVector cycles = pricedCycles(m_hw, s.calls, codelets);
+                m_b.compute(s.name, cycles, codelets, s.verticesPerActiveTile, s.flops);
+            } else if constexpr (std::is_same_v<T, HostPlan>)
+                m_b.host(s.name, s.direction, s.bytes, s.prefetch, s.prefetchDepth);
+            else if constexpr (std::is_same_v<T, StreamingMemoryPlan>)
+                m_b.streamingMemory(s.name, s.direction, s.bytes);
+            else {
+                static_assert(std::is_same_v<T, CollectivePlan>, "a plan step the emitter does not emit");
+                m_b.collective(s.name, s.kind, s.bytes, s.ring);
+            }
+        },
+        step.work);
 }
 
 } // namespace ipusim

@@ -169,8 +169,20 @@ void GraphLowering::lowerAfresh(const Op& op)
 
 void GraphLowering::lowerHost(const Op& op)
 {
+    OpPlan plan;
     uint64_t bytes = 0;
-    if (op.kind == OpKind::HostLoad && m_ioCount > 0) {
+    if (op.kind == OpKind::HostStore) {
+        for (int t : op.inputs)
+            bytes += m_graph.tensor(t).bytes();
+        plan.host({op.name, Direction::FromIpu, bytes}).read(op.inputs);
+    } else if (m_ioCount == 0) {
+        PlanStep& load = plan.host({op.name, Direction::ToIpu, 0});
+        for (int t : op.outputs) {
+            bytes += m_graph.tensor(t).bytes();
+            load.write(plan.output(t, linearMappingRuns(m_hw.tiles, m_graph.tensor(t).bytes(), kGrainBytes)));
+        }
+        std::get<HostPlan>(load.work).bytes = bytes;
+    } else {
         // Inputs land on the IO tiles (a buffer for the micro-batch in use and one for each
         // fetched ahead: depth 1 double-buffers), then cross the exchange to the compute tiles.
         const uint32_t chip = m_ioFirst + m_ioCount;
@@ -181,33 +193,20 @@ void GraphLowering::lowerHost(const Op& op)
         TileVector buffers(io);
         for (auto& b : buffers)
             b *= uint64_t(m_prefetchDepth) + 1;
-        m_b.allocate(op.name + " IO buffers", "io tiles", buffers, true);
-        m_b.host(op.name, Direction::ToIpu, bytes, true, m_prefetchDepth);
+        const PlanTensor ioBuffers = plan.buffer(op.name + " IO buffers", "io tiles", toRuns(buffers));
+        plan.host({op.name, Direction::ToIpu, bytes, true, m_prefetchDepth}).write(ioBuffers);
         for (uint32_t tile = 0; tile < chip; ++tile)
             x[tile].send += io[tile];
+        PlanStep& toComputeTiles = plan.exchange(op.name + ".from_io_tiles", {});
         for (int t : op.outputs) {
             const TileVector mapping = linearMapping(m_hw.tiles, m_graph.tensor(t).bytes(), kGrainBytes);
             for (uint32_t tile = 0; tile < m_hw.tiles; ++tile)
                 x[tile].recv += mapping[tile];
-            produce(t, mapping);
+            toComputeTiles.write(plan.output(t, mapping));
         }
-        m_b.sync();
-        m_b.exchange(op.name + ".from_io_tiles", x);
-        return;
+        std::get<ExchangePlan>(toComputeTiles.work).bytes = std::move(x);
     }
-    if (op.kind == OpKind::HostLoad) {
-        for (int t : op.outputs) {
-            bytes += m_graph.tensor(t).bytes();
-            produce(t, linearMappingRuns(m_hw.tiles, m_graph.tensor(t).bytes(), kGrainBytes));
-        }
-        m_b.host(op.name, Direction::ToIpu, bytes);
-    } else {
-        for (int t : op.inputs)
-            bytes += m_graph.tensor(t).bytes();
-        m_b.host(op.name, Direction::FromIpu, bytes);
-        for (int t : op.inputs)
-            m_b.touch(handleOf(t));
-    }
+    emit(plan);
 }
 
 namespace {
@@ -245,34 +244,59 @@ void GraphLowering::lowerConv(const Op& op)
     // across tiles first); each slot plans one group on its tiles and runs its groups in turn.
     const ConvProblem& whole = op.conv;
     const uint32_t T = m_hw.tiles;
-    const uint64_t groups = std::max<uint64_t>(whole.groups, 1);
-    const uint32_t tilesPerSlot = groups >= T ? 1 : uint32_t(T / groups);
-    const uint32_t slots = T / tilesPerSlot;
-    const uint64_t groupsPerSlot = ceilDiv(groups, slots);
+    ConvSlots slots;
+    slots.groups = std::max<uint64_t>(whole.groups, 1);
+    slots.tilesPerSlot = slots.groups >= T ? 1 : uint32_t(T / slots.groups);
+    slots.count = T / slots.tilesPerSlot;
+    const uint64_t groupsPerSlot = ceilDiv(slots.groups, slots.count);
     ConvProblem pr = whole;
     pr.groups = 1;
     IpuParams slotHw = m_hw;
-    slotHw.tiles = tilesPerSlot;
+    slotHw.tiles = slots.tilesPerSlot;
     slotHw.availableMemoryProportion = m_hw.availableMemoryProportion / double(groupsPerSlot);
     const ConvPlan plan = m_planCache.plan(slotHw, pr);
     m_plans[op.name] = plan;
-    const uint64_t used = plan.tilesUsed();
-    const AmpParams& amp = m_hw.amp(pr.input, pr.partials);
+    // Model FLOPs as CompileGraph counts them: 2 per multiply-accumulate of the micro-batch.
+    ConvWork w(T, op.name, 2.0 * double(op.conv.macs()));
+    for (int in : op.inputs)
+        addSends(w.x, in);
+    planConvTiles(pr, plan, slots, w);
+    const TileVector out = convOutputsHeld(pr, w);
 
+    OpPlan p;
+    const PlanTensor inputs = p.temporary(op.name + " inputs", w.temp);
+    p.exchange(op.name + ".in", std::move(w.x)).read(op.inputs).write(inputs);
+    const PlanTensor partials = p.temporary(op.name + " partials", w.partials);
+    p.compute(std::move(w.conv), false).read(inputs).write(partials);
+    if (plan.tilesPerInGroups > 1) { // the reduction slices' partials meet on the tiles reducing them
+        std::vector<ExchangeBytes> r(T);
+        for (uint32_t t = 0; t < T; ++t) {
+            const uint64_t moved = w.partials[t] * (plan.tilesPerInGroups - 1) / plan.tilesPerInGroups;
+            r[t] = {moved, moved, 0};
+        }
+        const PlanTensor received = p.temporary(op.name + " reduce buffer", w.partials);
+        p.exchange(op.name + ".reduce.in", std::move(r)).write(received);
+        p.compute(std::move(w.reduce), false).read(received);
+    }
+    p.steps.back().read(partials);
+    p.output(op.outputs.at(0), out);
+    if (plan.tilesPerOutGroups > 1)
+        m_width[std::size_t(op.outputs.at(0))] =
+            std::min<uint64_t>(pr.outChans, uint64_t(plan.outGroupsPerTile) * m_hw.amp(pr.input, pr.partials).units);
+    emit(p);
+}
+
+void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, const ConvSlots& slots, ConvWork& w) const
+{
     // Inputs and weights travel from where they live to the tiles that need them; a tile's
     // share of the weights is also wanted by its bus partner, so it arrives once for both.
-    std::vector<ExchangeBytes> x(T);
-    for (int in : op.inputs)
-        addSends(x, in);
+    const AmpParams& amp = m_hw.amp(pr.input, pr.partials);
     const bool shared = plan.tilesPerPositions >= m_hw.tilesPerReceiveBus;
-    TileVector temp(T, 0), partials(T, 0), cycles(T, 0), reduceCycles(T, 0), out(T, 0);
-    std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>, uint64_t> costCache;
     const uint64_t outGroups = ceilDiv(pr.outChans, amp.units);
-    for (uint32_t slot = 0; slot < slots; ++slot) {
-        const uint64_t n = groups / slots + (slot < groups % slots ? 1 : 0); // groups this slot runs
-        if (n == 0)
-            continue;
-        for (uint64_t t = 0; t < used && t < tilesPerSlot; ++t) {
+    std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>, std::vector<VertexCall>> tileCalls; // few distinct tiles
+    for (uint32_t slot = 0; slot < slots.count; ++slot) {
+        const uint64_t n = slots.groups / slots.count + (slot < slots.groups % slots.count ? 1 : 0); // groups this slot runs
+        for (uint64_t t = 0; n > 0 && t < plan.tilesUsed() && t < slots.tilesPerSlot; ++t) {
             // Tile t of the slot works on position slice p, output-group slice o, reduction slice i.
             const uint64_t p = t % plan.tilesPerPositions;
             const uint64_t o = (t / plan.tilesPerPositions) % plan.tilesPerOutGroups;
@@ -280,18 +304,17 @@ void GraphLowering::lowerConv(const Op& op)
             const uint32_t og = uint32_t(std::min<uint64_t>(plan.outGroupsPerTile, outGroups - std::min(outGroups, o * plan.outGroupsPerTile)));
             if (positions == 0 || og == 0)
                 continue;
-            const uint32_t tile = uint32_t(slot * tilesPerSlot + t);
+            const uint32_t tile = uint32_t(slot * slots.tilesPerSlot + t);
             const double share = double(positions) / double(plan.positionsPerTile);
             const uint64_t inBytes = uint64_t(double(plan.inputBytesPerTile) * share) * n;
             const uint64_t weightBytes = plan.weightBytesPerTile / plan.outGroupsPerTile * og * n;
-            x[tile].recv += inBytes;
-            (shared ? x[tile].recvShared : x[tile].recv) += weightBytes;
-            temp[tile] = inBytes + weightBytes;
+            w.x[tile].recv += inBytes;
+            (shared ? w.x[tile].recvShared : w.x[tile].recv) += weightBytes;
+            w.temp[tile] = inBytes + weightBytes;
             const uint64_t slice = positions * og * amp.units * n; // outputs of the tile's slice
-            partials[tile] = slice * bytesOf(pr.partials);
-            auto key = std::make_tuple(positions, plan.inGroupsPerTile, og, n);
-            auto it = costCache.find(key);
-            if (it == costCache.end()) {
+            w.partials[tile] = slice * bytesOf(pr.partials);
+            auto [it, added] = tileCalls.try_emplace(std::make_tuple(positions, plan.inGroupsPerTile, og, n));
+            if (added) {
                 costs::ConvShape s;
                 s.positions = positions;
                 s.inGroups = plan.inGroupsPerTile;
@@ -301,73 +324,46 @@ void GraphLowering::lowerConv(const Op& op)
                 s.kernelWidth = plan.kernelWidth;
                 s.input = pr.input;
                 s.partials = pr.partials;
-                uint64_t c = costs::convPartial(m_hw, s);
+                it->second.push_back({s.kernelHeight * s.kernelWidth == 1 ? Vertex::ConvPartial1x1Out : Vertex::ConvPartialnx1, s});
                 if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
-                    c += costs::cast(m_hw, pr.partials, pr.output, slice);
-                it = costCache.emplace(key, c).first;
+                    it->second.push_back(calls::cast(pr.partials, pr.output, slice));
             }
-            cycles[tile] = it->second;
+            for (const VertexCall& call : it->second)
+                w.conv.calls.add(tile, call);
             // The reduced outputs of the slice split evenly over its reduction tiles (tile t is
             // reduction slice i); each tile reduces its share of them.
             const uint64_t i = t / (plan.tilesPerPositions * plan.tilesPerOutGroups);
             const uint64_t mine = slice * (i + 1) / plan.tilesPerInGroups - slice * i / plan.tilesPerInGroups;
             if (plan.tilesPerInGroups > 1 && mine > 0) {
-                reduceCycles[tile] = costs::reduce(m_hw, pr.partials, mine, plan.tilesPerInGroups) +
-                                     (pr.partials != pr.output ? costs::cast(m_hw, pr.partials, pr.output, mine) : 0);
+                w.reduce.calls.add(tile, calls::partialsReduce(pr.partials, mine, plan.tilesPerInGroups));
+                if (pr.partials != pr.output)
+                    w.reduce.calls.add(tile, calls::cast(pr.partials, pr.output, mine));
             }
-            out[tile] = mine * bytesOf(pr.output);
+            w.out[tile] = mine * bytesOf(pr.output);
         }
     }
+}
+
+TileVector GraphLowering::convOutputsHeld(const ConvProblem& pr, ConvWork& w) const
+{
     // Outputs hold the real channels only (AMP groups are padded); a problem that computes
     // fewer positions than it writes (a strided layer's data gradient) zero-fills the rest.
-    const double realShare = double(pr.outChans) / double(outGroups * amp.units);
+    const uint32_t T = m_hw.tiles;
+    const uint64_t units = m_hw.amp(pr.input, pr.partials).units;
+    const double realShare = double(pr.outChans) / double(ceilDiv(pr.outChans, units) * units);
     const double written = pr.outputPositions ? double(pr.outputPositions) / double(pr.positions) : 1.0;
     std::vector<double> held(T, 0.0); // real elements each tile holds, before whole-element rounding
     for (uint32_t t = 0; t < T; ++t) {
-        const uint64_t computed = out[t] / bytesOf(pr.output);
-        if (pr.outputPositions && computed)
-            cycles[t] += costs::fill(m_hw, pr.output, uint64_t(double(computed) * realShare * (written - 1.0)));
+        const uint64_t computed = w.out[t] / bytesOf(pr.output);
+        if (pr.outputPositions && computed) // the positions no tap reaches
+            w.conv.calls.add(t, calls::fill(pr.output, uint64_t(double(computed) * realShare * (written - 1.0))));
         held[t] = double(computed) * realShare * written;
     }
     const std::vector<uint64_t> elements = wholeElements(held);
+    TileVector out(T, 0);
     for (uint32_t t = 0; t < T; ++t)
         out[t] = elements[t] * bytesOf(pr.output);
-
-    m_b.sync();
-    const int tempHandle = m_b.allocate(op.name + " inputs", "temporary", temp);
-    m_b.exchange(op.name + ".in", x);
-    for (int in : op.inputs)
-        m_b.touch(handleOf(in));
-    const int partialHandle = m_b.allocate(op.name + " partials", "temporary", partials);
-    std::vector<Codelet> types{pr.kernelHeight * pr.kernelWidth == 1 || plan.kernelHeight * plan.kernelWidth == 1
-                                   ? Vertex::ConvPartial1x1Out : Vertex::ConvPartialnx1};
-    if (pr.outputPositions)
-        types.push_back(Vertex::Fill); // the positions no tap reaches
-    if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
-        types.push_back(Vertex::Cast1D);
-    // Model FLOPs as CompileGraph counts them: 2 per multiply-accumulate of the micro-batch.
-    m_b.compute(op.name, cycles, types, 1, 2.0 * double(op.conv.macs()));
-    m_b.touch(tempHandle);
-    if (plan.tilesPerInGroups > 1) {
-        std::vector<ExchangeBytes> r(T);
-        for (uint32_t t = 0; t < T; ++t) {
-            const uint64_t moved = partials[t] * (plan.tilesPerInGroups - 1) / plan.tilesPerInGroups;
-            r[t] = {moved, moved, 0};
-        }
-        m_b.sync();
-        const int recvHandle = m_b.allocate(op.name + " reduce buffer", "temporary", partials);
-        m_b.exchange(op.name + ".reduce.in", r);
-        std::vector<Codelet> reduceTypes{codelet::partialsReduce()};
-        if (pr.partials != pr.output)
-            reduceTypes.push_back(Vertex::Cast1D);
-        m_b.compute(op.name + ".reduce", reduceCycles, reduceTypes);
-        m_b.touch(recvHandle);
-    }
-    m_b.touch(partialHandle);
-    produce(op.outputs.at(0), out);
-    if (plan.tilesPerOutGroups > 1)
-        m_width[std::size_t(op.outputs.at(0))] = std::min<uint64_t>(pr.outChans, uint64_t(plan.outGroupsPerTile) * amp.units);
-    m_b.touch(handleOf(op.outputs.at(0)));
+    return out;
 }
 
 costs::PoolTileWork GraphLowering::poolWork(const Op& op, Precision type, uint64_t elements) const
@@ -714,43 +710,38 @@ void GraphLowering::lowerUpdate(const std::vector<const Op*>& updates, const std
     uint64_t bytes = 0;
     for (const Op* op : updates)
         bytes += m_graph.tensor(op->inputs.at(1)).bytes();
-    if (m_replicas > 1) {
-        m_b.sync();
-        m_b.collective("gradients " + std::string(m_sharded ? "reduce-scatter" : "all-reduce"),
-                       m_sharded ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, bytes, ring);
-    }
+    OpPlan load, store;
+    if (m_replicas > 1)
+        load.collective({"gradients " + std::string(m_sharded ? "reduce-scatter" : "all-reduce"),
+                         m_sharded ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, bytes, ring});
     // Offloaded optimizer state comes in for the update and goes back after it, in one
     // remote-buffer transfer each way (PopART batches them).
-    std::vector<int> buffers;
-    uint64_t stateBytes = 0;
     if (m_offload) {
+        PlanStep& in = load.streamingMemory({"optimizer state load", Direction::ToIpu, 0});
+        PlanStep& out = store.streamingMemory({"optimizer state store", Direction::FromIpu, 0});
+        uint64_t stateBytes = 0;
         for (const Op* op : updates)
             for (std::size_t i = 2; i < op->inputs.size(); ++i) {
                 const int state = op->inputs[i];
-                const uint64_t bytes = ceilDiv(m_graph.tensor(state).bytes(), m_sharded ? m_replicas : 1);
-                stateBytes += bytes;
-                const TensorDesc& d = m_graph.tensor(state);
-                m_handle[std::size_t(state)] = m_b.allocate(d.name, "optimizer state (streamed)", linearMappingRuns(m_hw.tiles, bytes, kGrainBytes));
-                buffers.push_back(state);
+                const uint64_t share = ceilDiv(m_graph.tensor(state).bytes(), m_sharded ? m_replicas : 1);
+                stateBytes += share;
+                in.write(load.streamed(state, linearMappingRuns(m_hw.tiles, share, kGrainBytes), m_graph.tensor(state).name,
+                                       "optimizer state (streamed)"));
+                out.read(PlanTensor::graph(state));
             }
-        m_b.sync();
-        m_b.streamingMemory("optimizer state load", Direction::ToIpu, stateBytes);
+        std::get<StreamingMemoryPlan>(in.work).bytes = stateBytes;
+        std::get<StreamingMemoryPlan>(out.work).bytes = stateBytes;
     }
+    emit(load);
     for (const Op* op : updates)
         lower(*op);
-    if (m_offload) {
-        m_b.sync();
-        m_b.streamingMemory("optimizer state store", Direction::FromIpu, stateBytes);
-        for (int state : buffers)
-            m_b.touch(handleOf(state));
-    }
     if (m_replicas > 1 && m_sharded) {
         uint64_t weights = 0;
         for (const Op* op : updates)
             weights += m_graph.tensor(op->inputs.at(0)).bytes();
-        m_b.sync();
-        m_b.collective("weights all-gather", CollectiveKind::AllGather, weights, ring);
+        store.collective({"weights all-gather", CollectiveKind::AllGather, weights, ring});
     }
+    emit(store);
 }
 
 } // namespace ipusim
@@ -759,18 +750,20 @@ namespace ipusim {
 
 void GraphLowering::lowerOutputSum(const std::vector<int>& outputs)
 {
-    TileVector cycles(m_hw.tiles, 0);
+    OpPlan plan;
+    ComputePlan sum{"output sum", TileCalls(m_hw.tiles)};
+    std::vector<PlanTensor> sums;
     for (int t : outputs) {
-        m_b.allocate(m_graph.tensor(t).name + " (sum)", "output sum", m_b.bytes(handleOf(t)), true);
+        sums.push_back(plan.buffer(m_graph.tensor(t).name + " (sum)", "output sum", m_b.bytes(handleOf(t))));
         const TileVector elems = elementsOn(t);
         for (uint32_t tile = 0; tile < m_hw.tiles; ++tile)
             if (elems[tile])
-                cycles[tile] += costs::binaryOp(m_hw, costs::BinaryOpKind::Add, Precision::FP32, elems[tile]);
+                sum.calls.add(tile, calls::binary(costs::BinaryOpKind::Add, Precision::FP32, elems[tile]));
     }
-    m_b.sync();
-    m_b.compute("output sum", cycles, {codelet::binary(costs::BinaryOpKind::Add)});
-    for (int t : outputs)
-        m_b.touch(handleOf(t));
+    PlanStep& add = plan.compute(std::move(sum)).read(outputs);
+    for (PlanTensor s : sums)
+        add.write(s);
+    emit(plan);
 }
 
 } // namespace ipusim
@@ -779,25 +772,23 @@ namespace ipusim {
 
 void GraphLowering::streamIn(const std::string& name, const std::vector<int>& tensors)
 {
-    uint64_t bytes = 0;
+    OpPlan plan;
+    PlanStep& load = plan.streamingMemory({name, Direction::ToIpu, 0});
     for (int t : tensors) {
         const TensorDesc& d = m_graph.tensor(t);
-        bytes += d.bytes();
-        m_handle[std::size_t(t)] = m_b.allocate(d.name + " (streamed)", kindOf(d.role), linearMappingRuns(m_hw.tiles, d.bytes(), kGrainBytes));
+        std::get<StreamingMemoryPlan>(load.work).bytes += d.bytes();
+        load.write(plan.streamed(t, linearMappingRuns(m_hw.tiles, d.bytes(), kGrainBytes), d.name + " (streamed)", kindOf(d.role)));
     }
-    m_b.sync();
-    m_b.streamingMemory(name, Direction::ToIpu, bytes);
+    emit(plan);
 }
 
 void GraphLowering::streamOut(const std::string& name, const std::vector<int>& tensors)
 {
-    uint64_t bytes = 0;
+    OpPlan plan;
+    PlanStep& store = plan.streamingMemory({name, Direction::FromIpu, 0}).read(tensors);
     for (int t : tensors)
-        bytes += m_graph.tensor(t).bytes();
-    m_b.sync();
-    m_b.streamingMemory(name, Direction::FromIpu, bytes);
-    for (int t : tensors)
-        m_b.touch(handleOf(t));
+        std::get<StreamingMemoryPlan>(store.work).bytes += m_graph.tensor(t).bytes();
+    emit(plan);
 }
 
 } // namespace ipusim
@@ -997,7 +988,8 @@ void GraphLowering::lowerGather(const Op& op)
     const uint64_t tableBytes = std::max<uint64_t>(td.bytes(), 1);
     const uint32_t T = m_hw.tiles;
     std::vector<ExchangeBytes> idx(T), rows(T);
-    TileVector cycles(T, 0), slices(T, 0);
+    ComputePlan slice{op.name, TileCalls(T)};
+    TileVector slices(T, 0);
     if (indexed)
         addSends(idx, op.inputs[1]);
     const uint64_t indexBytes = indexed ? m_graph.tensor(op.inputs[1]).bytes() : 0;
@@ -1011,23 +1003,19 @@ void GraphLowering::lowerGather(const Op& op)
         slices[t] = mine + indexBytes;
         if (indexed) {
             idx[t].recvShared += indexBytes;
-            cycles[t] = costs::multiSlice(m_hw, td.type, op.rows, mine / bytesOf(td.type));
+            slice.calls.add(t, {Vertex::MultiSlice, SliceArgs{td.type, op.rows, mine / bytesOf(td.type)}});
         } else {
-            cycles[t] = costs::copy(m_hw, mine, bytesOf(td.type));
+            slice.calls.add(t, calls::copy(mine, bytesOf(td.type)));
         }
     }
-    m_b.sync();
-    const int temp = m_b.allocate(op.name + " slices", "temporary", slices);
+    OpPlan plan;
+    const PlanTensor hits = plan.temporary(op.name + " slices", slices); // with the indices they were picked by
     if (indexed)
-        m_b.exchange(op.name + ".indices", idx);
-    m_b.compute(op.name, cycles, {indexed ? Vertex::MultiSlice : Vertex::Copy});
-    for (int in : op.inputs)
-        m_b.touch(handleOf(in));
-    m_b.sync();
-    m_b.exchange(op.name + ".rows", rows);
-    m_b.touch(temp);
-    produce(output, outMap);
-    m_b.touch(handleOf(output));
+        plan.exchange(op.name + ".indices", std::move(idx)).write(hits);
+    plan.compute(std::move(slice), !indexed).read(op.inputs).write(hits);
+    plan.exchange(op.name + ".rows", std::move(rows)).read(hits);
+    plan.output(output, outMap);
+    emit(plan);
 }
 
 void GraphLowering::lowerGatherGrad(const Op& op)
@@ -1047,7 +1035,9 @@ void GraphLowering::lowerGatherGrad(const Op& op)
     if (indexed)
         addSends(x, op.inputs[1]);
     const uint64_t indexBytes = indexed ? m_graph.tensor(op.inputs[1]).bytes() : 0;
-    TileVector cycles(T, 0), incoming(T, 0);
+    ComputePlan update{op.name, TileCalls(T)};
+    TileVector incoming(T, 0);
+    const unsigned elementBytes = bytesOf(od.type);
     for (uint32_t t = 0; t < T; ++t) {
         if (!outMap[t])
             continue;
@@ -1055,19 +1045,15 @@ void GraphLowering::lowerGatherGrad(const Op& op)
         x[t].recv += mine;
         x[t].recvShared += indexBytes;
         incoming[t] = mine + indexBytes;
-        cycles[t] = costs::fill(m_hw, od.type, outMap[t] / bytesOf(od.type)) +
-                    (indexed ? costs::multiUpdateAdd(m_hw, od.type, op.rows, mine / bytesOf(od.type))
-                             : costs::copy(m_hw, mine, bytesOf(od.type)));
+        update.calls.add(t, calls::fill(od.type, outMap[t] / elementBytes));
+        update.calls.add(t, indexed ? VertexCall{Vertex::MultiUpdateAdd, SliceArgs{od.type, op.rows, mine / elementBytes}}
+                                    : calls::copy(mine, elementBytes));
     }
-    m_b.sync();
-    const int temp = m_b.allocate(op.name + " rows", "temporary", incoming);
-    m_b.exchange(op.name + ".in", x);
-    for (int in : op.inputs)
-        m_b.touch(handleOf(in));
-    produce(output, outMap);
-    m_b.compute(op.name, cycles, {Vertex::Fill, indexed ? Vertex::MultiUpdateAdd : Vertex::Copy});
-    m_b.touch(temp);
-    m_b.touch(handleOf(output));
+    OpPlan plan;
+    const PlanTensor rows = plan.temporary(op.name + " rows", incoming);
+    plan.exchange(op.name + ".in", std::move(x)).read(op.inputs).write(rows);
+    plan.compute(std::move(update), false).read(rows).write(plan.output(output, outMap));
+    emit(plan);
 }
 
 } // namespace ipusim

@@ -101,9 +101,31 @@ private:
 
     /** Emits an op's plan (EmitPlan.cpp): its steps, and its tensors from their writes and reads. */
     void emit(const OpPlan& plan);
-    void emitCompute(const ComputePlan& c);
+    void emitStep(const PlanStep& step);
+    void produceOutput(const OpPlan::Output& out);
 
     void lowerConv(const Op& op);
+    /** A conv's groups over equal slots of tiles, each running its groups in turn. */
+    struct ConvSlots
+    {
+        uint64_t groups = 1;
+        uint32_t tilesPerSlot = 1, count = 1;
+    };
+    /** What a conv's tiles receive, hold and run. */
+    struct ConvWork
+    {
+        ConvWork(uint32_t tiles, const std::string& name, double flops)
+            : x(tiles), temp(tiles, 0), partials(tiles, 0), out(tiles, 0), conv{name, TileCalls(tiles), 1, flops},
+              reduce{name + ".reduce", TileCalls(tiles)}
+        {
+        }
+        std::vector<ExchangeBytes> x;
+        TileVector temp, partials, out;
+        ComputePlan conv, reduce;
+    };
+    void planConvTiles(const ConvProblem& pr, const ConvPlan& plan, const ConvSlots& slots, ConvWork& w) const;
+    /** Each tile's outputs in whole real elements (and the fills of positions no tap reaches). */
+    TileVector convOutputsHeld(const ConvProblem& pr, ConvWork& w) const;
     void lowerElementwise(const Op& op);
     /** The vertices an element-wise op runs on a tile holding `e` elements of its main operand. */
     [[nodiscard]] std::vector<VertexCall> elementwiseCalls(const Op& op, Precision type, uint64_t e) const;

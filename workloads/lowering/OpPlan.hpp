@@ -5,6 +5,8 @@
 #include "workloads/lowering/ProgramBuilder.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 #include <variant>
 #include <vector>
@@ -69,10 +71,37 @@ struct ExchangePlan
     std::vector<ExchangeBytes> bytes;
 };
 
+/** Data to or from the host (a HostTransferStep). */
+struct HostPlan
+{
+    std::string name;
+    Direction direction = Direction::ToIpu;
+    uint64_t bytes = 0;
+    bool prefetch = false;
+    uint32_t prefetchDepth = 1;
+};
+
+/** Data to or from Streaming Memory. */
+struct StreamingMemoryPlan
+{
+    std::string name;
+    Direction direction = Direction::ToIpu;
+    uint64_t bytes = 0;
+};
+
+/** A collective over the IPU-Links of a ring of replicas (skipped with fewer than two or no bytes). */
+struct CollectivePlan
+{
+    std::string name;
+    CollectiveKind kind = CollectiveKind::AllReduce;
+    uint64_t bytes = 0;
+    std::vector<uint32_t> ring;
+};
+
 /** A step of the plan, after a sync when `sync` is set. */
 struct PlanStep
 {
-    std::variant<ExchangePlan, ComputePlan> work;
+    std::variant<ExchangePlan, ComputePlan, HostPlan, StreamingMemoryPlan, CollectivePlan> work;
     bool sync = true;
     std::vector<PlanTensor> reads;  // live through this step
     std::vector<PlanTensor> writes; // the plan's new tensors this step brings into being
@@ -100,10 +129,13 @@ struct PlanStep
  *  held through the op's last step. */
 struct OpPlan
 {
+    /** A tensor of the op's own: a temporary, or a buffer held for the whole run. */
     struct Temporary
     {
         std::string name;
         TileRuns<uint64_t> bytes;
+        std::string kind = "temporary";
+        bool alwaysLive = false;
     };
     /** A graph tensor the op produces: placed as `bytes`, or in place of `source`'s. */
     struct Output
@@ -111,6 +143,9 @@ struct OpPlan
         int tensor = -1;
         TileRuns<uint64_t> bytes;
         int source = -1; // an in-place result: the graph tensor whose placement it takes over
+        /** Set for a copy brought in from Streaming Memory: its name and kind, live only from
+         *  its load to its store (else named and held as its role says). */
+        std::optional<std::pair<std::string, std::string>> streamed;
     };
     std::vector<Temporary> temporaries;
     std::vector<Output> outputs;
@@ -121,14 +156,26 @@ struct OpPlan
         temporaries.push_back({std::move(name), toRuns(bytes)});
         return PlanTensor::temporary(int(temporaries.size()) - 1);
     }
+    /** A buffer of `kind` held for the whole run (the IO tiles' input buffers, output sums). */
+    PlanTensor buffer(std::string name, std::string kind, TileRuns<uint64_t> bytes)
+    {
+        temporaries.push_back({std::move(name), std::move(bytes), std::move(kind), true});
+        return PlanTensor::temporary(int(temporaries.size()) - 1);
+    }
     PlanTensor output(int tensor, TileRuns<uint64_t> bytes)
     {
-        outputs.push_back({tensor, std::move(bytes), -1});
+        outputs.push_back({tensor, std::move(bytes), -1, std::nullopt});
         return PlanTensor::graph(tensor);
     }
     PlanTensor output(int tensor, const TileVector& bytes) { return output(tensor, toRuns(bytes)); }
     /** `tensor` is `source` updated in place. */
-    void inPlace(int tensor, int source) { outputs.push_back({tensor, {}, source}); }
+    void inPlace(int tensor, int source) { outputs.push_back({tensor, {}, source, std::nullopt}); }
+    /** `tensor`, placed as `bytes`, brought in from Streaming Memory under `name` and `kind`. */
+    PlanTensor streamed(int tensor, TileRuns<uint64_t> bytes, std::string name, std::string kind)
+    {
+        outputs.push_back({tensor, std::move(bytes), -1, std::make_pair(std::move(name), std::move(kind))});
+        return PlanTensor::graph(tensor);
+    }
 
     PlanStep& exchange(std::string name, std::vector<ExchangeBytes> bytes, bool sync = true)
     {
@@ -138,6 +185,21 @@ struct OpPlan
     PlanStep& compute(ComputePlan c, bool sync = true)
     {
         steps.push_back({std::move(c), sync, {}, {}});
+        return steps.back();
+    }
+    PlanStep& host(HostPlan h)
+    {
+        steps.push_back({std::move(h), false, {}, {}});
+        return steps.back();
+    }
+    PlanStep& streamingMemory(StreamingMemoryPlan s)
+    {
+        steps.push_back({std::move(s), true, {}, {}});
+        return steps.back();
+    }
+    PlanStep& collective(CollectivePlan c)
+    {
+        steps.push_back({std::move(c), true, {}, {}});
         return steps.back();
     }
 };
