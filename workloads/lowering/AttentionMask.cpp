@@ -3,7 +3,6 @@
 #include "workloads/lowering/GraphLowering.hpp"
 
 #include "models/common/CeilDiv.hpp"
-#include "models/timing/VertexCosts.hpp"
 #include "workloads/lowering/Codelets.hpp"
 
 #include <algorithm>
@@ -24,7 +23,8 @@ void GraphLowering::lowerAttentionMask(const Op& op)
     const TileVector outMap = linearMapping(T, out.bytes(), kGrainBytes);
     std::vector<ExchangeBytes> idsIn(T), transposed(T);
     addSends(idsIn, ids);
-    TileVector expand(T, 0), mask(T, 0), scratch(T, 0);
+    TileVector scratch(T, 0);
+    ComputePlan expand{op.name + ".expand", TileCalls(T)}, mask{op.name, TileCalls(T)};
     uint64_t first = 0; // the tile's first mask element: the mapping is linear, in order
     for (uint32_t t = 0; t < T; ++t) {
         const uint64_t e = outMap[t] / bytesOf(out.type);
@@ -37,23 +37,20 @@ void GraphLowering::lowerAttentionMask(const Op& op)
         transposed[t].send += e * idBytes;
         transposed[t].recv += e * idBytes;
         scratch[t] = e * (2 * idBytes + 1); // the expanded ids, their transpose, the booleans
-        expand[t] = costs::copy(m_hw, e * idBytes, unsigned(idBytes));
-        mask[t] = costs::equalInt32(m_hw, e) + costs::castFromBool(m_hw, e) + costs::broadcastScalar(m_hw, BinaryOpKind::Sub, out.type, e) +
-                  costs::broadcastScalar(m_hw, BinaryOpKind::Mul, out.type, e);
+        expand.calls.add(t, calls::copy(e * idBytes, unsigned(idBytes)));
+        for (const VertexCall& call : {VertexCall{codelet::binary(BinaryOpKind::Equal), Int32Args{e}},
+                                       VertexCall{Vertex::Cast1D, CastArgs{std::nullopt, out.type, e}},
+                                       calls::byScalar(BinaryOpKind::Sub, out.type, e), calls::byScalar(BinaryOpKind::Mul, out.type, e)})
+            mask.calls.add(t, call);
     }
-    m_b.sync();
-    const int temp = m_b.allocate(op.name + " ids and booleans", "temporary", scratch);
-    m_b.exchange(op.name + ".ids", idsIn);
-    m_b.compute(op.name + ".expand", expand, {Vertex::Copy});
-    m_b.touch(handleOf(ids));
-    m_b.sync();
-    m_b.exchange(op.name + ".transpose", transposed);
-    produce(output, outMap); // live while it is written, beside the scratch
-    m_b.compute(op.name, mask,
-                {codelet::binary(BinaryOpKind::Equal), Vertex::Cast1D, codelet::byScalar(BinaryOpKind::Sub),
-                 codelet::byScalar(BinaryOpKind::Mul)});
-    m_b.touch(temp);
-    m_b.touch(handleOf(output));
+    OpPlan plan;
+    const PlanTensor temp = plan.temporary(op.name + " ids and booleans", scratch);
+    plan.exchange(op.name + ".ids", std::move(idsIn)).write(temp);
+    plan.compute(std::move(expand), false).read(PlanTensor::graph(ids));
+    plan.exchange(op.name + ".transpose", std::move(transposed));
+    // The output is live while it is written, beside the scratch.
+    plan.compute(std::move(mask), false).read(temp).write(plan.output(output, outMap));
+    emit(plan);
 }
 
 } // namespace ipusim

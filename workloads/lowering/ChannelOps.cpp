@@ -4,14 +4,13 @@
 #include "workloads/lowering/GraphLowering.hpp"
 
 #include "models/common/CeilDiv.hpp"
-#include "models/timing/VertexCosts.hpp"
 #include "workloads/lowering/Codelets.hpp"
 
 #include <algorithm>
 
 namespace ipusim {
 
-std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
+std::pair<TileVector, PlanTensor> GraphLowering::reduceChannels(OpPlan& plan, const ChannelReduce& r)
 {
     // Three stages, as PopLibs spreads a reduction: each tile sums its own elements per
     // channel; then channel c's partial sums from group s of contributing tiles meet on
@@ -21,15 +20,19 @@ std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
     // on a reducer a SINGLE_INPUT vertex per value.
     const Precision type = m_graph.tensor(r.source).type;
     const TileVector elems = elementsOn(r.source);
-    const uint64_t C = r.channels, V = r.values;
+    const uint64_t C = r.channels, V = r.values.size();
     const uint32_t T = m_hw.tiles;
-    TileVector local(T, 0), partials(T, 0);
+    const Precision f32 = Precision::FP32;
+    ComputePlan local{r.name + ".local", TileCalls(T)};
+    TileVector partials(T, 0);
     uint64_t partialsTotal = 0; // per value
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) {
             const uint64_t outs = rowPiece(r.source, C, elems[t]);
-            local[t] = V * costs::stridedReduce(m_hw, type, Precision::FP32, outs, ceilDiv(elems[t], outs), outs) +
-                       (r.extra.empty() ? 0 : r.extra[t]);
+            for (const VertexCall& call : r.extra.empty() ? std::vector<VertexCall>{} : r.extra[t])
+                local.calls.add(t, call);
+            for (ReduceOp op : r.values) // ADD and SQUARE_ADD in one reduceMany: the square is the reduction's own
+                local.calls.add(t, {{Vertex::ReduceStrided, op}, ReduceArgs{type, f32, outs, ceilDiv(elems[t], outs), outs}});
             partials[t] = outs * 4 * V;
             partialsTotal += outs;
         }
@@ -40,70 +43,79 @@ std::pair<TileVector, int> GraphLowering::reduceChannels(const ChannelReduce& r)
     while (groups * groups < n)
         ++groups;
     groups = std::max<uint64_t>(1, std::min<uint64_t>(groups, T / std::max<uint64_t>(C, 1)));
-    const uint64_t perGroup = ceilDiv(n, groups);
+    const PlanTensor partialSums = plan.temporary(r.name + " partials", partials);
+    PlanStep& localStep = plan.compute(std::move(local)).read(PlanTensor::graph(r.source));
+    for (PlanTensor t : r.localWrites)
+        localStep.write(t);
+    localStep.write(partialSums);
+    const PlanTensor groupSums = reduceChannelGroups(plan, r, partials, n, groups);
+    plan.steps.back().read(partialSums);
+    return finishChannels(plan, r, groups, groupSums);
+}
 
-    m_b.sync();
-    const int partialHandle = m_b.allocate(r.name + " partials", "temporary", partials);
-    m_b.compute(r.name + ".local", local, r.localTypes);
-    m_b.touch(handleOf(r.source));
-
+PlanTensor GraphLowering::reduceChannelGroups(OpPlan& plan, const ChannelReduce& r, const TileVector& partials, uint64_t n,
+                                              uint64_t groups) const
+{
     // Stage 2: reducer (c, s) is tile c * groups + s (wrapping when C * groups > T).
+    const uint32_t T = m_hw.tiles;
+    const uint64_t V = r.values.size(), perGroup = ceilDiv(n, groups);
     std::vector<ExchangeBytes> x(T);
-    TileVector stage2(T, 0), stage2Bytes(T, 0), stage2Vertices(T, 0), stage2Partials(T, 0);
+    TileVector bytes(T, 0), vertices(T, 0), partialsPerVertex(T, 0);
     for (uint32_t t = 0; t < T; ++t)
         x[t].send += partials[t];
-    for (uint64_t c = 0; c < C; ++c)
+    for (uint64_t c = 0; c < r.channels; ++c)
         for (uint64_t g = 0; g < groups; ++g) {
             const uint32_t reducer = uint32_t((c * groups + g) % T);
             const uint64_t members = std::min(perGroup, n - std::min(n, g * perGroup));
             x[reducer].recv += members * 4 * V;
-            stage2Bytes[reducer] += members * 4 * V;
-            stage2Vertices[reducer] += V; // a worker vertex per value, six side by side
-            stage2Partials[reducer] = std::max<uint64_t>({stage2Partials[reducer], members, 1});
+            bytes[reducer] += members * 4 * V;
+            vertices[reducer] += V; // a worker vertex per value, six side by side
+            partialsPerVertex[reducer] = std::max<uint64_t>({partialsPerVertex[reducer], members, 1});
         }
+    ComputePlan reduce{r.name + ".groups", TileCalls(T)};
     for (uint32_t t = 0; t < T; ++t)
-        if (stage2Vertices[t])
-            stage2[t] = ceilDiv(stage2Vertices[t], m_hw.workers) *
-                        costs::singleInputReduce(m_hw, Precision::FP32, Precision::FP32, stage2Partials[t]);
-    m_b.sync();
-    const int stage2Handle = m_b.allocate(r.name + " group partials", "temporary", stage2Bytes);
-    m_b.exchange(r.name + ".groups.in", x);
-    m_b.compute(r.name + ".groups", stage2, {Vertex::ReduceSingleInput});
-    m_b.touch(partialHandle);
+        if (vertices[t])
+            reduce.calls.add(t, {Vertex::ReduceSingleInput, ReduceArgs{Precision::FP32, Precision::FP32, 1, partialsPerVertex[t]}},
+                             ceilDiv(vertices[t], m_hw.workers));
+    const PlanTensor groupSums = plan.temporary(r.name + " group partials", bytes);
+    plan.exchange(r.name + ".groups.in", std::move(x)).write(groupSums);
+    plan.compute(std::move(reduce), false);
+    return groupSums;
+}
 
+std::pair<TileVector, PlanTensor> GraphLowering::finishChannels(OpPlan& plan, const ChannelReduce& r, uint64_t groups, PlanTensor groupSums)
+{
     // Stage 3: the S group sums of each channel onto the result's tiles.
+    const uint32_t T = m_hw.tiles;
+    const uint64_t V = r.values.size();
     TileVector outBytes(T, 0);
     const Precision outType = r.outputs.empty() ? Precision::FP32 : m_graph.tensor(r.outputs[0]).type;
     if (r.outputs.empty())
-        outBytes = linearMapping(T, V * C * 4, kGrainBytes);
+        outBytes = linearMapping(T, V * r.channels * 4, kGrainBytes);
     for (int out : r.outputs) {
         const TileVector mine = linearMapping(T, m_graph.tensor(out).bytes(), kGrainBytes);
         for (uint32_t t = 0; t < T; ++t)
             outBytes[t] += mine[t];
     }
     std::vector<ExchangeBytes> y(T);
-    TileVector final(T, 0);
-    for (uint64_t c = 0; c < C; ++c)
+    ComputePlan final{r.finalName, TileCalls(T)};
+    for (uint64_t c = 0; c < r.channels; ++c)
         for (uint64_t g = 0; g < groups; ++g)
             y[uint32_t((c * groups + g) % T)].send += 4 * V;
     for (uint32_t t = 0; t < T; ++t)
         if (outBytes[t]) {
             const uint64_t outs = outBytes[t] / bytesOf(outType); // the results, in their own type
             y[t].recv += outs * groups * 4;
-            final[t] = costs::stridedReduce(m_hw, Precision::FP32, outType, outs, groups, outs);
+            final.calls.add(t, {Vertex::ReduceStrided, ReduceArgs{Precision::FP32, outType, outs, groups, outs}});
         }
-    m_b.sync();
-    m_b.exchange(r.name + ".final.in", y);
-    int temp = -1;
+    plan.exchange(r.name + ".final.in", std::move(y));
+    PlanStep& sum = plan.compute(std::move(final), false).read(groupSums);
+    PlanTensor sums;
     if (r.outputs.empty())
-        temp = m_b.allocate(r.name + " sums", "temporary", outBytes);
+        sum.write(sums = plan.temporary(r.name + " sums", outBytes));
     for (int out : r.outputs)
-        produce(out, linearMapping(T, m_graph.tensor(out).bytes(), kGrainBytes));
-    m_b.compute(r.finalName, final, {Vertex::ReduceStrided});
-    m_b.touch(stage2Handle);
-    for (int out : r.outputs)
-        m_b.touch(handleOf(out));
-    return {outBytes, temp};
+        sum.write(plan.output(out, linearMapping(T, m_graph.tensor(out).bytes(), kGrainBytes)));
+    return {outBytes, sums};
 }
 
 void GraphLowering::addChannelParams(std::vector<ExchangeBytes>& x, int tensor, uint64_t channels, uint64_t bytesPerChannel) const
@@ -121,7 +133,9 @@ void GraphLowering::lowerBiasGrad(const Op& op)
     r.source = op.inputs.at(0);
     r.channels = op.channels;
     r.outputs = {op.outputs.at(0)};
-    reduceChannels(r);
+    OpPlan plan;
+    reduceChannels(plan, r);
+    emit(plan);
 }
 
 void GraphLowering::lowerBatchNorm(const Op& op)
@@ -131,33 +145,29 @@ void GraphLowering::lowerBatchNorm(const Op& op)
     // with the running statistics' momentum update; the statistics, gamma and beta come to
     // every tile of x, which whitens and scales its elements.
     using costs::BinaryOpKind;
+    using namespace calls;
     const int x = op.inputs.at(0), gamma = op.inputs[1], beta = op.inputs[2], mean = op.inputs[3], var = op.inputs[4];
-    const Precision type = m_graph.tensor(x).type;
+    const Precision type = m_graph.tensor(x).type, f32 = Precision::FP32;
     const TileVector elems = elementsOn(x);
     const uint64_t C = op.channels;
     const uint32_t T = m_hw.tiles;
     ChannelReduce r;
-    r.name = op.name + ".stats";
-    r.finalName = op.name + ".stats";
+    r.name = r.finalName = op.name + ".stats";
     r.source = x;
     r.channels = C;
-    r.values = 2;
-    // ADD and SQUARE_ADD in one reduceMany: squaring is the reduction's own, at ADD's cost.
-    r.localTypes = {Vertex::ReduceStrided, {Vertex::ReduceStrided, ReduceOp::SquareAdd}};
-    const auto [sums, statsHandle] = reduceChannels(r);
+    r.values = {ReduceOp::Add, ReduceOp::SquareAdd};
+    OpPlan plan;
+    const auto [sums, stats] = reduceChannels(plan, r);
 
-    TileVector inv(T, 0);
+    ComputePlan inv{op.name + ".inv_std_dev", TileCalls(T)};
     for (uint32_t t = 0; t < T; ++t)
         if (sums[t]) {
             const uint64_t channels = ceilDiv(sums[t] / 4, 2);
-            inv[t] = costs::binaryOp(m_hw, BinaryOpKind::Mul, Precision::FP32, 2 * channels) +
-                     costs::inverseStdDeviation(m_hw, channels) + 2 * costs::scaledAdd(m_hw, Precision::FP32, channels);
+            inv.calls.add(t, binary(BinaryOpKind::Mul, f32, 2 * channels));
+            inv.calls.add(t, {Vertex::InverseStdDeviation, CountArgs{channels}});
+            inv.calls.add(t, scaledAdd(f32, channels), 2);
         }
-    m_b.sync();
-    m_b.compute(op.name + ".inv_std_dev", inv,
-                {codelet::binary(BinaryOpKind::Mul), Vertex::InverseStdDeviation, Vertex::ScaledAddSupervisor});
-    m_b.touch(handleOf(mean));
-    m_b.touch(handleOf(var));
+    plan.compute(std::move(inv)).read(PlanTensor::graph(mean)).read(PlanTensor::graph(var));
 
     std::vector<ExchangeBytes> in(T);
     for (uint32_t t = 0; t < T; ++t)
@@ -165,21 +175,19 @@ void GraphLowering::lowerBatchNorm(const Op& op)
     addSends(in, gamma);
     addSends(in, beta);
     addChannelParams(in, x, C, 2 * 4 + 2 * bytesOf(type));
-    TileVector cycles(T, 0);
+    ComputePlan whiten{op.name, TileCalls(T), 4};
     for (uint32_t t = 0; t < T; ++t)
-        if (elems[t]) // (x - mean) x 1/sigma x gamma + beta
-            cycles[t] = costs::binaryOp(m_hw, BinaryOpKind::Sub, type, elems[t]) + 2 * costs::binaryOp(m_hw, BinaryOpKind::Mul, type, elems[t]) +
-                        costs::binaryOp(m_hw, BinaryOpKind::Add, type, elems[t]);
-    m_b.sync();
-    m_b.exchange(op.name + ".params", in);
-    m_b.compute(op.name, cycles, {codelet::binary(BinaryOpKind::Sub), codelet::binary(BinaryOpKind::Mul), codelet::binary(BinaryOpKind::Add)}, 4);
-    m_b.touch(statsHandle);
-    for (int input : op.inputs)
-        m_b.touch(handleOf(input));
+        if (elems[t]) { // (x - mean) x 1/sigma x gamma + beta
+            whiten.calls.add(t, binary(BinaryOpKind::Sub, type, elems[t]));
+            whiten.calls.add(t, binary(BinaryOpKind::Mul, type, elems[t]), 2);
+            whiten.calls.add(t, binary(BinaryOpKind::Add, type, elems[t]));
+        }
+    plan.exchange(op.name + ".params", std::move(in));
+    plan.compute(std::move(whiten), false).read(stats).read(op.inputs);
     const int y = op.outputs.at(0);
     m_width[std::size_t(y)] = m_width[std::size_t(x)];
-    produce(y, m_b.bytes(handleOf(x)));
-    m_b.touch(handleOf(y));
+    plan.output(y, m_b.bytes(handleOf(x)));
+    emit(plan);
 }
 
 void GraphLowering::lowerBatchNormInference(const Op& op)
@@ -187,6 +195,7 @@ void GraphLowering::lowerBatchNormInference(const Op& op)
     // The running statistics, gamma and beta come to every tile of x, which folds its channels'
     // into a scale and a shift and applies them.
     using costs::BinaryOpKind;
+    using namespace calls;
     const int x = op.inputs.at(0);
     const Precision type = m_graph.tensor(x).type;
     const TileVector elems = elementsOn(x);
@@ -195,23 +204,22 @@ void GraphLowering::lowerBatchNormInference(const Op& op)
     for (std::size_t i = 1; i < op.inputs.size(); ++i)
         addSends(in, op.inputs[i]);
     addChannelParams(in, x, C, 4 * bytesOf(type));
-    TileVector cycles(m_hw.tiles, 0);
+    ComputePlan apply{op.name, TileCalls(m_hw.tiles), 3};
     for (uint32_t t = 0; t < m_hw.tiles; ++t)
         if (elems[t]) {
             const uint64_t piece = rowPiece(x, C, elems[t]);
-            cycles[t] = costs::unaryOp(m_hw, costs::UnaryOpKind::Rsqrt, type, piece) +
-                        3 * costs::binaryOp(m_hw, BinaryOpKind::Mul, type, piece) +
-                        costs::binaryOp(m_hw, BinaryOpKind::Mul, type, elems[t]) + costs::binaryOp(m_hw, BinaryOpKind::Add, type, elems[t]);
+            apply.calls.add(t, unary(costs::UnaryOpKind::Rsqrt, type, piece));
+            apply.calls.add(t, binary(BinaryOpKind::Mul, type, piece), 3);
+            apply.calls.add(t, binary(BinaryOpKind::Mul, type, elems[t]));
+            apply.calls.add(t, binary(BinaryOpKind::Add, type, elems[t]));
         }
-    m_b.sync();
-    m_b.exchange(op.name + ".params", in);
-    m_b.compute(op.name, cycles, {codelet::unary(costs::UnaryOpKind::Rsqrt), codelet::binary(BinaryOpKind::Mul), codelet::binary(BinaryOpKind::Add)}, 3);
-    for (int input : op.inputs)
-        m_b.touch(handleOf(input));
+    OpPlan plan;
+    plan.exchange(op.name + ".params", std::move(in));
+    plan.compute(std::move(apply), false).read(op.inputs);
     const int y = op.outputs.at(0);
     m_width[std::size_t(y)] = m_width[std::size_t(x)];
-    produce(y, m_b.bytes(handleOf(x)));
-    m_b.touch(handleOf(y));
+    plan.output(y, m_b.bytes(handleOf(x)));
+    emit(plan);
 }
 
 void GraphLowering::lowerBatchNormGrad(const Op& op)
@@ -220,6 +228,7 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
     // sums of x^ dy and of dy (the gamma and beta gradients, one reduction), which come back to
     // every tile of x for dx = gamma / sigma x (dy - dbeta / M - x^ dgamma / M).
     using costs::BinaryOpKind;
+    using namespace calls;
     const int dy = op.inputs.at(0), gamma = op.inputs.at(2);
     const bool withDx = op.outputs.size() == 3;
     const int dgamma = op.outputs.at(withDx ? 1 : 0), dbeta = op.outputs.at(withDx ? 2 : 1);
@@ -233,50 +242,52 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
         in[t].send += stats[t];
     addSends(in, gamma);
     addChannelParams(in, dy, C, 2 * 4 + bytesOf(type));
-    gather(op.name + ".x", op.inputs[1], dy);
-    m_b.sync();
-    m_b.exchange(op.name + ".params", in);
+    OpPlan plan;
+    gather(plan, op.name + ".x", op.inputs[1], dy);
+    plan.exchange(op.name + ".params", std::move(in));
 
     TileVector xHatBytes(T, 0);
     ChannelReduce r;
     r.name = r.finalName = op.name + ".params_grad";
     r.source = dy;
     r.channels = C;
-    r.values = 2;
-    r.extra.assign(T, 0);
+    r.values = {ReduceOp::Add, ReduceOp::Add};
+    r.extra.resize(T);
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) {
-            r.extra[t] = costs::binaryOp(m_hw, BinaryOpKind::Sub, type, elems[t]) + 2 * costs::binaryOp(m_hw, BinaryOpKind::Mul, type, elems[t]);
+            r.extra[t] = {binary(BinaryOpKind::Sub, type, elems[t]), binary(BinaryOpKind::Mul, type, elems[t]),
+                          binary(BinaryOpKind::Mul, type, elems[t])};
             xHatBytes[t] = elems[t] * bytesOf(type);
         }
-    r.localTypes = {codelet::binary(BinaryOpKind::Sub), codelet::binary(BinaryOpKind::Mul), Vertex::ReduceStrided};
     r.outputs = {dgamma, dbeta};
-    const int xHat = m_b.allocate(op.name + " x_hat", "temporary", xHatBytes);
-    reduceChannels(r);
-    m_b.touch(handleOf(op.inputs[1]));
+    const PlanTensor xHat = plan.temporary(op.name + " x_hat", xHatBytes);
+    r.localWrites = {xHat};
+    reduceChannels(plan, r);
+    plan.steps.back().read(PlanTensor::graph(op.inputs[1])); // x, as before, held through the sums
     if (!withDx) {
-        m_b.touch(xHat);
-        m_b.touch(handleOf(dy));
+        plan.steps.back().read(xHat).read(PlanTensor::graph(dy));
+        emit(plan);
         return;
     }
-
     const int dx = op.outputs.at(0);
     std::vector<ExchangeBytes> back(T);
-    addSends(back, dgamma);
-    addSends(back, dbeta);
+    for (int grad : {dgamma, dbeta}) { // placed by this plan's reduction, linearly
+        const TileVector placed = linearMapping(T, m_graph.tensor(grad).bytes(), kGrainBytes);
+        for (uint32_t t = 0; t < T; ++t)
+            back[t].send += placed[t];
+    }
     addChannelParams(back, dy, C, 2 * bytesOf(type));
-    TileVector cycles(T, 0);
+    ComputePlan apply{op.name, TileCalls(T), 4};
     for (uint32_t t = 0; t < T; ++t)
-        if (elems[t])
-            cycles[t] = 2 * costs::binaryOp(m_hw, BinaryOpKind::Sub, type, elems[t]) + 2 * costs::binaryOp(m_hw, BinaryOpKind::Mul, type, elems[t]);
-    m_b.sync();
-    m_b.exchange(op.name + ".params_grad.out", back);
-    m_b.compute(op.name, cycles, {codelet::binary(BinaryOpKind::Sub), codelet::binary(BinaryOpKind::Mul)}, 4);
-    m_b.touch(xHat);
-    m_b.touch(handleOf(dy));
+        if (elems[t]) {
+            apply.calls.add(t, binary(BinaryOpKind::Sub, type, elems[t]), 2);
+            apply.calls.add(t, binary(BinaryOpKind::Mul, type, elems[t]), 2);
+        }
+    plan.exchange(op.name + ".params_grad.out", std::move(back));
+    plan.compute(std::move(apply), false).read(xHat).read(PlanTensor::graph(dy));
     m_width[std::size_t(dx)] = m_width[std::size_t(dy)];
-    produce(dx, m_b.bytes(handleOf(dy)));
-    m_b.touch(handleOf(dx));
+    plan.output(dx, m_b.bytes(handleOf(dy)));
+    emit(plan);
 }
 
 void GraphLowering::lowerReduceRepeats(const Op& op)
@@ -289,89 +300,68 @@ void GraphLowering::lowerReduceRepeats(const Op& op)
     const uint64_t outputs = std::max<uint64_t>(od.elements(), 1);
     const uint32_t T = m_hw.tiles;
     const TileVector elems = elementsOn(dy);
-    TileVector local(T, 0), partialBytes(T, 0);
+    ComputePlan local{op.name + ".local", TileCalls(T)}, sum{op.name, TileCalls(T)};
+    TileVector partialBytes(T, 0);
     std::vector<ExchangeBytes> x(T);
     uint64_t partials = 0;
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) {
             const uint64_t sums = std::min(ceilDiv(elems[t], op.broadcastRun), outputs);
-            local[t] = costs::reduce(m_hw, Precision::FP32, sums, ceilDiv(elems[t], sums));
+            local.calls.add(t, calls::partialsReduce(Precision::FP32, sums, ceilDiv(elems[t], sums)));
             partialBytes[t] = sums * 4;
             x[t].send += sums * 4;
             partials += sums;
         }
     const TileVector outMap = linearMapping(T, od.bytes(), kGrainBytes);
-    TileVector final(T, 0);
     const uint64_t perOutput = ceilDiv(partials, outputs);
     for (uint32_t t = 0; t < T; ++t)
         if (outMap[t]) {
             const uint64_t mine = outMap[t] / bytesOf(od.type);
             x[t].recv += mine * perOutput * 4;
-            final[t] = costs::reduce(m_hw, Precision::FP32, mine, perOutput);
+            sum.calls.add(t, calls::partialsReduce(Precision::FP32, mine, perOutput));
         }
-    m_b.sync();
-    const int partialHandle = m_b.allocate(op.name + " partials", "temporary", partialBytes);
-    m_b.compute(op.name + ".local", local, {codelet::partialsReduce()});
-    m_b.touch(handleOf(dy));
-    m_b.sync();
-    m_b.exchange(op.name + ".in", x);
-    produce(out, outMap);
-    m_b.compute(op.name, final, {codelet::partialsReduce()});
-    m_b.touch(partialHandle);
-    m_b.touch(handleOf(out));
+    OpPlan plan;
+    const PlanTensor partialSums = plan.temporary(op.name + " partials", partialBytes);
+    plan.compute(std::move(local)).read(PlanTensor::graph(dy)).write(partialSums);
+    plan.exchange(op.name + ".in", std::move(x));
+    plan.compute(std::move(sum), false).read(partialSums).write(plan.output(out, outMap));
+    emit(plan);
 }
 
 void GraphLowering::lowerGlobalPool(const Op& op)
 {
     // PopLibs' pooling planner puts each output's whole window on one tile: the image of every
     // (sample, channel) crosses the exchange to the output's tile, which sums and scales it.
-    const int x = op.inputs.at(0), y = op.outputs.at(0);
-    const Precision type = m_graph.tensor(x).type;
+    // The gradient: each image position gets its (sample, channel)'s gradient scaled by
+    // 1 / window, the gradients spread linearly, each tile receiving those of the images it
+    // holds part of.
+    const bool forward = op.kind == OpKind::GlobalAvgPool;
+    const int source = op.inputs.at(0), result = op.outputs.at(0);
+    const Precision type = m_graph.tensor(source).type;
+    const unsigned bytes = bytesOf(type);
     const uint32_t T = m_hw.tiles;
-    const TileVector outMap = linearMapping(T, m_graph.tensor(y).bytes(), kGrainBytes);
+    const TileVector outMap = linearMapping(T, m_graph.tensor(result).bytes(), kGrainBytes);
     std::vector<ExchangeBytes> in(T);
-    addSends(in, x);
-    TileVector windows(T, 0), cycles(T, 0);
-    for (uint32_t t = 0; t < T; ++t)
-        if (outMap[t]) {
-            const uint64_t rows = outMap[t] / bytesOf(type);
-            windows[t] = rows * op.window * bytesOf(type);
-            in[t].recv += windows[t];
-            cycles[t] = costs::reduceRows(m_hw, type, rows, op.window) + costs::broadcastScalar(m_hw, costs::BinaryOpKind::Mul, type, rows);
-        }
-    m_b.sync();
-    const int temp = m_b.allocate(op.name + " windows", "temporary", windows);
-    m_b.exchange(op.name + ".in", in);
-    m_b.touch(handleOf(x));
-    produce(y, outMap);
-    m_b.compute(op.name, cycles, {codelet::rowReduce(), codelet::byScalar(costs::BinaryOpKind::Mul)});
-    m_b.touch(temp);
-    m_b.touch(handleOf(y));
-}
-
-void GraphLowering::lowerGlobalPoolGrad(const Op& op)
-{
-    // Each image position gets its (sample, channel)'s gradient scaled by 1 / window: the
-    // gradients spread linearly, each tile receiving those of the images it holds part of.
-    const int dy = op.inputs.at(0), dx = op.outputs.at(0);
-    const Precision type = m_graph.tensor(dy).type;
-    const uint32_t T = m_hw.tiles;
-    const TileVector outMap = linearMapping(T, m_graph.tensor(dx).bytes(), kGrainBytes);
-    std::vector<ExchangeBytes> in(T);
-    addSends(in, dy);
-    TileVector cycles(T, 0);
-    for (uint32_t t = 0; t < T; ++t)
-        if (outMap[t]) {
-            const uint64_t e = outMap[t] / bytesOf(type);
-            in[t].recv += (ceilDiv(e, op.window) + 1) * bytesOf(type);
-            cycles[t] = costs::broadcastScalar(m_hw, costs::BinaryOpKind::Mul, type, e); // times 1 / window
-        }
-    m_b.sync();
-    m_b.exchange(op.name + ".in", in);
-    m_b.touch(handleOf(dy));
-    produce(dx, outMap);
-    m_b.compute(op.name, cycles, {codelet::byScalar(costs::BinaryOpKind::Mul)});
-    m_b.touch(handleOf(dx));
+    addSends(in, source);
+    TileVector windows(T, 0);
+    ComputePlan pool{op.name, TileCalls(T)};
+    for (uint32_t t = 0; t < T; ++t) {
+        const uint64_t e = outMap[t] / bytes; // the tile's outputs: rows of the image forward
+        if (!outMap[t])
+            continue;
+        windows[t] = forward ? e * op.window * bytes : 0;
+        in[t].recv += forward ? windows[t] : (ceilDiv(e, op.window) + 1) * bytes;
+        if (forward)
+            pool.calls.add(t, calls::rowReduce(type, e, op.window));
+        pool.calls.add(t, calls::byScalar(costs::BinaryOpKind::Mul, type, e)); // times 1 / window
+    }
+    OpPlan plan;
+    std::vector<PlanTensor> received; // forward: the windows, held where they are summed
+    if (forward)
+        received.push_back(plan.temporary(op.name + " windows", windows));
+    plan.exchange(op.name + ".in", std::move(in)).read(PlanTensor::graph(source)).writes = received;
+    plan.compute(std::move(pool), false).read(received).write(plan.output(result, outMap));
+    emit(plan);
 }
 
 } // namespace ipusim

@@ -43,6 +43,11 @@ inline VertexCall partialsReduce(Precision type, uint64_t outputs, uint64_t part
 {
     return {codelet::partialsReduce(op), ReduceArgs{type, type, outputs, partials}};
 }
+/** An AMP convolution (or matmul) vertex: 1x1 kernels take ConvPartial1x1Out, others ConvPartialnx1. */
+inline VertexCall conv(const costs::ConvShape& s)
+{
+    return {s.kernelHeight * s.kernelWidth == 1 ? Vertex::ConvPartial1x1Out : Vertex::ConvPartialnx1, s};
+}
 inline VertexCall scaledAdd(Precision type, uint64_t n) { return {Vertex::ScaledAddSupervisor, ElementArgs{type, n}}; }
 inline VertexCall cast(Precision from, Precision to, uint64_t n) { return {Vertex::Cast1D, CastArgs{from, to, n}}; }
 inline VertexCall fill(Precision type, uint64_t n) { return {Vertex::Fill, ElementArgs{type, n}}; }

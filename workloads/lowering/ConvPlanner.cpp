@@ -4,6 +4,7 @@
 #include "models/common/CeilDiv.hpp"
 #include "models/timing/ExchangeTiming.hpp"
 #include "models/timing/VertexCosts.hpp"
+#include "workloads/lowering/Codelets.hpp"
 
 #include <fmt/format.h>
 
@@ -70,26 +71,19 @@ ConvPlan evaluatePlan(const IpuParams& hw, const ConvProblem& pr, ConvPlan::Expa
         uint64_t(p.outGroupsPerTile) * amp.units * chansPerTile * p.kernelHeight * p.kernelWidth * inBytes;
     p.partialBytesPerTile = p.positionsPerTile * p.outGroupsPerTile * amp.units * bytesOf(pr.partials);
 
-    costs::ConvShape shape;
-    shape.positions = p.positionsPerTile;
-    shape.inGroups = p.inGroupsPerTile;
-    shape.outGroups = p.outGroupsPerTile;
-    shape.kernelHeight = p.kernelHeight;
-    shape.kernelWidth = p.kernelWidth;
-    shape.input = pr.input;
-    shape.partials = pr.partials;
-    p.computeCycles = costs::convPartial(hw, shape);
+    p.computeCycles = cyclesOf(hw, calls::conv(tileShape(pr, p, p.positionsPerTile, p.outGroupsPerTile)));
 
     const uint64_t outputsPerTile = p.positionsPerTile * p.outGroupsPerTile * amp.units;
     uint64_t reduceExchange = 0;
     if (p.tilesPerInGroups > 1) {
         const uint64_t moved = p.partialBytesPerTile * (p.tilesPerInGroups - 1) / p.tilesPerInGroups;
         reduceExchange = exchangeTileCycles(hw, {moved, moved, 0}) + exchangeLatencyCycles(hw);
-        p.reduceCycles = costs::reduce(hw, pr.partials, ceilDiv(outputsPerTile, p.tilesPerInGroups), p.tilesPerInGroups);
+        const uint64_t reduced = ceilDiv(outputsPerTile, p.tilesPerInGroups);
+        p.reduceCycles = cyclesOf(hw, calls::partialsReduce(pr.partials, reduced, p.tilesPerInGroups));
         if (pr.partials != pr.output)
-            p.reduceCycles += costs::cast(hw, pr.partials, pr.output, ceilDiv(outputsPerTile, p.tilesPerInGroups));
+            p.reduceCycles += cyclesOf(hw, calls::cast(pr.partials, pr.output, reduced));
     } else if (pr.partials != pr.output) {
-        p.computeCycles += costs::cast(hw, pr.partials, pr.output, outputsPerTile);
+        p.computeCycles += cyclesOf(hw, calls::cast(pr.partials, pr.output, outputsPerTile));
     }
     const bool shared = p.tilesPerPositions >= hw.tilesPerReceiveBus;
     const ExchangeBytes in{0, p.inputBytesPerTile + (shared ? 0 : p.weightBytesPerTile), shared ? p.weightBytesPerTile : 0};
@@ -107,6 +101,20 @@ const ConvPlan& ConvPlanCache::plan(const IpuParams& hw, const ConvProblem& p)
     if (it == m_plans.end())
         it = m_plans.emplace(key, planConv(hw, p)).first;
     return it->second;
+}
+
+costs::ConvShape tileShape(const ConvProblem& problem, const ConvPlan& plan, uint64_t positions, uint32_t outGroups, uint32_t convGroups)
+{
+    costs::ConvShape s;
+    s.positions = positions;
+    s.inGroups = plan.inGroupsPerTile;
+    s.outGroups = outGroups;
+    s.convGroups = convGroups;
+    s.kernelHeight = plan.kernelHeight;
+    s.kernelWidth = plan.kernelWidth;
+    s.input = problem.input;
+    s.partials = problem.partials;
+    return s;
 }
 
 ConvPlan planConv(const IpuParams& hw, const ConvProblem& pr)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/IpuParams.hpp"
+#include "models/timing/VertexCosts.hpp"
 #include "workloads/graph/Graph.hpp"
 
 #include <cstdint>
@@ -33,6 +34,10 @@ struct ConvPlan
     [[nodiscard]] uint64_t tempBytesPerTile() const { return inputBytesPerTile + weightBytesPerTile + 2 * partialBytesPerTile; }
     [[nodiscard]] std::string describe() const;
 };
+
+/** The AMP vertex one tile of `plan` runs: `positions` output positions of `outGroups` output
+ *  groups, for `convGroups` groups of the problem in turn. */
+costs::ConvShape tileShape(const ConvProblem& problem, const ConvPlan& plan, uint64_t positions, uint32_t outGroups, uint32_t convGroups = 1);
 
 /** Chooses the plan with the fewest estimated cycles whose temporaries fit
  *  available_memory_proportion of a tile; if none fits, the one needing the least memory. */

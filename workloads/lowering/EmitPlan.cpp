@@ -44,6 +44,7 @@ void GraphLowering::emit(const OpPlan& plan)
         for (PlanTensor t : step.reads)
             m_b.touch(handle(t));
     }
+    // Results no step writes begin as the op ends; in-place results take their source's place.
     for (std::size_t i = 0; i < plan.outputs.size(); ++i) {
         const OpPlan::Output& out = plan.outputs[i];
         if (out.source >= 0)
@@ -51,8 +52,6 @@ void GraphLowering::emit(const OpPlan& plan)
         else if (!produced[i])
             produceOutput(out);
     }
-    for (const OpPlan::Output& out : plan.outputs)
-        m_b.touch(handleOf(out.tensor));
 }
 
 void GraphLowering::produceOutput(const OpPlan::Output& out)

@@ -132,8 +132,8 @@ void GraphLowering::lowerAfresh(const Op& op)
     case OpKind::Lars: lowerOptimizer(op); break;
     case OpKind::BatchNorm: op.training ? lowerBatchNorm(op) : lowerBatchNormInference(op); break;
     case OpKind::BatchNormGrad: lowerBatchNormGrad(op); break;
-    case OpKind::GlobalAvgPool: lowerGlobalPool(op); break;
-    case OpKind::GlobalAvgPoolGrad: lowerGlobalPoolGrad(op); break;
+    case OpKind::GlobalAvgPool:
+    case OpKind::GlobalAvgPoolGrad: lowerGlobalPool(op); break;
     case OpKind::Concat:
     case OpKind::Slice:
     case OpKind::SliceGrad: lowerCopy(op); break;
@@ -315,16 +315,7 @@ void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, c
             w.partials[tile] = slice * bytesOf(pr.partials);
             auto [it, added] = tileCalls.try_emplace(std::make_tuple(positions, plan.inGroupsPerTile, og, n));
             if (added) {
-                costs::ConvShape s;
-                s.positions = positions;
-                s.inGroups = plan.inGroupsPerTile;
-                s.outGroups = og;
-                s.convGroups = uint32_t(n);
-                s.kernelHeight = plan.kernelHeight;
-                s.kernelWidth = plan.kernelWidth;
-                s.input = pr.input;
-                s.partials = pr.partials;
-                it->second.push_back({s.kernelHeight * s.kernelWidth == 1 ? Vertex::ConvPartial1x1Out : Vertex::ConvPartialnx1, s});
+                it->second.push_back(calls::conv(tileShape(pr, plan, positions, og, uint32_t(n))));
                 if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
                     it->second.push_back(calls::cast(pr.partials, pr.output, slice));
             }

@@ -136,7 +136,6 @@ private:
     void lowerBatchNormInference(const Op& op);
     void lowerBatchNormGrad(const Op& op);
     void lowerGlobalPool(const Op& op);
-    void lowerGlobalPoolGrad(const Op& op);
     void lowerCopy(const Op& op);
     void lowerReduceRepeats(const Op& op);
     void lowerLoss(const Op& op);
@@ -174,13 +173,18 @@ private:
         std::string finalName;   // the last step
         int source = -1;         // the tensor summed over its positions
         uint64_t channels = 1;
-        uint64_t values = 1;     // sums per channel (batch norm: of x and of x squared)
-        TileVector extra;        // each tile's element-wise work before its own sums
-        std::vector<Codelet> localTypes{Vertex::ReduceStrided};
+        std::vector<ReduceOp> values{ReduceOp::Add};   // the sums per channel (batch norm: of x and of x squared)
+        std::vector<std::vector<VertexCall>> extra;     // per tile, element-wise work before its own sums (or none)
+        std::vector<PlanTensor> localWrites;            // what that work writes
         std::vector<int> outputs; // tensors the sums become; none: a temporary
     };
-    /** Returns the bytes of sums per tile and, without outputs, the temporary's handle. */
-    std::pair<TileVector, int> reduceChannels(const ChannelReduce& r);
+    /** Appends the reduction's steps to `plan`; returns the bytes of sums per tile and, without
+     *  outputs, the temporary holding them. */
+    std::pair<TileVector, PlanTensor> reduceChannels(OpPlan& plan, const ChannelReduce& r);
+    /** Stage 2: each channel's partial sums meet in `groups` groups of the `n` there are. */
+    PlanTensor reduceChannelGroups(OpPlan& plan, const ChannelReduce& r, const TileVector& partials, uint64_t n, uint64_t groups) const;
+    /** Stage 3: the group sums onto the result's tiles. */
+    std::pair<TileVector, PlanTensor> finishChannels(OpPlan& plan, const ChannelReduce& r, uint64_t groups, PlanTensor groupSums);
     /** Each tile holding part of `tensor` receives `bytesPerChannel` for each of its channels. */
     void addChannelParams(std::vector<ExchangeBytes>& x, int tensor, uint64_t channels, uint64_t bytesPerChannel) const;
     /** Brings `source` onto the tiles of `target` (same layout) when it lives elsewhere: an

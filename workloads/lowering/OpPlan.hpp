@@ -117,6 +117,11 @@ struct PlanStep
             reads.push_back(PlanTensor::graph(t));
         return *this;
     }
+    PlanStep& read(const std::vector<PlanTensor>& tensors)
+    {
+        reads.insert(reads.end(), tensors.begin(), tensors.end());
+        return *this;
+    }
     PlanStep& write(PlanTensor t)
     {
         writes.push_back(t);
@@ -125,8 +130,8 @@ struct PlanStep
 };
 
 /** One op's plan. A temporary comes into being at the step that writes it, an output at the step
- *  that writes it or, when none does, as the op ends (the next op's first point); outputs are
- *  held through the op's last step. */
+ *  that writes it or, when none does, as the op ends (the next op's first point); each lives
+ *  through the last step that reads it, and later ops' reads extend it. */
 struct OpPlan
 {
     /** A tensor of the op's own: a temporary, or a buffer held for the whole run. */

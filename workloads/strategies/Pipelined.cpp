@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Stages on IPUs, pipelined (grouped, interleaved, sequential) or sharded (one at a time).
-#include "models/timing/VertexCosts.hpp"
+#include "workloads/lowering/Codelets.hpp"
+#include "workloads/lowering/OpPlan.hpp"
 #include "workloads/strategies/Pipeline.hpp"
 #include "workloads/strategies/StrategyParts.hpp"
 
@@ -223,25 +224,29 @@ private:
         ProgramBuilder& b = builderOf(k);
         GraphLowering& l = loweringOf(k);
         const uint32_t T = b.tiles();
-        TileVector stashed(T, 0), copyCycles(T, 0);
+        TileVector stashed(T, 0);
         for (int in : keep)
             if (l.placed(in))
                 for (const auto& r : l.placement(in).runs())
                     for (uint32_t tile = r.first; tile < r.end(); ++tile)
                         stashed[tile] += r.value;
         TileVector fifo(stashed);
+        TileCalls copies(T);
         for (uint32_t tile = 0; tile < T; ++tile) {
             fifo[tile] *= depth;
-            copyCycles[tile] = stashed[tile] ? costs::copy(m_system.ipu, stashed[tile], bytesOf(m_opt.activations)) : 0;
+            if (stashed[tile])
+                copies.add(tile, calls::copy(stashed[tile], bytesOf(m_opt.activations)));
         }
+        std::vector<Codelet> codelets;
+        const TileVector copyCycles = pricedCycles(m_system.ipu, copies, codelets);
         b.allocate(fmt::format("{} FIFO (depth {})", name("stash", k), depth), "stash", fifo, true);
         m_frags[k].stash = int(b.beginFragment(name("stash", k)));
         b.sync();
-        b.compute("stash", copyCycles, {Vertex::Copy});
+        b.compute("stash", copyCycles, codelets);
         b.endFragment();
         m_frags[k].restore = int(b.beginFragment(name("restore", k)));
         b.sync();
-        b.compute("restore", copyCycles, {Vertex::Copy});
+        b.compute("restore", copyCycles, codelets);
         b.endFragment();
     }
 
