@@ -26,9 +26,13 @@ Ipu::Ipu(sc_core::sc_module_name name, uint32_t index, const IpuParams& hw, cons
       m_period(period),
       m_cycleLimit(lastCycle(period)),
       m_observer(observer),
-      m_observed(observer ? observer->observedCycles() : IPhaseObserver::CycleRange{1, 0}),
       m_ports(ports),
-      m_prefetchRuns(prefetchRunsPerCall(program))
+      m_prefetch(program, ports.links, period),
+      m_linkShare(ports.links),
+      // Loops skip only outside what the observer records.
+      m_skipper(program, statGroups(), {this, &tiles, &m_linkShare, &m_prefetch},
+                observer ? observer->observedCycles() : IPhaseObserver::CycleRange{1, 0},
+                ports.links && ports.links->programmedIpus() != 1)
 {
     m_stepsTotal = saturatingMul(hostCalls, stepsExecuted(program));
     m_fragmentStats.resize(program.fragments.size());
@@ -113,7 +117,7 @@ uint64_t Ipu::exec(const ComputeStep& c)
 uint64_t Ipu::exec(const SyncStep& s)
 {
     if (s.kind == SyncKind::External && m_ports.sync) {
-        const auto offer = skipOffer();
+        const auto offer = skipOffer(tiles.lastReady());
         m_ports.sync->arrive(m_ports.syncSlot, tiles.lastReady(), [this](uint64_t at, uint64_t now, uint64_t grant) { release(at, now, grant); },
                              offer ? &*offer : nullptr);
         return kWait;
@@ -121,31 +125,13 @@ uint64_t Ipu::exec(const SyncStep& s)
     return endPhaseOnAllTiles(PhaseKind::Sync, "sync", sync.release(tiles.lastReady()));
 }
 
-std::optional<ExternalSync::SkipOffer> Ipu::skipOffer()
+std::optional<ExternalSync::SkipOffer> Ipu::skipOffer(uint64_t arrival)
 {
-    // The last barrier of a loop iteration: offer to skip the loop's remaining iterations (but
-    // its last) if this iteration has so far grown exactly as the previous one.
+    // Only the barrier that ends a loop's iteration (the body's last step) may offer a skip.
     Frame& f = m_stack.back();
-    if (!f.loop || f.pc != f.steps->size() || !bodyInfo(*f.steps).endsExternal || bodyInfo(*f.steps).periodic ||
-        !fetchesAllowSkip())
+    if (!f.loop || f.pc != f.steps->size())
         return std::nullopt;
-    LoopState& loop = *f.loop;
-    std::vector<uint64_t> partial = snapshot();
-    for (std::size_t i = 0; i < partial.size() && i < loop.start.size(); ++i)
-        partial[i] -= loop.start[i];
-    const uint64_t arrival = tiles.lastReady() - loop.startCycle;
-    // Every participant limits its offer by the same trace window, so offers stay equal.
-    uint64_t iterations =
-        f.remaining > 2 ? skippable(loop.startCycle + loop.lastDuration, f.remaining - 2, loop.lastDuration) : 0;
-    if (loop.haveLast)
-        iterations = withinFetchesLeft(loop.lastDelta, iterations);
-    const bool offering = loop.haveLast && loop.havePartial && iterations > 0 && partial == loop.lastPartial &&
-                          arrival == loop.lastArrival && partial.size() == loop.start.size();
-    const ExternalSync::SkipOffer offer{iterations, loop.lastDuration, loop.startCycle, bodyInfo(*f.steps).externalSyncs};
-    loop.lastPartial = std::move(partial);
-    loop.lastArrival = arrival;
-    loop.havePartial = true;
-    return offering ? std::optional<ExternalSync::SkipOffer>(offer) : std::nullopt;
+    return m_skipper.offer(*f.loop, f.remaining, arrival, tiles.firstReady());
 }
 
 // Exchanges and transfers are statically scheduled: they start once every tile is ready
@@ -164,9 +150,7 @@ uint64_t Ipu::exec(const HostTransferStep& h)
     // (the first time, nothing was: fetch it now); other host transfers start now, or, the first
     // of a host exchange, once the host has answered the IPU's sync.
     const Frame& f = m_stack.back();
-    const auto fetched = m_prefetching.find(&h);
-    const bool ahead = fetched != m_prefetching.end() && !fetched->second.empty();
-    if (const uint64_t syncCycles = hostSyncCycles(); !ahead && syncCycles > 0 && opensHostExchange(*f.steps, f.pc - 1)) {
+    if (const uint64_t syncCycles = hostSyncCycles(); !m_prefetch.ahead(h) && syncCycles > 0 && opensHostExchange(*f.steps, f.pc - 1)) {
         host.countSync(syncCycles);
         m_syncedFor = &h;
         m_activity = 1 + int(PhaseKind::HostWait);
@@ -178,16 +162,13 @@ uint64_t Ipu::exec(const HostTransferStep& h)
 uint64_t Ipu::awaitHostTransfer(const HostTransferStep& h)
 {
     host.account(h.direction, h.bytes);
-    auto it = m_prefetching.find(&h);
-    IpuLinks::TransferKey key;
-    if (it != m_prefetching.end() && !it->second.empty()) { // the oldest fetch ahead is this micro-batch's
-        key = it->second.front();
-        it->second.pop_front();
-    } else {
+    std::optional<IpuLinks::TransferKey> key = m_prefetch.take(h); // the oldest fetch ahead is this micro-batch's
+    if (!key) {
+        m_prefetch.started(h);
         key = startHostTransfer(h);
     }
     m_activity = 1 + int(PhaseKind::Host);
-    m_ports.links->awaitTransfers({key}, [this, &h](const std::vector<uint64_t>& ends) { finishHostTransfer(h, ends.at(0)); });
+    m_ports.links->awaitTransfers({*key}, [this, &h](const std::vector<uint64_t>& ends) { finishHostTransfer(h, ends.at(0)); });
     return kWait;
 }
 
@@ -195,12 +176,9 @@ uint64_t Ipu::hostSyncCycles() const { return m_ports.host ? m_ports.host->syncL
 
 IpuLinks::TransferKey Ipu::startHostTransfer(const HostTransferStep& h, uint64_t delay)
 {
-    if (h.prefetch && m_fetchesLeft[&h] > 0)
-        --m_fetchesLeft[&h];
     IpuLinks::LinkBytes sent;
     const auto key = m_ports.links->startHostTransfer(m_index, h.direction, h.bytes, ++m_hostTransfers, sent, delay);
-    for (const auto& [edge, bytes] : sent)
-        m_linkSent[edge] += bytes;
+    m_linkShare.add(sent);
     return key;
 }
 
@@ -208,8 +186,7 @@ void Ipu::finishHostTransfer(const HostTransferStep& h, uint64_t ready)
 {
     const uint64_t now = nowCycle();
     m_cycle = endPhaseOnAllTiles(PhaseKind::Host, h.name, std::max(ready, m_cycle));
-    if (h.prefetch) // consumed: its buffer takes the next micro-batch's data
-        m_fetchNext.push_back(&h);
+    m_prefetch.consumed(h);
     wakeAt(std::max(m_cycle, now), now);
 }
 
@@ -257,8 +234,7 @@ void Ipu::finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uin
     };
     for (const auto& t : c.send) {
         const auto [start, end] = transfer();
-        for (const auto& [edge, bytes] : m_ports.links->accountRoute(m_index, t.peer, t.bytes))
-            m_linkSent[edge] += bytes;
+        m_linkShare.add(m_ports.links->accountRoute(m_index, t.peer, t.bytes));
         if (m_observer && end > start)
             m_observer->linkSpan("IPU " + std::to_string(m_index) + " -> IPU " + std::to_string(t.peer), c.name, start, end, t.bytes);
     }
@@ -274,7 +250,7 @@ void Ipu::finishCopy(const IpuCopyStep& c, uint64_t ready, const std::vector<uin
     wakeAt(std::max(m_cycle, now), now);
 }
 
-uint64_t Ipu::nowCycle() const { return sc_core::sc_time_stamp().value() / std::max<uint64_t>(m_period.value(), 1); }
+uint64_t Ipu::nowCycle() const { return presentCycle(m_period); }
 
 uint64_t Ipu::exec(const StreamingMemoryStep& r)
 {
@@ -297,8 +273,7 @@ uint64_t Ipu::exec(const CollectiveStep& c)
 
 void Ipu::finishCollective(const CollectiveStep& c, uint64_t start, uint64_t end, const IpuLinks::LinkBytes& bytes)
 {
-    for (const auto& [edge, b] : bytes) // one member counts the ring's traffic
-        m_linkSent[edge] += b;
+    m_linkShare.add(bytes); // one member counts the ring's traffic
     if (m_observer && end > start) {
         std::string ring;
         for (uint32_t i : m_ports.links->topology().alongRing(c.ring))
@@ -338,125 +313,30 @@ uint64_t Ipu::exec(const RepeatStep& r)
     LoopStats& stats = m_loopStats[std::size_t(m_stack.back().repeat)];
     ++stats.runs;
     stats.iterations += r.count;
+    // Every iteration runs when asked to, under a VCD (its signals change as time passes) and
+    // while micro-batches are recorded (a skip would hide some).
     const bool recording = m_recordMicroBatches && m_callsStarted == 1;
-    if (m_fastForward && !m_observed.everything() && !m_traced && !recording && r.count > 2 && !bodyInfo(r.body).periodic) {
-        m_stack.back().loop = std::make_unique<LoopState>();
-        m_stack.back().loop->start = snapshot();
-        m_stack.back().loop->startCycle = m_cycle;
-    }
+    if (m_fastForward && !m_traced && !recording)
+        m_stack.back().loop = m_skipper.enter(r.body, r.count, m_cycle);
     return m_cycle;
 }
 
-const Ipu::BodyInfo& Ipu::bodyInfo(const std::vector<Step>& body)
+void Ipu::counters(std::vector<uint64_t*>& out)
 {
-    auto it = m_bodies.find(&body);
-    if (it != m_bodies.end())
-        return it->second;
-    BodyInfo info;
-    for (const auto& s : body) {
-        if (auto* copy = std::get_if<IpuCopyStep>(&s.op)) {
-            info.linked |= !copy->send.empty() || !copy->recv.empty();
-        } else if (auto* ring = std::get_if<CollectiveStep>(&s.op)) {
-            info.linked |= ring->ring.size() > 1; // even without bytes, its members wait for each other
-        } else if (std::holds_alternative<HostTransferStep>(s.op)) {
-            info.linked = true; // other IPUs' transfers share its gateway's link to the host
-        } else if (auto* sy = std::get_if<SyncStep>(&s.op); sy && sy->kind == SyncKind::External) {
-            info.externalSync = true;
-            ++info.externalSyncs;
-        } else if (auto* r = std::get_if<RepeatStep>(&s.op)) {
-            const BodyInfo& in = bodyInfo(r->body);
-            info.externalSync |= in.externalSync;
-            info.linked |= in.linked;
-            info.periodic |= in.periodic;
-            info.externalSyncs += r->count * in.externalSyncs;
-        } else if (auto* c = std::get_if<CallStep>(&s.op)) {
-            const BodyInfo& in = bodyInfo(m_program.fragments.at(c->fragment));
-            info.externalSync |= in.externalSync;
-            info.linked |= in.linked;
-            info.periodic |= in.periodic || c->period > 1;
-            info.externalSyncs += in.externalSyncs;
-        }
-    }
-    if (!body.empty())
-        if (auto* sy = std::get_if<SyncStep>(&body.back().op); sy && sy->kind == SyncKind::External)
-            info.endsExternal = true;
-    return m_bodies[&body] = info;
-}
-
-std::vector<uint64_t*> Ipu::counterRefs()
-{
-    // Every registered statistic, then the state a loop iteration grows that no summary field
-    // counts directly: the breakdown, fragment, loop and compute-set figures, steps, link bytes,
-    // prefetches left in the call.
-    std::vector<uint64_t*> c;
-    for (const StatGroup* g : statGroups())
-        g->counters(c);
-    c.push_back(&m_stepsRun);
+    // What a loop iteration grows here that no statistic counts: steps, the breakdown, the
+    // fragment and loop figures.
+    out.push_back(&m_stepsRun);
     for (uint64_t& cycles : m_breakdown.cycles)
-        c.push_back(&cycles);
+        out.push_back(&cycles);
     for (auto& f : m_fragmentStats) {
-        c.push_back(&f.calls);
-        c.push_back(&f.cycles);
+        out.push_back(&f.calls);
+        out.push_back(&f.cycles);
     }
     for (auto& l : m_loopStats) {
-        c.push_back(&l.runs);
-        c.push_back(&l.iterations);
-        c.push_back(&l.cycles);
+        out.push_back(&l.runs);
+        out.push_back(&l.iterations);
+        out.push_back(&l.cycles);
     }
-    tiles.counters(c);
-    for (auto& [edge, bytes] : m_linkSent)
-        c.push_back(&bytes);
-    for (auto& [step, left] : m_fetchesLeft) // counts down: a skip subtracts (modulo 2^64) what each iteration fetched
-        c.push_back(&left);
-    return c;
-}
-
-std::vector<uint64_t> Ipu::snapshot()
-{
-    std::vector<uint64_t> v;
-    for (const uint64_t* p : counterRefs())
-        v.push_back(*p);
-    return v;
-}
-
-std::vector<int64_t> Ipu::shape() const
-{
-    std::vector<int64_t> s;
-    tiles.shape(m_cycle, s);
-    s.push_back(int64_t(m_linkSent.size()));
-    return s;
-}
-
-bool Ipu::skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uint64_t duration)
-{
-    const uint64_t shift = saturatingMul(times, duration);
-    if (!withinTimeLimit(m_cycle + shift, "skipping a loop's iterations"))
-        return false;
-    // Links are shared: add this IPU's share of their bytes there too.
-    std::map<std::pair<uint32_t, uint32_t>, uint64_t> before(m_linkSent);
-    auto refs = counterRefs();
-    for (std::size_t i = 0; i < refs.size(); ++i)
-        *refs[i] += times * delta[i];
-    if (m_ports.links)
-        for (const auto& [edge, bytes] : m_linkSent)
-            m_ports.links->account(edge.first, edge.second, bytes - before[edge]);
-    m_cycle += shift;
-    tiles.shift(shift);
-    m_skipped += times;
-    return true;
-}
-
-uint64_t Ipu::skippable(uint64_t from, uint64_t count, uint64_t duration) const
-{
-    // Skipped iterations cover [from, from + k * duration): they must end by the first cycle the
-    // observer records, or start after its last. Tiles need not be aligned at an iteration's
-    // end: a tile may start its next compute as early as the earliest ready time.
-    const uint64_t earliest = std::min(from, tiles.firstReady());
-    if (m_observed.empty() || earliest > m_observed.last || duration == 0)
-        return count;
-    if (from >= m_observed.first)
-        return 0;
-    return std::min(count, (m_observed.first - from) / duration);
 }
 
 bool Ipu::withinTimeLimit(uint64_t cycle, const char* doing)
@@ -471,32 +351,6 @@ bool Ipu::withinTimeLimit(uint64_t cycle, const char* doing)
     return false;
 }
 
-uint64_t Ipu::withinFetchesLeft(const std::vector<uint64_t>& delta, uint64_t iterations) const
-{
-    // The last counters are the fetches left in the call, counting down: an iteration that
-    // fetched and one past the call's last fetch differ, so skip only as far as they last.
-    if (delta.size() < m_fetchesLeft.size())
-        return 0;
-    std::size_t i = delta.size() - m_fetchesLeft.size();
-    for (const auto& [step, left] : m_fetchesLeft) {
-        const uint64_t used = uint64_t(0) - delta[i++]; // per iteration (a count down, modulo 2^64)
-        if (used > 0)
-            iterations = std::min(iterations, left / used);
-    }
-    return iterations;
-}
-
-bool Ipu::fetchesAllowSkip() const
-{
-    // A prefetch still on the links would not move with the skip: skip only once every fetch
-    // is in (then its end is past, like any other).
-    const uint64_t now = nowCycle();
-    return std::all_of(m_prefetching.begin(), m_prefetching.end(), [&](const auto& fetches) {
-        return std::all_of(fetches.second.begin(), fetches.second.end(),
-                           [&](const IpuLinks::TransferKey& key) { return m_ports.links->transferEndedBy(key, now); });
-    });
-}
-
 bool Ipu::wakeAt(uint64_t cycle, uint64_t nowCycle)
 {
     if (!withinTimeLimit(cycle, "at its next step"))
@@ -507,53 +361,25 @@ bool Ipu::wakeAt(uint64_t cycle, uint64_t nowCycle)
 
 bool Ipu::fastForward(Frame& f)
 {
-    // An iteration just ended and another follows. Skip all but the last remaining ones when
-    // ExternalSync granted it (a loop ending at an external barrier), or, in a loop without
-    // external syncs, when this iteration repeated the previous one exactly.
-    LoopState& loop = *f.loop;
-    if (loop.resuming) { // woken after a skip, at the same iteration end
-        loop.resuming = false;
+    // An iteration just ended and another follows: the skipper decides, the sequencer moves its
+    // clock past the skipped iterations and sleeps until SystemC's time has caught up.
+    const LoopSkipper::Skip skip = m_skipper.atIterationEnd(*f.loop, f.remaining, m_cycle, tiles.firstReady());
+    if (skip.iterations == 0)
         return false;
-    }
-    std::vector<uint64_t> now = snapshot();
-    const std::vector<int64_t> state = shape();
-    const uint64_t duration = m_cycle - loop.startCycle;
-    std::vector<uint64_t> delta(now);
-    for (std::size_t i = 0; i < delta.size() && i < loop.start.size(); ++i)
-        delta[i] -= loop.start[i];
-    const bool sameSize = now.size() == loop.start.size();
-    uint64_t skip = 0;
-    if (m_grant > 0)
-        skip = m_grant;
-    else if (!bodyInfo(*f.steps).externalSync && fetchesAllowSkip() &&
-             (!bodyInfo(*f.steps).linked || m_ports.links->programmedIpus() == 1) && loop.haveLast && sameSize && delta == loop.lastDelta &&
-             duration == loop.lastDuration && state == loop.lastShape)
-        skip = withinFetchesLeft(delta, skippable(m_cycle, f.remaining - 2, duration));
-    m_grant = 0;
-    loop.lastDelta = delta;
-    loop.lastDuration = duration;
-    loop.lastShape = state;
-    loop.haveLast = sameSize;
-    if (skip == 0 || !sameSize) {
-        loop.start = std::move(now);
-        loop.startCycle = m_cycle;
-        return false;
-    }
-    const uint64_t from = m_cycle;
-    if (!skipIterations(delta, skip, duration))
+    if (!withinTimeLimit(m_cycle + skip.cycles, "skipping a loop's iterations"))
         return true; // the run stops at the time limit
-    f.remaining -= skip;
-    f.iteration += skip;
-    loop.start = snapshot();
-    loop.startCycle = m_cycle;
-    loop.resuming = true;
+    const uint64_t from = m_cycle;
+    m_cycle += skip.cycles;
+    m_skipper.skip(*f.loop, skip, m_cycle);
+    f.remaining -= skip.iterations;
+    f.iteration += skip.iterations;
     wakeAt(m_cycle, from);
     return true;
 }
 
 void Ipu::release(uint64_t releaseCycle, uint64_t nowCycle, uint64_t grant)
 {
-    m_grant = grant;
+    m_skipper.granted(grant);
     // Waiting for the other IPUs counts as sync: from this IPU's arrival to the release.
     phase(PhaseKind::Sync, "external sync", releaseCycle);
     tiles.align(releaseCycle);
@@ -577,10 +403,7 @@ void Ipu::sequence()
 {
     // Woken where prefetched data was consumed: the host fills the free buffers, each fetch ending
     // once it has answered (its data takes the links at once).
-    for (const HostTransferStep* h : m_fetchNext)
-        for (auto& ahead = m_prefetching[h]; ahead.size() < h->prefetchDepth && m_fetchesLeft[h] > 0;)
-            ahead.push_back(startHostTransfer(*h, hostSyncCycles()));
-    m_fetchNext.clear();
+    m_prefetch.refill([this](const HostTransferStep& h) { return startHostTransfer(h, hostSyncCycles()); });
     if (const HostTransferStep* h = std::exchange(m_syncedFor, nullptr)) { // woken as the host answered
         awaitHostTransfer(*h);
         return;
@@ -601,8 +424,7 @@ void Ipu::sequence()
                 return;
             }
             m_stack.push_back({&m_program.steps, 0, 1, m_callsStarted++, -1, 0, -1, nullptr});
-            m_prefetching.clear(); // a call's data comes with it: nothing is fetched past a call's end
-            m_fetchesLeft = m_prefetchRuns;
+            m_prefetch.startCall(); // a call's data comes with it: nothing is fetched past a call's end
             if (m_ports.host) { // the host starts the call: wait for it
                 m_activity = 1 + int(PhaseKind::HostWait);
                 m_ports.host->arrive(m_ports.syncSlot, std::max(m_cycle, tiles.lastReady()),
@@ -618,24 +440,7 @@ void Ipu::sequence()
                 f.pc = 0;
                 ++f.iteration;
             } else {
-                if (f.fragment >= 0) {
-                    m_fragmentStats[std::size_t(f.fragment)].cycles += m_cycle - f.entered;
-                    if (m_recordMicroBatches && m_callsStarted == 1 && f.microBatch >= 0) {
-                        auto [it, fresh] = m_microBatches.try_emplace(f.microBatch, f.entered, m_cycle);
-                        it->second.first = std::min(it->second.first, f.entered);
-                        it->second.second = std::max(it->second.second, m_cycle);
-                    }
-                    if (m_observer && m_cycle > f.entered)
-                        m_observer->fragmentSpan(m_index, m_program.fragmentNames.at(std::size_t(f.fragment)), f.entered,
-                                                 m_cycle, f.microBatch);
-                }
-                if (f.repeat >= 0)
-                    m_loopStats[std::size_t(f.repeat)].cycles += m_cycle - f.entered;
-                m_stack.pop_back();
-                if (m_stack.empty()) {
-                    m_callEnds.push_back(m_cycle);
-                    m_computeAtCallEnds.push_back(m_breakdown[PhaseKind::Compute]);
-                }
+                leave();
             }
             continue;
         }
@@ -655,6 +460,30 @@ void Ipu::sequence()
                 m_cycle = end;
             return;
         }
+    }
+}
+
+void Ipu::leave()
+{
+    // The body on top has run its last iteration.
+    const Frame& f = m_stack.back();
+    if (f.fragment >= 0) {
+        m_fragmentStats[std::size_t(f.fragment)].cycles += m_cycle - f.entered;
+        if (m_recordMicroBatches && m_callsStarted == 1 && f.microBatch >= 0) {
+            auto [it, fresh] = m_microBatches.try_emplace(f.microBatch, f.entered, m_cycle);
+            it->second.first = std::min(it->second.first, f.entered);
+            it->second.second = std::max(it->second.second, m_cycle);
+        }
+        if (m_observer && m_cycle > f.entered)
+            m_observer->fragmentSpan(m_index, m_program.fragmentNames.at(std::size_t(f.fragment)), f.entered, m_cycle,
+                                     f.microBatch);
+    }
+    if (f.repeat >= 0)
+        m_loopStats[std::size_t(f.repeat)].cycles += m_cycle - f.entered;
+    m_stack.pop_back();
+    if (m_stack.empty()) { // the host call's program has ended
+        m_callEnds.push_back(m_cycle);
+        m_computeAtCallEnds.push_back(m_breakdown[PhaseKind::Compute]);
     }
 }
 

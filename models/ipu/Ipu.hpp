@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/common/Snapshottable.hpp"
 #include "models/exchange/Exchange.hpp"
 #include "models/host/HostLink.hpp"
 #include "models/host/StreamingMemory.hpp"
 #include "models/host/HostProcess.hpp"
+#include "models/ipu/HostPrefetch.hpp"
+#include "models/ipu/LoopSkipper.hpp"
 #include "models/link/CopyRendezvous.hpp"
 #include "models/link/IpuLinks.hpp"
+#include "models/link/LinkShare.hpp"
 #include "models/sync/ExternalSync.hpp"
 #include "models/hw/IpuParams.hpp"
 #include "models/program/PhaseObserver.hpp"
@@ -14,7 +18,6 @@
 
 #include <systemc>
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,8 +38,10 @@ struct SystemPorts
 
 /** One Mk2 IPU executing its program as BSP supersteps. A single SC_METHOD is the program
  *  sequencer: it runs steps back to back and sleeps only across steps that take time, so the
- *  kernel sees one timed notification per phase, never one per cycle. */
-class Ipu : public sc_core::sc_module
+ *  kernel sees one timed notification per phase, never one per cycle. Loops skip identical
+ *  iterations through a LoopSkipper, which sees this IPU's own figures (steps, breakdown,
+ *  fragments, loops) as one Snapshottable part. */
+class Ipu : public sc_core::sc_module, private Snapshottable
 {
 public:
     /** `memory`: the program's tile memory worked out ahead (TileArray), or null. */
@@ -88,7 +93,7 @@ public:
     /** Simulate every loop iteration (the default skips identical ones, outside any trace window). */
     void disableFastForward() { m_fastForward = false; }
     /** Loop iterations skipped as identical to the one before. */
-    [[nodiscard]] uint64_t iterationsSkipped() const { return m_skipped; }
+    [[nodiscard]] uint64_t iterationsSkipped() const { return m_skipper.skipped(); }
     /** Why the IPU stopped before finishing its program (its time passed SystemC's clock), or empty. */
     [[nodiscard]] const std::string& failure() const { return m_failure; }
 
@@ -141,47 +146,8 @@ private:
     uint64_t endPhaseOnAllTiles(PhaseKind kind, const std::string& name, uint64_t end);
     void phase(PhaseKind kind, const std::string& name, uint64_t end);
 
-    /** Fast-forward of a loop: once an iteration repeats the previous one exactly (every
-     *  counter's growth, its length, and the state it leaves behind), the rest but the last are
-     *  added at once instead of simulated. Loops ending at an external sync skip only when every
-     *  IPU offers the same at that barrier (ExternalSync grants it); loops with other external
-     *  syncs, IPU copies (which wait for partners) or collectives (whose links other IPUs share) never
-     *  skip on their own, unless this is the only IPU with a program. While tracing, only where
-     *  the iterations lie outside the trace window; never under a VCD. */
-    struct LoopState
-    {
-        std::vector<uint64_t> start;      // counters when the iteration began
-        uint64_t startCycle = 0;
-        std::vector<uint64_t> lastDelta;  // the previous iteration's growth
-        std::vector<int64_t> lastShape;   // state after the previous iteration
-        uint64_t lastDuration = 0;
-        bool haveLast = false;
-        std::vector<uint64_t> lastPartial; // growth up to the final barrier's arrival
-        uint64_t lastArrival = 0;
-        bool havePartial = false;
-        bool resuming = false; // the sequencer sleeps through skipped iterations
-    };
-    /** What a loop body does, for fast-forward (cached per body). */
-    struct BodyInfo
-    {
-        bool externalSync = false;   // any external sync inside (called fragments included)
-        bool linked = false;         // any IPU copy, collective or host transfer: it shares links (and may wait for partners)
-        bool endsExternal = false;   // the last step is an external sync
-        bool periodic = false;       // a call every N-th time: iterations differ
-        uint64_t externalSyncs = 0;  // per iteration
-    };
-    const BodyInfo& bodyInfo(const std::vector<Step>& body);
-    /** At most `iterations`, as many as this IPU's prefetches left in the call last at the
-     *  fetches per iteration `delta` (the growth of counterRefs()) shows. */
-    [[nodiscard]] uint64_t withinFetchesLeft(const std::vector<uint64_t>& delta, uint64_t iterations) const;
-    /** May loop iterations be skipped now, with this IPU's prefetches as they are? */
-    [[nodiscard]] bool fetchesAllowSkip() const;
-    std::vector<uint64_t*> counterRefs();
-    std::vector<uint64_t> snapshot();
-    std::vector<int64_t> shape() const;
-    /** Adds `times` more iterations of growth `delta` lasting `duration` each; false (and
-     *  nothing added) when they would pass the time limit. */
-    bool skipIterations(const std::vector<uint64_t>& delta, uint64_t times, uint64_t duration);
+    /** This IPU's own figures that loop iterations grow (Snapshottable, for the skipper). */
+    void counters(std::vector<uint64_t*>& out) override;
     /** True when `cycle` is within SystemC's clock; otherwise records the failure and stops
      *  the simulation (a wrapped clock would order events wrongly). */
     bool withinTimeLimit(uint64_t cycle, const char* doing);
@@ -197,17 +163,18 @@ private:
         int fragment = -1;     // set when the frame is a called fragment
         uint64_t entered = 0;  // cycle the fragment was entered
         int64_t microBatch = -1;
-        std::unique_ptr<LoopState> loop; // repeat loops, when fast-forward is on
-        int repeat = -1;                 // set when the frame is a Repeat: its LoopStats index
+        std::unique_ptr<LoopSkipper::Loop> loop; // repeat loops, when fast-forward is on
+        int repeat = -1;                         // set when the frame is a Repeat: its LoopStats index
     };
     /** At the end of a loop iteration: skips identical iterations; true when it did (the
      *  sequencer then sleeps until they have passed). */
     bool fastForward(Frame& f);
-    /** How many of `count` iterations of `duration` cycles from cycle `from` on may be skipped
-     *  without hiding anything the observer records. */
-    [[nodiscard]] uint64_t skippable(uint64_t from, uint64_t count, uint64_t duration) const;
-    /** At an external sync: the skip this IPU offers, when it ends an iteration like the last. */
-    std::optional<ExternalSync::SkipOffer> skipOffer();
+    /** At an external sync, this IPU arriving at `arrival`: the skip it offers, when the sync
+     *  ends an iteration like the last. */
+    std::optional<ExternalSync::SkipOffer> skipOffer(uint64_t arrival);
+    /** Pops the frame on top, whose body has ended: its fragment's and loop's figures, and the
+     *  host call's end when it was the program's. */
+    void leave();
 
     uint32_t m_index;
     const IpuParams& m_hw;
@@ -218,7 +185,6 @@ private:
     uint64_t m_cycleLimit; // the last cycle SystemC's clock holds
     std::string m_failure;
     IPhaseObserver* m_observer;
-    IPhaseObserver::CycleRange m_observed; // what the observer records: loops skip only outside it
     SystemPorts m_ports;
     std::vector<Frame> m_stack;
     uint64_t m_cycle = 0;
@@ -232,10 +198,7 @@ private:
     std::vector<LoopStats> m_loopStats;
     std::vector<uint64_t> m_callEnds;
     std::vector<uint64_t> m_computeAtCallEnds;
-    std::map<const HostTransferStep*, std::deque<IpuLinks::TransferKey>> m_prefetching; // per prefetching step: its fetches ahead, oldest first
-    std::map<const HostTransferStep*, uint64_t> m_prefetchRuns; // per prefetching step: its runs in a host call
-    std::map<const HostTransferStep*, uint64_t> m_fetchesLeft;  // of those, not fetched yet in this call
-    std::vector<const HostTransferStep*> m_fetchNext; // consumed prefetches: their next fetch starts as the sequencer wakes
+    HostPrefetch m_prefetch;                          // the IO tiles' fetches ahead
     uint64_t m_hostTransfers = 0;                     // numbers this IPU's host transfers
     const HostTransferStep* m_syncedFor = nullptr;    // the host answers this transfer's sync as the sequencer wakes
     bool m_traced = false;   // only a VCD needs the link activity kept up to date
@@ -247,10 +210,8 @@ private:
     bool m_fastForward = true;
     bool m_recordMicroBatches = false;
     std::map<int64_t, std::pair<uint64_t, uint64_t>> m_microBatches;
-    uint64_t m_grant = 0;
-    uint64_t m_skipped = 0; // iterations ExternalSync granted at the barrier ending this iteration
-    std::map<const std::vector<Step>*, BodyInfo> m_bodies;
-    std::map<std::pair<uint32_t, uint32_t>, uint64_t> m_linkSent; // link bytes this IPU accounted
+    LinkShare m_linkShare; // link bytes this IPU accounted
+    LoopSkipper m_skipper; // after every part it sees
 };
 
 } // namespace ipusim

@@ -22,7 +22,7 @@ public:
 
     virtual ~IPhaseObserver() = default;
     /** The cycles whose phases and spans this observer records. Loops skip iterations (the same
-     *  figures as simulating them, Ipu::fastForward) only where the iterations lie wholly
+     *  figures as simulating them, LoopSkipper) only where the iterations lie wholly
      *  outside, so the observer sees exactly what it would if every iteration were simulated.
      *  By default it records every cycle, and nothing is skipped. */
     [[nodiscard]] virtual CycleRange observedCycles() const { return {}; }

@@ -19,4 +19,10 @@ inline uint64_t lastCycle(const sc_core::sc_time& period)
     return sc_core::sc_max_time().value() / std::max<uint64_t>(period.value(), 1);
 }
 
+/** SystemC's present time in whole cycles of `period`. */
+inline uint64_t presentCycle(const sc_core::sc_time& period)
+{
+    return sc_core::sc_time_stamp().value() / std::max<uint64_t>(period.value(), 1);
+}
+
 } // namespace ipusim

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/common/Snapshottable.hpp"
 #include "models/hw/IpuParams.hpp"
 #include "models/program/PhaseObserver.hpp"
 #include "models/memory/TileMemory.hpp"
@@ -25,7 +26,7 @@ struct ComputeSetStats
 
 /** The 1,472 tiles of one IPU, held as data: per-tile ready times (as runs), per-tile memory,
  *  per-compute-set statistics. No process per tile; the Ipu drives it. */
-class TileArray : public sc_core::sc_module
+class TileArray : public sc_core::sc_module, public Snapshottable
 {
 public:
     /** `memory`: the program's tile memory worked out ahead, or null to work it out here. */
@@ -48,11 +49,12 @@ public:
     /** Cycles each tile spent computing over the whole run. */
     [[nodiscard]] std::vector<uint64_t> busyCycles() const;
 
-    /** Loop fast-forward: the counters that grow with every iteration, the tiles' readiness
-     *  relative to `cycle` (equal after identical iterations), and a shift of every ready time. */
-    void counters(std::vector<uint64_t*>& out);
-    void shape(uint64_t cycle, std::vector<int64_t>& out) const;
-    void shift(uint64_t cycles) { m_base += cycles; }
+    /** Loop fast-forward: the compute sets' figures grow with every iteration; the tiles'
+     *  readiness relative to `cycle` is what an iteration leaves behind (equal after identical
+     *  iterations); a skip moves every ready time on. */
+    void counters(std::vector<uint64_t*>& out) override;
+    void shape(uint64_t cycle, std::vector<int64_t>& out) const override;
+    void skipped(const uint64_t* /*growth*/, uint64_t /*times*/, uint64_t cycles) override { m_base += cycles; }
 
 private:
     const IpuParams& m_hw;
