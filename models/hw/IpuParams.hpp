@@ -1,54 +1,31 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "models/hw/ParamFields.hpp"
 #include "models/hw/Precision.hpp"
-#include "models/hw/SchemaDefaults.hpp" // generated from the schema at configure time
 
 #include <cstdint>
-#include <tuple>
 
 namespace ipusim {
 
-/** AMP geometry for one (input, partials) precision pair. */
+/** AMP geometry for one (input, partials) precision pair: macsPerCycle, units (output channels
+ *  per pass) and inChansPerGroup (input channels each unit consumes per output position). The
+ *  fields are the schema's, below /system/ipu/amp/<pair> (a default AmpParams is fp16_fp16's). */
 struct AmpParams
 {
-    uint32_t macsPerCycle = schema::kIpuAmpFp16Fp16MacsPerCycle;
-    uint32_t units = schema::kIpuAmpFp16Fp16Units;                     // output channels per pass
-    uint32_t inChansPerGroup = schema::kIpuAmpFp16Fp16InChansPerGroup; // input channels each unit consumes per output position
+    IPUSIM_PARAM_FIELDS(AmpParams, IPUSIM_AMP_PARAMS_FIELDS)
+
     /** Worker cycles to push one output position through all units: the AMP core step. */
     [[nodiscard]] uint32_t cyclesPerPosition() const { return units * inChansPerGroup / macsPerCycle; }
-    friend bool operator==(const AmpParams& a, const AmpParams& b)
-    {
-        return a.macsPerCycle == b.macsPerCycle && a.units == b.units && a.inChansPerGroup == b.inChansPerGroup;
-    }
+    friend bool operator==(const AmpParams& a, const AmpParams& b) { return sameParams(a, b); }
 };
 
-/** One IPU's parameters. Plain data: sim/config decodes them from a config. Units, sources and
- *  defaults are the schema's (`ipusim params`); the defaults here are generated from it. */
+/** One IPU's parameters. Plain data: sim/config decodes them from a config. Each field is a
+ *  parameter the schema declares below /system/ipu with its C++ name ("x-cpp-field"), type and
+ *  default, generated at configure time; its unit, range, source and meaning are the schema's
+ *  (`ipusim params`). A new parameter is one schema entry: its field appears here. */
 struct IpuParams
 {
-    uint32_t tiles = schema::kIpuTiles;
-    uint32_t columns = schema::kIpuColumns;
-    uint64_t tileMemoryBytes = schema::kIpuTileMemoryBytes;
-    uint32_t workers = schema::kIpuWorkerContexts;
-    double clockHz = schema::kIpuClockHz;
-    uint32_t vectorWidthBits = schema::kIpuVectorWidthBits;
-    uint32_t supervisorOverhead = schema::kIpuSupervisorOverheadCycles;
-    uint32_t memcpyBytesPerCycle = schema::kIpuMemcpyBytesPerCycle;
-    uint32_t sendBytesPerCycle = schema::kIpuExchangeSendBytesPerCycle;
-    uint32_t recvBytesPerCycle = schema::kIpuExchangeRecvBytesPerCycle;
-    uint32_t tilesPerReceiveBus = schema::kIpuExchangeTilesPerReceiveBus;
-    uint32_t exchangeLatencyBase = schema::kIpuExchangeLatencyBaseCycles;
-    uint32_t exchangeLatencyPerRow = schema::kIpuExchangeLatencyCyclesPerRow;
-    uint32_t internalSyncCycles = schema::kIpuSyncInternalCycles;
-    AmpParams ampHalfHalf{schema::kIpuAmpFp16Fp16MacsPerCycle, schema::kIpuAmpFp16Fp16Units, schema::kIpuAmpFp16Fp16InChansPerGroup};
-    AmpParams ampHalfFloat{schema::kIpuAmpFp16Fp32MacsPerCycle, schema::kIpuAmpFp16Fp32Units, schema::kIpuAmpFp16Fp32InChansPerGroup};
-    AmpParams ampFloatFloat{schema::kIpuAmpFp32Fp32MacsPerCycle, schema::kIpuAmpFp32Fp32Units, schema::kIpuAmpFp32Fp32InChansPerGroup};
-    uint32_t coeffLoadBytesPerCycle = schema::kIpuAmpCoeffLoadBytesPerCycle;
-    uint32_t codeBytesPerVertexType = schema::kIpuMemoryCodeBytesPerVertexType;
-    uint32_t vertexStateBytes = schema::kIpuMemoryVertexStateBytes;
-    uint32_t controlCodeBytesPerStep = schema::kIpuMemoryControlCodeBytesPerStep;
-    uint32_t exchangeCodeBytesPerPhase = schema::kIpuMemoryExchangeCodeBytesPerPhase;
-    double availableMemoryProportion = schema::kIpuMemoryAvailableMemoryProportion;
+    IPUSIM_PARAM_FIELDS(IpuParams, IPUSIM_IPU_PARAMS_FIELDS)
 
     [[nodiscard]] const AmpParams& amp(Precision in, Precision partials) const
     {
@@ -61,17 +38,8 @@ struct IpuParams
     /** Rows of tiles an exchange path may cross. */
     [[nodiscard]] uint32_t rows() const { return (tiles + columns - 1) / columns; }
 
-    /** Every field above: a new field joins this list. */
-    [[nodiscard]] auto fields() const
-    {
-        return std::tie(tiles, columns, tileMemoryBytes, workers, clockHz, vectorWidthBits, supervisorOverhead, memcpyBytesPerCycle,
-                        sendBytesPerCycle, recvBytesPerCycle, tilesPerReceiveBus, exchangeLatencyBase, exchangeLatencyPerRow,
-                        internalSyncCycles, ampHalfHalf, ampHalfFloat, ampFloatFloat, coeffLoadBytesPerCycle, codeBytesPerVertexType,
-                        vertexStateBytes, controlCodeBytesPerStep, exchangeCodeBytesPerPhase, availableMemoryProportion);
-    }
-
     /** Two IPUs whose parameters are equal lower an op alike (their compiles share lowered ops). */
-    friend bool operator==(const IpuParams& a, const IpuParams& b) { return a.fields() == b.fields(); }
+    friend bool operator==(const IpuParams& a, const IpuParams& b) { return sameParams(a, b); }
     friend bool operator!=(const IpuParams& a, const IpuParams& b) { return !(a == b); }
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/IpuParams.hpp"
+#include "models/hw/ParamFields.hpp"
 #include "models/hw/SchemaDefaults.hpp"
 #include "models/hw/Topology.hpp"
 
@@ -8,57 +9,44 @@
 
 namespace ipusim {
 
-/** The host computer driving the IPUs. */
+// The fields of these structs are the schema's parameters ("x-cpp-field" below /system), with
+// their types and defaults, generated at configure time; their units, ranges, sources and
+// meanings are the schema's (`ipusim params`).
+
+/** The host computer driving the IPUs (/system/host): the host time before each host call and
+ *  for each host exchange, during which the IPUs wait, and the cores and servers the data loaders
+ *  share. */
 struct HostParams
 {
-    /** Host time before each host call (the framework dispatching it); the IPUs wait. */
-    double callOverheadSeconds = schema::kHostCallOverheadSeconds;
-    /** CPU cores of each host server, which the data loaders' workers on it share. */
-    uint32_t cores = schema::kHostCores;
-    /** Host servers the PopRun instances are split over. */
-    uint32_t servers = schema::kHostServers;
-    /** Host time for each host exchange (a run of consecutive host transfers); the IPU waits. */
-    double syncLatencySeconds = schema::kHostSyncLatencySeconds;
+    IPUSIM_PARAM_FIELDS(HostParams, IPUSIM_HOST_PARAMS_FIELDS)
 };
 
 /** One direction of a link: its bandwidth, the share of it payloads get, and the latency a
  *  transfer pays once (a route over IPU-Links once per hop). Every link of the system has this
- *  shape; SystemParams names which link each is. */
+ *  shape; SystemParams names which link each is. A default LinkParams is the first link in the
+ *  schema's key order (gateway_host_link); SystemParams gives each link its own defaults. */
 struct LinkParams
 {
-    double bandwidthBytesPerSecond = 0;
-    double efficiency = 1;
-    uint64_t latencyCycles = 0;
+    IPUSIM_PARAM_FIELDS(LinkParams, IPUSIM_LINK_PARAMS_FIELDS)
 };
 
-/** An IPU's Streaming Memory behind the IPU-Gateway. */
+/** An IPU's Streaming Memory behind the IPU-Gateway (/system/streaming_memory). */
 struct StreamingMemoryParams
 {
-    uint64_t bytesPerIpu = schema::kStreamingMemoryBytesPerIpu;
-    double bandwidthBytesPerSecond = schema::kStreamingMemoryBandwidthBytesPerSecond;
-    double efficiency = schema::kStreamingMemoryEfficiency;
-    uint64_t latencyCycles = schema::kStreamingMemoryLatencyCycles;
+    IPUSIM_PARAM_FIELDS(StreamingMemoryParams, IPUSIM_STREAMING_MEMORY_PARAMS_FIELDS)
 };
 
-/** The simulated machine: its IPUs (all alike), how they are linked, and their host links.
- *  Plain data: sim/config decodes it from the `/system` object of a config. */
+/** The simulated machine: its IPUs (all alike, `ipu`), how they are linked, and their host links.
+ *  Plain data: sim/config decodes it from the `/system` object of a config. The links:
+ *  `hostLink`, the IPU's PCIe Gen4 x8 link to its IPU-Gateway (host transfers then cross the
+ *  gateway's link to the host); `gatewayHostLink`, an IPU-Gateway's RoCE link to its host server,
+ *  shared by its IPU-M2000's IPUs; `ipuLink`, one IPU-Link, a route paying the latency per hop;
+ *  `gwLink`, one port of the GW-Links between the IPU-Gateways of different racks. */
 struct SystemParams
 {
-    uint32_t numIpus = schema::kNumIpus;
-    IpuParams ipu;
-    HostParams host;
-    /** The IPU's PCIe Gen4 x8 link to its IPU-Gateway (host transfers then cross the gateway's
-     *  link to the host). */
-    LinkParams hostLink{schema::kHostLinkBandwidthBytesPerSecond, schema::kHostLinkEfficiency, schema::kHostLinkLatencyCycles};
-    /** An IPU-Gateway's RoCE link to its host server, shared by its IPU-M2000's IPUs. */
-    LinkParams gatewayHostLink{schema::kGatewayHostLinkBandwidthBytesPerSecond, schema::kGatewayHostLinkEfficiency,
-                               schema::kGatewayHostLinkLatencyCycles};
-    /** One IPU-Link; a route pays the latency per hop. */
-    LinkParams ipuLink{schema::kIpuLinkBandwidthBytesPerSecond, schema::kIpuLinkEfficiency, schema::kIpuLinkLatencyCycles};
-    /** The GW-Links between the IPU-Gateways of different racks: one port. */
-    LinkParams gwLink{schema::kGwLinkBandwidthBytesPerSecond, schema::kGwLinkEfficiency, schema::kGwLinkLatencyCycles};
-    double syncHopSeconds = schema::kExternalSyncHopSeconds;
-    StreamingMemoryParams streamingMemory;
+    IPUSIM_PARAM_FIELDS(SystemParams, IPUSIM_SYSTEM_PARAMS_FIELDS)
+    /** Not a field of the schema's list: decoded by hand, as its links are checked against
+     *  num_ipus and a pod's racks against its IPUs. */
     Topology topology = Topology::ladder(schema::kNumIpus, schema::kTopologyWrap);
 };
 

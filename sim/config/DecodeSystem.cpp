@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <type_traits>
+
 namespace ipusim {
 namespace {
 
@@ -32,46 +34,6 @@ private:
     const json& m_doc;
     std::set<std::string>* m_read;
 };
-
-AmpParams ampOf(const Reader& r, const std::string& p)
-{
-    return {r.at<uint32_t>(p + "/macs_per_cycle"), r.at<uint32_t>(p + "/units"), r.at<uint32_t>(p + "/in_chans_per_group")};
-}
-
-/** The link whose bandwidth, efficiency and latency are at pointer `p` (every link has them). */
-LinkParams linkOf(const Reader& r, const std::string& p)
-{
-    return {r.at<double>(p + "/bandwidth_bytes_per_second"), r.at<double>(p + "/efficiency"), r.at<uint64_t>(p + "/latency_cycles")};
-}
-
-IpuParams ipuOf(const Reader& r)
-{
-    IpuParams p;
-    p.tiles = r.at<uint32_t>("/system/ipu/tiles");
-    p.columns = r.at<uint32_t>("/system/ipu/columns");
-    p.tileMemoryBytes = r.at<uint64_t>("/system/ipu/tile_memory_bytes");
-    p.workers = r.at<uint32_t>("/system/ipu/worker_contexts");
-    p.clockHz = r.at<double>("/system/ipu/clock_hz");
-    p.vectorWidthBits = r.at<uint32_t>("/system/ipu/vector_width_bits");
-    p.supervisorOverhead = r.at<uint32_t>("/system/ipu/supervisor_overhead_cycles");
-    p.memcpyBytesPerCycle = r.at<uint32_t>("/system/ipu/memcpy_bytes_per_cycle");
-    p.sendBytesPerCycle = r.at<uint32_t>("/system/ipu/exchange/send_bytes_per_cycle");
-    p.recvBytesPerCycle = r.at<uint32_t>("/system/ipu/exchange/recv_bytes_per_cycle");
-    p.tilesPerReceiveBus = r.at<uint32_t>("/system/ipu/exchange/tiles_per_receive_bus");
-    p.exchangeLatencyBase = r.at<uint32_t>("/system/ipu/exchange/latency_base_cycles");
-    p.exchangeLatencyPerRow = r.at<uint32_t>("/system/ipu/exchange/latency_cycles_per_row");
-    p.internalSyncCycles = r.at<uint32_t>("/system/ipu/sync/internal_cycles");
-    p.ampHalfHalf = ampOf(r, "/system/ipu/amp/fp16_fp16");
-    p.ampHalfFloat = ampOf(r, "/system/ipu/amp/fp16_fp32");
-    p.ampFloatFloat = ampOf(r, "/system/ipu/amp/fp32_fp32");
-    p.coeffLoadBytesPerCycle = r.at<uint32_t>("/system/ipu/amp/coeff_load_bytes_per_cycle");
-    p.codeBytesPerVertexType = r.at<uint32_t>("/system/ipu/memory/code_bytes_per_vertex_type");
-    p.vertexStateBytes = r.at<uint32_t>("/system/ipu/memory/vertex_state_bytes");
-    p.controlCodeBytesPerStep = r.at<uint32_t>("/system/ipu/memory/control_code_bytes_per_step");
-    p.exchangeCodeBytesPerPhase = r.at<uint32_t>("/system/ipu/memory/exchange_code_bytes_per_phase");
-    p.availableMemoryProportion = r.at<double>("/system/ipu/memory/available_memory_proportion");
-    return p;
-}
 
 Topology topologyOf(const config::LoadedConfig& cfg, const Reader& r, uint32_t numIpus)
 {
@@ -111,18 +73,11 @@ SystemParams decodeSystem(const config::LoadedConfig& cfg, std::set<std::string>
 {
     const Reader r(cfg.doc, pointersRead);
     SystemParams p;
-    p.numIpus = r.at<uint32_t>("/system/num_ipus");
-    p.ipu = ipuOf(r);
-    p.host = {r.at<double>("/system/host/call_overhead_seconds"), r.at<uint32_t>("/system/host/cores"),
-              r.at<uint32_t>("/system/host/servers"), r.at<double>("/system/host/sync_latency_seconds")};
-    p.hostLink = linkOf(r, "/system/host_link");
-    p.gatewayHostLink = linkOf(r, "/system/gateway_host_link");
-    p.ipuLink = linkOf(r, "/system/ipu_link");
-    p.gwLink = linkOf(r, "/system/gw_link");
-    p.syncHopSeconds = r.at<double>("/system/external_sync/hop_seconds");
-    p.streamingMemory = {r.at<uint64_t>("/system/streaming_memory/bytes_per_ipu"),
-                         r.at<double>("/system/streaming_memory/bandwidth_bytes_per_second"),
-                         r.at<double>("/system/streaming_memory/efficiency"), r.at<uint64_t>("/system/streaming_memory/latency_cycles")};
+    // Every field the schema names (x-cpp-field), read at its pointer: the fields and their
+    // pointers are generated from the schema, so no parameter is read by a line of its own here.
+    forEachParam(p, "/system", [&](const std::string& pointer, const char*, auto& field) {
+        field = r.at<std::decay_t<decltype(field)>>(pointer);
+    });
     p.topology = topologyOf(cfg, r, p.numIpus);
     if (auto lost = p.topology.unreachable(); !lost.empty())
         cfg.fail("/system/topology", fmt::format("IPUs {} have no IPU-Link route to IPU 0: every IPU must be connected", fmt::join(lost, ", ")));

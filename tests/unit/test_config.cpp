@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Configuration: composition, overrides, defaults and every kind of bad input.
+#include "models/hw/ParamFields.hpp"
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/Schema.hpp"
@@ -15,6 +16,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <sstream>
 #include <unistd.h>
 
 using namespace ipusim;
@@ -57,6 +60,48 @@ struct TempDir
         return (path / name).string();
     }
 };
+
+/** The value of every scalar parameter field of `s`, by its pointer in a config. */
+std::map<std::string, json> fieldsOf(const SystemParams& s)
+{
+    std::map<std::string, json> out;
+    forEachParam(s, "/system", [&](const std::string& pointer, const char*, const auto& field) { out[pointer] = field; });
+    return out;
+}
+
+/** The schema's declaration of the config key at `pointer`. */
+const json& schemaAt(const std::string& pointer)
+{
+    const json* node = &config::Schema::instance().root();
+    std::istringstream keys(pointer.substr(1));
+    for (std::string key; std::getline(keys, key, '/');)
+        node = &node->at("properties").at(key);
+    return *node;
+}
+
+/** The C++ field the schema names ("x-cpp-field") of each scalar key below `node`, by pointer. */
+void cppFieldsOf(const json& node, const std::string& pointer, std::map<std::string, std::string>& out)
+{
+    if (node.contains("properties"))
+        for (const auto& [key, sub] : node.at("properties").items())
+            cppFieldsOf(sub, pointer + "/" + key, out);
+    else if (node.contains("x-cpp-field"))
+        out[pointer] = node.at("x-cpp-field").get<std::string>();
+}
+
+/** A value the key `node` declares accepts, other than its default. */
+json otherThanDefault(const json& node)
+{
+    const json& d = node.at("default");
+    if (d.is_boolean())
+        return !d.get<bool>();
+    if (node.at("type") == "integer") {
+        const uint64_t above = d.get<uint64_t>() + 1;
+        return node.contains("maximum") && above > node.at("maximum").get<uint64_t>() ? d.get<uint64_t>() - 1 : above;
+    }
+    const double v = d.get<double>();
+    return v == 0 ? node.value("maximum", 1.0) / 2 : v * 0.75; // every minimum is far below 0.75 x its default
+}
 
 } // namespace
 
@@ -314,16 +359,42 @@ TEST_CASE("Hardware parameters: declared once in the schema, every one decoded, 
     }
     CHECK(declared == read.size());
     CHECK(declared > 40);
-    // The defaults of the plain structs are the schema's: a config of defaults decodes to them.
-    const SystemParams defaults;
-    CHECK(decoded.numIpus == defaults.numIpus);
-    CHECK(decoded.ipu.tiles == defaults.ipu.tiles);
-    CHECK(decoded.ipu.clockHz == defaults.ipu.clockHz);
-    CHECK(decoded.ipu.exchangeLatencyPerRow == defaults.ipu.exchangeLatencyPerRow);
-    CHECK(decoded.ipu.ampHalfFloat.units == defaults.ipu.ampHalfFloat.units);
-    CHECK(decoded.ipu.availableMemoryProportion == defaults.ipu.availableMemoryProportion);
-    CHECK(decoded.hostLink.latencyCycles == defaults.hostLink.latencyCycles);
-    CHECK(decoded.ipuLink.bandwidthBytesPerSecond == defaults.ipuLink.bandwidthBytesPerSecond);
-    CHECK(decoded.syncHopSeconds == defaults.syncHopSeconds);
-    CHECK(decoded.streamingMemory.bytesPerIpu == defaults.streamingMemory.bytesPerIpu);
+    // The defaults of the parameter structs are the schema's: a config of defaults decodes to
+    // them, field by field, and each is the default the schema declares at its pointer.
+    const std::map<std::string, json> defaults = fieldsOf(SystemParams{});
+    CHECK(fieldsOf(decoded) == defaults);
+    for (const auto& [pointer, value] : defaults) {
+        INFO(pointer);
+        CHECK(value == schemaAt(pointer).at("default"));
+    }
+    CHECK(defaults.size() > 40);
+}
+
+TEST_CASE("Hardware parameters: the C++ fields are the schema's x-cpp-field list, and a config's value reaches each", "[config]")
+{
+    // Each parameter the schema gives a C++ field is that field, by name, at its pointer
+    // (the generated list has neither a field too many nor one too few).
+    std::map<std::string, std::string> named;
+    const SystemParams defaultSystem;
+    forEachParam(defaultSystem, "/system", [&](const std::string& pointer, const char* name, const auto&) { named[pointer] = name; });
+    std::map<std::string, std::string> declared;
+    cppFieldsOf(config::Schema::instance().root().at("properties").at("system"), "/system", declared);
+    CHECK(named == declared);
+    CHECK(named.at("/system/ipu/worker_contexts") == "workers");
+    // Every one set to a value other than its default in one config reaches its field.
+    json doc{{"system", json::object()}, {"workload", {{"kind", "mnist"}}}};
+    std::map<std::string, json> set;
+    for (const auto& [pointer, name] : declared) {
+        set[pointer] = otherThanDefault(schemaAt(pointer));
+        doc[json::json_pointer(pointer)] = set[pointer];
+    }
+    const SystemParams decoded = decodeSystem(config::loadConfig(doc, kRoot + "/configs/inline.json"));
+    const std::map<std::string, json> defaults = fieldsOf(SystemParams{});
+    for (const auto& [pointer, value] : fieldsOf(decoded)) {
+        INFO(pointer << " = " << set.at(pointer).dump());
+        CHECK(value == set.at(pointer));
+        CHECK(value != defaults.at(pointer));
+    }
+    CHECK(decoded.ipu.ampHalfFloat.macsPerCycle == set.at("/system/ipu/amp/fp16_fp32/macs_per_cycle"));
+    CHECK(decoded.ipu.tileMemoryBytes == set.at("/system/ipu/tile_memory_bytes"));
 }
