@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+// GraphLowering's convolutions and matmuls: conv groups over slots of tiles, the planner's
+// split of each, the AMP vertices and the reduction of partials.
+#include "workloads/lowering/GraphLowering.hpp"
+
+#include "models/common/CeilDiv.hpp"
+#include "workloads/lowering/Codelets.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+namespace ipusim {
+
+namespace {
+
+/** Tiles' fractional shares of a tensor as whole elements, keeping the total: each tile its
+ *  share rounded down, and the elements left over to the tiles with the largest remainders
+ *  (the lower tile first). Rounding each share down alone would lose a narrow layer's outputs
+ *  (and the work of every op after it) where each tile holds less than one element. */
+std::vector<uint64_t> wholeElements(const std::vector<double>& shares)
+{
+    std::vector<uint64_t> whole(shares.size());
+    double total = 0.0;
+    uint64_t given = 0;
+    std::vector<std::size_t> order(shares.size());
+    for (std::size_t t = 0; t < shares.size(); ++t) {
+        whole[t] = uint64_t(shares[t]);
+        total += shares[t];
+        given += whole[t];
+        order[t] = t;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return shares[a] - double(whole[a]) > shares[b] - double(whole[b]);
+    });
+    const uint64_t wanted = uint64_t(std::llround(total));
+    for (std::size_t k = 0; given < wanted && k < order.size() && shares[order[k]] > double(whole[order[k]]); ++k, ++given)
+        ++whole[order[k]];
+    return whole;
+}
+
+} // namespace
+
+void GraphLowering::lowerConv(const Op& op)
+{
+    // A batched problem's groups spread over equal slots of tiles (PopLibs splits conv groups
+    // across tiles first); each slot plans one group on its tiles and runs its groups in turn.
+    const ConvProblem& whole = op.conv;
+    const uint32_t T = m_hw.tiles;
+    ConvSlots slots;
+    slots.groups = std::max<uint64_t>(whole.groups, 1);
+    slots.tilesPerSlot = slots.groups >= T ? 1 : uint32_t(T / slots.groups);
+    slots.count = T / slots.tilesPerSlot;
+    const uint64_t groupsPerSlot = ceilDiv(slots.groups, slots.count);
+    ConvProblem pr = whole;
+    pr.groups = 1;
+    IpuParams slotHw = m_hw;
+    slotHw.tiles = slots.tilesPerSlot;
+    slotHw.availableMemoryProportion = m_hw.availableMemoryProportion / double(groupsPerSlot);
+    const ConvPlan plan = m_planCache.plan(slotHw, pr);
+    m_plans[op.name] = plan;
+    // Model FLOPs as CompileGraph counts them: 2 per multiply-accumulate of the micro-batch.
+    ConvWork w(T, op.name, 2.0 * double(op.conv.macs()));
+    for (int in : op.inputs)
+        addSends(w.x, in);
+    planConvTiles(pr, plan, slots, w);
+    const TileVector out = convOutputsHeld(pr, w);
+
+    OpPlan p;
+    const PlanTensor inputs = p.temporary(op.name + " inputs", w.temp);
+    p.exchange(op.name + ".in", std::move(w.x)).read(op.inputs).write(inputs);
+    const PlanTensor partials = p.temporary(op.name + " partials", w.partials);
+    p.compute(std::move(w.conv), false).read(inputs).write(partials);
+    if (plan.tilesPerInGroups > 1) { // the reduction slices' partials meet on the tiles reducing them
+        std::vector<ExchangeBytes> r(T);
+        for (uint32_t t = 0; t < T; ++t) {
+            const uint64_t moved = w.partials[t] * (plan.tilesPerInGroups - 1) / plan.tilesPerInGroups;
+            r[t] = {moved, moved, 0};
+        }
+        const PlanTensor received = p.temporary(op.name + " reduce buffer", w.partials);
+        p.exchange(op.name + ".reduce.in", std::move(r)).write(received);
+        p.compute(std::move(w.reduce), false).read(received);
+    }
+    p.steps.back().read(partials);
+    p.output(op.outputs.at(0), out);
+    if (plan.tilesPerOutGroups > 1)
+        m_width[std::size_t(op.outputs.at(0))] =
+            std::min<uint64_t>(pr.outChans, uint64_t(plan.outGroupsPerTile) * m_hw.amp(pr.input, pr.partials).units);
+    emit(p);
+}
+
+void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, const ConvSlots& slots, ConvWork& w) const
+{
+    // Inputs and weights travel from where they live to the tiles that need them; a tile's
+    // share of the weights is also wanted by its bus partner, so it arrives once for both.
+    const AmpParams& amp = m_hw.amp(pr.input, pr.partials);
+    const bool shared = plan.tilesPerPositions >= m_hw.tilesPerReceiveBus;
+    const uint64_t outGroups = ceilDiv(pr.outChans, amp.units);
+    std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>, std::vector<VertexCall>> tileCalls; // few distinct tiles
+    for (uint32_t slot = 0; slot < slots.count; ++slot) {
+        const uint64_t n = slots.groups / slots.count + (slot < slots.groups % slots.count ? 1 : 0); // groups this slot runs
+        for (uint64_t t = 0; n > 0 && t < plan.tilesUsed() && t < slots.tilesPerSlot; ++t) {
+            // Tile t of the slot works on position slice p, output-group slice o, reduction slice i.
+            const uint64_t p = t % plan.tilesPerPositions;
+            const uint64_t o = (t / plan.tilesPerPositions) % plan.tilesPerOutGroups;
+            const uint64_t positions = std::min(plan.positionsPerTile, pr.positions - std::min(pr.positions, p * plan.positionsPerTile));
+            const uint32_t og = uint32_t(std::min<uint64_t>(plan.outGroupsPerTile, outGroups - std::min(outGroups, o * plan.outGroupsPerTile)));
+            if (positions == 0 || og == 0)
+                continue;
+            const uint32_t tile = uint32_t(slot * slots.tilesPerSlot + t);
+            const double share = double(positions) / double(plan.positionsPerTile);
+            const uint64_t inBytes = uint64_t(double(plan.inputBytesPerTile) * share) * n;
+            const uint64_t weightBytes = plan.weightBytesPerTile / plan.outGroupsPerTile * og * n;
+            w.x[tile].recv += inBytes;
+            (shared ? w.x[tile].recvShared : w.x[tile].recv) += weightBytes;
+            w.temp[tile] = inBytes + weightBytes;
+            const uint64_t slice = positions * og * amp.units * n; // outputs of the tile's slice
+            w.partials[tile] = slice * bytesOf(pr.partials);
+            auto [it, added] = tileCalls.try_emplace(std::make_tuple(positions, plan.inGroupsPerTile, og, n));
+            if (added) {
+                it->second.push_back(calls::conv(tileShape(pr, plan, positions, og, uint32_t(n))));
+                if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
+                    it->second.push_back(calls::cast(pr.partials, pr.output, slice));
+            }
+            for (const VertexCall& call : it->second)
+                w.conv.calls.add(tile, call);
+            // The reduced outputs of the slice split evenly over its reduction tiles (tile t is
+            // reduction slice i); each tile reduces its share of them.
+            const uint64_t i = t / (plan.tilesPerPositions * plan.tilesPerOutGroups);
+            const uint64_t mine = slice * (i + 1) / plan.tilesPerInGroups - slice * i / plan.tilesPerInGroups;
+            if (plan.tilesPerInGroups > 1 && mine > 0) {
+                w.reduce.calls.add(tile, calls::partialsReduce(pr.partials, mine, plan.tilesPerInGroups));
+                if (pr.partials != pr.output)
+                    w.reduce.calls.add(tile, calls::cast(pr.partials, pr.output, mine));
+            }
+            w.out[tile] = mine * bytesOf(pr.output);
+        }
+    }
+}
+
+TileVector GraphLowering::convOutputsHeld(const ConvProblem& pr, ConvWork& w) const
+{
+    // Outputs hold the real channels only (AMP groups are padded); a problem that computes
+    // fewer positions than it writes (a strided layer's data gradient) zero-fills the rest.
+    const uint32_t T = m_hw.tiles;
+    const uint64_t units = m_hw.amp(pr.input, pr.partials).units;
+    const double realShare = double(pr.outChans) / double(ceilDiv(pr.outChans, units) * units);
+    const double written = pr.outputPositions ? double(pr.outputPositions) / double(pr.positions) : 1.0;
+    std::vector<double> held(T, 0.0); // real elements each tile holds, before whole-element rounding
+    for (uint32_t t = 0; t < T; ++t) {
+        const uint64_t computed = w.out[t] / bytesOf(pr.output);
+        if (pr.outputPositions && computed) // the positions no tap reaches
+            w.conv.calls.add(t, calls::fill(pr.output, uint64_t(double(computed) * realShare * (written - 1.0))));
+        held[t] = double(computed) * realShare * written;
+    }
+    const std::vector<uint64_t> elements = wholeElements(held);
+    TileVector out(T, 0);
+    for (uint32_t t = 0; t < T; ++t)
+        out[t] = elements[t] * bytesOf(pr.output);
+    return out;
+}
+
+} // namespace ipusim

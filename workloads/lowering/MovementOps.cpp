@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// GraphLowering's data movement: concat and slices, and gathers of rows by index.
+#include "workloads/lowering/GraphLowering.hpp"
+
+#include "models/common/CeilDiv.hpp"
+#include "workloads/lowering/Codelets.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+namespace ipusim {
+
+void GraphLowering::lowerCopy(const Op& op)
+{
+    // Concat, slice and a slice's gradient are data movement: the output is spread linearly
+    // and each tile receives its part from where the inputs live (a slice sends the share of
+    // its input it keeps) and copies it into place; a slice's gradient first zeroes the rest.
+    const int output = op.outputs.at(0);
+    const TensorDesc& od = m_graph.tensor(output);
+    const uint32_t T = m_hw.tiles;
+    const TileVector outMap = linearMapping(T, od.bytes(), kGrainBytes);
+    std::vector<ExchangeBytes> x(T);
+    uint64_t moved = 0;
+    for (int in : op.inputs) {
+        const TileVector bytes = m_b.denseBytes(handleOf(in));
+        const double share = op.kind == OpKind::Slice ? double(od.bytes()) / double(std::max<uint64_t>(m_graph.tensor(in).bytes(), 1)) : 1.0;
+        for (uint32_t t = 0; t < T; ++t)
+            x[t].send += uint64_t(double(bytes[t]) * share);
+        moved += op.kind == OpKind::Slice ? od.bytes() : m_graph.tensor(in).bytes();
+    }
+    const double received = double(moved) / double(std::max<uint64_t>(od.bytes(), 1)); // a slice's gradient: the part only
+    ComputePlan copy{op.name, TileCalls(T)};
+    const unsigned elementBytes = bytesOf(od.type);
+    for (uint32_t t = 0; t < T; ++t)
+        if (outMap[t]) {
+            const uint64_t mine = uint64_t(double(outMap[t]) * received);
+            x[t].recv += mine;
+            if (op.kind == OpKind::SliceGrad)
+                copy.calls.add(t, {Vertex::Fill, ElementArgs{od.type, outMap[t] / elementBytes}});
+            copy.calls.add(t, {Vertex::Copy, CopyArgs{mine, elementBytes}});
+        }
+    OpPlan plan;
+    plan.exchange(op.name + ".in", std::move(x)).read(op.inputs);
+    const PlanTensor out = plan.output(output, outMap);
+    plan.compute(std::move(copy), false).write(out);
+    emit(plan);
+}
+
+void GraphLowering::lowerGather(const Op& op)
+{
+    // Every tile holding part of the table checks every index against its rows and copies the
+    // hits (MultiSlice); the rows then cross the exchange to the output's linear layout. A
+    // fixed slice (no indices) is a plain copy of the rows.
+    const int table = op.inputs.at(0);
+    const bool indexed = op.inputs.size() > 1;
+    const TensorDesc& td = m_graph.tensor(table);
+    const int output = op.outputs.at(0);
+    const uint64_t outBytes = m_graph.tensor(output).bytes();
+    const TileVector tb = m_b.denseBytes(handleOf(table));
+    const uint64_t tableBytes = std::max<uint64_t>(td.bytes(), 1);
+    const uint32_t T = m_hw.tiles;
+    std::vector<ExchangeBytes> idx(T), rows(T);
+    ComputePlan slice{op.name, TileCalls(T)};
+    TileVector slices(T, 0);
+    if (indexed)
+        addSends(idx, op.inputs[1]);
+    const uint64_t indexBytes = indexed ? m_graph.tensor(op.inputs[1]).bytes() : 0;
+    const TileVector outMap = linearMapping(T, outBytes, kGrainBytes);
+    for (uint32_t t = 0; t < T; ++t) {
+        rows[t].recv += outMap[t];
+        if (!tb[t])
+            continue;
+        const uint64_t mine = uint64_t(double(outBytes) * double(tb[t]) / double(tableBytes));
+        rows[t].send += mine;
+        slices[t] = mine + indexBytes;
+        if (indexed) {
+            idx[t].recvShared += indexBytes;
+            slice.calls.add(t, {Vertex::MultiSlice, SliceArgs{td.type, op.rows, mine / bytesOf(td.type)}});
+        } else {
+            slice.calls.add(t, calls::copy(mine, bytesOf(td.type)));
+        }
+    }
+    OpPlan plan;
+    const PlanTensor hits = plan.temporary(op.name + " slices", slices); // with the indices they were picked by
+    if (indexed)
+        plan.exchange(op.name + ".indices", std::move(idx)).write(hits);
+    plan.compute(std::move(slice), !indexed).read(op.inputs).write(hits);
+    plan.exchange(op.name + ".rows", std::move(rows)).read(hits);
+    plan.output(output, outMap);
+    emit(plan);
+}
+
+void GraphLowering::lowerGatherGrad(const Op& op)
+{
+    // The table-shaped gradient is zeroed where the table lives; each of its tiles receives the
+    // rows' gradients that hit its rows and adds them in (MultiUpdateAdd).
+    const int dy = op.inputs.at(0);
+    const bool indexed = op.inputs.size() > 1;
+    const int output = op.outputs.at(0);
+    const TensorDesc& od = m_graph.tensor(output);
+    const uint64_t dyBytes = m_graph.tensor(dy).bytes();
+    const uint64_t tableBytes = std::max<uint64_t>(od.bytes(), 1);
+    const uint32_t T = m_hw.tiles;
+    const TileVector outMap = linearMapping(T, od.bytes(), kGrainBytes);
+    std::vector<ExchangeBytes> x(T);
+    addSends(x, dy);
+    if (indexed)
+        addSends(x, op.inputs[1]);
+    const uint64_t indexBytes = indexed ? m_graph.tensor(op.inputs[1]).bytes() : 0;
+    ComputePlan update{op.name, TileCalls(T)};
+    TileVector incoming(T, 0);
+    const unsigned elementBytes = bytesOf(od.type);
+    for (uint32_t t = 0; t < T; ++t) {
+        if (!outMap[t])
+            continue;
+        const uint64_t mine = uint64_t(double(dyBytes) * double(outMap[t]) / double(tableBytes));
+        x[t].recv += mine;
+        x[t].recvShared += indexBytes;
+        incoming[t] = mine + indexBytes;
+        update.calls.add(t, calls::fill(od.type, outMap[t] / elementBytes));
+        update.calls.add(t, indexed ? VertexCall{Vertex::MultiUpdateAdd, SliceArgs{od.type, op.rows, mine / elementBytes}}
+                                    : calls::copy(mine, elementBytes));
+    }
+    OpPlan plan;
+    const PlanTensor rows = plan.temporary(op.name + " rows", incoming);
+    plan.exchange(op.name + ".in", std::move(x)).read(op.inputs).write(rows);
+    plan.compute(std::move(update), false).read(rows).write(plan.output(output, outMap));
+    emit(plan);
+}
+
+} // namespace ipusim
