@@ -99,6 +99,7 @@ void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, c
     const bool shared = plan.tilesPerPositions >= m_hw.tilesPerReceiveBus;
     const uint64_t outGroups = ceilDiv(pr.outChans, amp.units);
     std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>, std::vector<VertexCall>> tileCalls; // few distinct tiles
+    std::map<uint64_t, std::vector<VertexCall>> reduceCalls; // by outputs reduced
     for (uint32_t slot = 0; slot < slots.count; ++slot) {
         const uint64_t n = slots.groups / slots.count + (slot < slots.groups % slots.count ? 1 : 0); // groups this slot runs
         for (uint64_t t = 0; n > 0 && t < plan.tilesUsed() && t < slots.tilesPerSlot; ++t) {
@@ -124,16 +125,19 @@ void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, c
                 if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
                     it->second.push_back(calls::cast(pr.partials, pr.output, slice));
             }
-            for (const VertexCall& call : it->second)
-                w.conv.calls.add(tile, call);
+            w.conv.calls.add(tile, it->second);
             // The reduced outputs of the slice split evenly over its reduction tiles (tile t is
             // reduction slice i); each tile reduces its share of them.
             const uint64_t i = t / (plan.tilesPerPositions * plan.tilesPerOutGroups);
             const uint64_t mine = slice * (i + 1) / plan.tilesPerInGroups - slice * i / plan.tilesPerInGroups;
             if (plan.tilesPerInGroups > 1 && mine > 0) {
-                w.reduce.calls.add(tile, calls::partialsReduce(pr.partials, mine, plan.tilesPerInGroups));
-                if (pr.partials != pr.output)
-                    w.reduce.calls.add(tile, calls::cast(pr.partials, pr.output, mine));
+                auto [reduce, first] = reduceCalls.try_emplace(mine);
+                if (first) {
+                    reduce->second.push_back(calls::partialsReduce(pr.partials, mine, plan.tilesPerInGroups));
+                    if (pr.partials != pr.output)
+                        reduce->second.push_back(calls::cast(pr.partials, pr.output, mine));
+                }
+                w.reduce.calls.add(tile, reduce->second);
             }
             w.out[tile] = mine * bytesOf(pr.output);
         }

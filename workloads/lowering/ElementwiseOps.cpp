@@ -92,8 +92,7 @@ void GraphLowering::lowerElementwise(const Op& op)
         auto it = byElements.find(e);
         if (it == byElements.end())
             it = byElements.emplace(e, elementwiseCalls(op, d.type, e)).first;
-        for (const VertexCall& call : it->second)
-            compute.calls.add(t, call);
+        compute.calls.add(t, it->second);
     }
     OpPlan plan;
     if (op.kind == OpKind::BiasAdd && !byElements.empty()) { // the bias to the tiles it is added on
@@ -208,6 +207,7 @@ void GraphLowering::lowerRowwise(const Op& op)
     // Softmax's pieces combine their row maxima and sums, the others two sums.
     const bool maxima = op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax;
     bool splitRows = false;
+    std::map<std::pair<uint64_t, uint64_t>, std::vector<VertexCall>> recipes, combines; // by elements (rows) and row piece
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         const uint64_t e = elems[t];
         if (!e)
@@ -220,11 +220,16 @@ void GraphLowering::lowerRowwise(const Op& op)
             splitRows = true;
             stats[t].send += 2 * rows * 8;
             stats[t].recv += 2 * rows * 8;
-            combine.calls.add(t, calls::partialsReduce(Precision::FP32, rows, ceilDiv(C, piece), maxima ? ReduceOp::Max : ReduceOp::Add));
-            combine.calls.add(t, calls::partialsReduce(Precision::FP32, rows, ceilDiv(C, piece)));
+            auto [pieces, first] = combines.try_emplace({rows, piece});
+            if (first)
+                pieces->second = {calls::partialsReduce(Precision::FP32, rows, ceilDiv(C, piece), maxima ? ReduceOp::Max : ReduceOp::Add),
+                                  calls::partialsReduce(Precision::FP32, rows, ceilDiv(C, piece))};
+            combine.calls.add(t, pieces->second);
         }
-        for (const VertexCall& call : rowwiseCalls(op, {type, e, rows, piece, affine}))
-            compute.calls.add(t, call);
+        auto recipe = recipes.find({e, piece}); // tiles hold few distinct shares
+        if (recipe == recipes.end())
+            recipe = recipes.emplace(std::make_pair(e, piece), rowwiseCalls(op, {type, e, rows, piece, affine})).first;
+        compute.calls.add(t, recipe->second);
         if (affine)
             params[t].recvShared += (op.kind == OpKind::LayerNorm ? 2 : 1) * paramsOnTile(piece) * bytesOf(type);
     }

@@ -150,6 +150,7 @@ private:
     struct OptimizerCalls
     {
         std::vector<TileCall> update, apply, norms;
+        std::vector<TileCall> updateThenApply; // one step's, without a trust ratio between
     };
     [[nodiscard]] OptimizerCalls optimizerCalls(const Op& op, uint64_t e) const;
     void lowerRowwise(const Op& op);

@@ -53,6 +53,7 @@ void GraphLowering::lowerLoss(const Op& op)
     uint64_t rowsTotal = 0;
     bool piecesCombine = false;
     std::vector<std::pair<uint64_t, uint64_t>> combined(T); // per tile: rows and pieces a row it combines
+    std::map<std::tuple<std::size_t, uint64_t, uint64_t>, std::vector<VertexCall>> recipes; // tiles hold few distinct shares
     for (std::size_t part = 0; part < parts; ++part) {
         const TileVector elems = elementsOn(op.inputs[part]);
         for (uint32_t t = 0; t < T; ++t) {
@@ -65,8 +66,10 @@ void GraphLowering::lowerLoss(const Op& op)
             if (part == 0)
                 rowsTotal += perRow < classes ? 0 : rows;
             x[t].recv += rows * 4;
-            for (const VertexCall& call : lossCalls(op, type, e, rows, perRow))
-                loss.calls.add(t, call);
+            auto [recipe, first] = recipes.try_emplace({part, e, perRow});
+            if (first)
+                recipe->second = lossCalls(op, type, e, rows, perRow);
+            loss.calls.add(t, recipe->second);
             // Pieces of a row (over tiles or vocabulary parts) send their row max and sum to
             // the row's reducer and get the combined pair back; reducers rotate over the
             // tiles, so each tile also combines as many rows as it holds pieces of.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 #include <string>
 #include <variant>
@@ -37,21 +38,80 @@ struct TileCall
     friend bool operator==(const TileCall& a, const TileCall& b) { return a.times == b.times && a.call == b.call; }
 };
 
-/** Per tile, the vertices one compute set runs, in order. */
+/** Per tile, the vertices one compute set runs, in order. Tiles making the same calls as the
+ *  tile before share one list: a compute set spans up to 1,472 tiles, most in runs of equal
+ *  shares, and a list per tile would be as many copies (and pricings). */
 class TileCalls
 {
 public:
-    explicit TileCalls(uint32_t tiles) : m_calls(tiles) {}
-    void add(uint32_t tile, VertexCall call, uint64_t times = 1)
+    explicit TileCalls(uint32_t tiles) : m_listOf(tiles, kNone) {}
+    /** Appends `call` to tile `tile`'s calls (`times` over; none when 0). */
+    void add(uint32_t tile, VertexCall call, uint64_t times = 1);
+    /** Appends `calls` to tile `tile`'s. A lowering that keeps each distinct share's calls
+     *  (tiles hold a few) passes the same list for a run of tiles, which then share it at once. */
+    void add(uint32_t tile, const std::vector<VertexCall>& calls)
     {
-        if (times > 0)
-            m_calls.at(tile).push_back({std::move(call), times});
+        if (!sharesWithTileBefore(tile, &calls))
+            addList(tile, calls);
     }
-    [[nodiscard]] const std::vector<TileCall>& on(uint32_t tile) const { return m_calls.at(tile); }
-    [[nodiscard]] uint32_t tiles() const { return uint32_t(m_calls.size()); }
+    void add(uint32_t tile, const std::vector<TileCall>& calls)
+    {
+        if (!sharesWithTileBefore(tile, &calls))
+            addList(tile, calls);
+    }
+    /** A list is known by its address while the calls are added: a temporary's could be reused. */
+    void add(uint32_t tile, std::vector<VertexCall>&& calls) = delete;
+    void add(uint32_t tile, std::vector<TileCall>&& calls) = delete;
+    [[nodiscard]] uint32_t tiles() const { return uint32_t(m_listOf.size()); }
+    /** Calls kept together: a list of them is a range of one pool (no allocation a list). */
+    struct Span
+    {
+        const TileCall* first = nullptr;
+        const TileCall* last = nullptr;
+        [[nodiscard]] const TileCall* begin() const { return first; }
+        [[nodiscard]] const TileCall* end() const { return last; }
+        [[nodiscard]] std::size_t size() const { return std::size_t(last - first); }
+    };
+    /** Tile `tile`'s calls (none for an idle tile). */
+    [[nodiscard]] Span on(uint32_t tile) const;
+    /** The list tile `tile` makes its calls from, shared by tiles making the same calls in a
+     *  row; kNone for an idle tile. */
+    [[nodiscard]] uint32_t listOf(uint32_t tile) const
+    {
+        if (m_open != kNone)
+            close();
+        return m_listOf.at(tile);
+    }
+    /** The lowering's list a list of calls was given from whole, or null: lists given from one
+     *  are equal (a lowering keeps a share's calls unchanged while it adds them). */
+    [[nodiscard]] const void* sourceOf(uint32_t list) const { return m_sourceOf.at(list); }
+    static constexpr uint32_t kNone = UINT32_MAX;
 
 private:
-    std::vector<std::vector<TileCall>> m_calls;
+    /** Keeps the calls being added to the open tile: the list of the tile before it when
+     *  equal, else a list of their own. Adding resumes on reading (hence const, on mutable state). */
+    void close() const;
+    template <class Call>
+    void addList(uint32_t tile, const std::vector<Call>& calls);
+    /** The fast path of a run of tiles given one list: the tile before was given `calls` whole. */
+    bool sharesWithTileBefore(uint32_t tile, const void* calls)
+    {
+        if (calls != m_lastAdded || tile != m_lastAddedTile + 1 || m_open != kNone || tile >= m_listOf.size() || m_listOf[tile] != kNone)
+            return false;
+        m_listOf[tile] = m_listOf[tile - 1];
+        m_lastAddedTile = tile;
+        return true;
+    }
+
+    mutable std::vector<uint32_t> m_listOf;         // per tile: its list, or kNone
+    mutable std::vector<TileCall> m_pool;                         // every list's calls, one after another
+    mutable std::vector<std::pair<uint32_t, uint32_t>> m_lists;   // per list: its first call in the pool and how many
+    mutable uint32_t m_open = kNone;                // the tile being added to
+    mutable std::vector<TileCall> m_adding;         // its calls so far
+    mutable const void* m_addingFrom = nullptr;     // the list they were given from whole, if so
+    mutable std::vector<const void*> m_sourceOf;    // per list: the list it was given from whole, or null
+    const void* m_lastAdded = nullptr; // the list the tile before was given whole
+    uint32_t m_lastAddedTile = kNone;
 };
 
 /** A compute set: its vertices per tile. `verticesPerActiveTile` counts vertex state and

@@ -21,9 +21,14 @@ void GraphLowering::lowerAccumulate(const Op& op)
     gather(plan, op.name + ".in", grad, acc);
     const TileVector elems = elementsOn(acc);
     ComputePlan add{op.name, TileCalls(m_hw.tiles)};
+    std::map<uint64_t, std::vector<VertexCall>> byElements; // tiles hold few distinct counts
     for (uint32_t t = 0; t < m_hw.tiles; ++t)
-        if (elems[t])
-            add.calls.add(t, calls::scaledAdd(m_graph.tensor(acc).type, elems[t]));
+        if (elems[t]) {
+            auto [calls, first] = byElements.try_emplace(elems[t]);
+            if (first)
+                calls->second = {calls::scaledAdd(m_graph.tensor(acc).type, elems[t])};
+            add.calls.add(t, calls->second);
+        }
     plan.compute(std::move(add)).read(op.inputs);
     emit(plan);
 }
@@ -57,6 +62,8 @@ GraphLowering::OptimizerCalls GraphLowering::optimizerCalls(const Op& op, uint64
         c.apply.insert(c.apply.end(), {{cast(wt, s, e)}, {cast(s, wt, e)}});
     // LAMB's and LARS's |w| and |update| (LARS: |g + wd w|) over the whole tensor.
     c.norms = {{unary(UnaryOpKind::Square, s, e), 2}, {rowReduce(s, 1, e), 2}};
+    c.updateThenApply = c.update;
+    c.updateThenApply.insert(c.updateThenApply.end(), c.apply.begin(), c.apply.end());
     return c;
 }
 
@@ -76,21 +83,23 @@ void GraphLowering::lowerOptimizer(const Op& op)
     ComputePlan norms{op.name + ".norms", TileCalls(T)}, apply{op.name + ".apply", TileCalls(T)};
     std::vector<ExchangeBytes> partialNorms(T), ratio(T);
     uint64_t holders = 0;
-    auto addAll = [](ComputePlan& c, uint32_t t, const std::vector<TileCall>& calls) {
-        for (const TileCall& call : calls)
-            c.calls.add(t, call.call, call.times);
-    };
+    std::map<uint64_t, OptimizerCalls> byElements; // tiles hold few distinct counts
     for (uint32_t t = 0; t < T; ++t) {
         // With sharded state a replica updates 1/R of the weights.
         const uint64_t e = m_sharded ? ceilDiv(elems[t], m_replicas) : elems[t];
         if (!e)
             continue;
         ++holders;
-        const OptimizerCalls c = optimizerCalls(op, e);
-        addAll(update, t, c.update);
-        addAll(trustRatio ? apply : update, t, c.apply);
-        if (trustRatio) {
-            addAll(norms, t, c.norms);
+        auto it = byElements.find(e);
+        if (it == byElements.end())
+            it = byElements.emplace(e, optimizerCalls(op, e)).first;
+        const OptimizerCalls& c = it->second;
+        if (!trustRatio)
+            update.calls.add(t, c.updateThenApply);
+        else {
+            update.calls.add(t, c.update);
+            apply.calls.add(t, c.apply);
+            norms.calls.add(t, c.norms);
             partialNorms[t].send = 8;
             ratio[t].recvShared = 4;
         }
