@@ -694,16 +694,20 @@ std::string blockList(const std::vector<std::string>& blocks)
     }
     return fmt::format("{}", fmt::join(out, " "));
 }
-} // namespace
 
-void printSummary(std::ostream& out, const json& s)
+/** All IPUs' cycles together (at least 1): per-IPU breakdowns add up over IPUs, so the
+ *  phases' shares are of all IPUs' time. */
+double summaryBreakdownTotal(const json& breakdown)
 {
-    const auto& b = s.at("breakdown");
-    // Per-IPU breakdowns add up over IPUs; shares are of all IPUs' time.
     double total = 0;
-    for (const auto& [k, v] : b.items())
+    for (const auto& [k, v] : breakdown.items())
         total += v.get<double>();
-    total = std::max(total, 1.0);
+    return std::max(total, 1.0);
+}
+
+/** What ran, how long it took and how fast: the lines read first. */
+void printSummaryHeadline(std::ostream& out, const json& s)
+{
     fmt::print(out, "{} ({})\n", s.at("name").get<std::string>(), s.at("workload").get<std::string>());
     fmt::print(out, "  total        {:>16} cycles  {:.6f} s at {:.3f} GHz\n", withCommas(s.at("total_cycles")),
                s.at("seconds").get<double>(), s.at("clock_hz").get<double>() / 1e9);
@@ -718,6 +722,12 @@ void printSummary(std::ostream& out, const json& s)
         fmt::print(out, "  model FLOPs  {:>16.1f} TFLOPS per IPU, {:.1f} % of the {:.1f} TFLOPS peak\n",
                    s.at("flops").at("tflops_per_ipu").get<double>(), 100 * s.at("flops").at("share_of_peak").get<double>(),
                    s.at("flops").at("peak_tflops_per_ipu").get<double>());
+}
+
+/** The host the run assumed, and how long a micro-batch takes end to end (summaries written
+ *  before these figures existed have neither). */
+void printSummaryHostModelAndLatency(std::ostream& out, const json& s)
+{
     if (s.contains("host_model")) {
         const auto& h = s.at("host_model");
         fmt::print(out, "  host model   {}: {:g} ms a host call, {:g} us a host exchange\n", h.at("name").get<std::string>(),
@@ -729,6 +739,13 @@ void printSummary(std::ostream& out, const json& s)
                    withCommas(uint64_t(std::llround(l.at("mean_cycles").get<double>()))), 1e3 * l.at("mean_seconds").get<double>(),
                    withCommas(l.at("min_cycles")), withCommas(l.at("max_cycles")), l.at("micro_batches").get<uint64_t>());
     }
+}
+
+/** Where the cycles went: each phase kind's cycles and share of total (the always-shown kinds
+ *  even when zero), then, with several IPUs, how busy each one was. */
+void printSummaryBreakdown(std::ostream& out, const json& s, double total)
+{
+    const auto& b = s.at("breakdown");
     const bool many = s.at("ipus").size() > 1;
     if (many)
         fmt::print(out, "  summed over {} IPUs:\n", s.at("ipus").size());
@@ -740,42 +757,70 @@ void printSummary(std::ostream& out, const json& s)
             fmt::print(out, "  IPU {:<3} utilisation {:5.1f} %  compute {:>14}  sync {:>14}  copy {:>12}\n", ipu.at("ipu").get<int>(),
                        100 * ipu.at("tile_utilisation").get<double>(), withCommas(ipu.at("breakdown").at("compute")),
                        withCommas(ipu.at("breakdown").at("sync")), withCommas(ipu.at("breakdown").at("ipu_copy")));
+}
+
+/** Each IPU's peak tile against its capacity: how close the model is to not fitting. */
+void printSummaryMemory(std::ostream& out, const json& s)
+{
     for (const auto& m : s.at("memory"))
         fmt::print(out, "  memory IPU {}: peak tile {} of {} bytes (always-live {}, not-always-live {}), mean {:.0f}\n",
                    m.at("ipu").get<int>(), withCommas(m.at("peak").at("max")), withCommas(m.at("tile_capacity_bytes")),
                    withCommas(m.at("worst_tiles").at(0).at("always_live")),
                    withCommas(m.at("worst_tiles").at(0).at("not_always_live")), m.at("peak").at("mean").get<double>());
-    if (!s.at("pipeline").is_null()) {
-        const auto& p = s.at("pipeline");
-        if (p.at("replicas").get<int>() > 1)
-            fmt::print(out, "  {} replicas{}, gradients averaged over IPU-Link rings\n", p.at("replicas").get<int>(),
-                       p.at("replicated_tensor_sharding").get<bool>() ? " with sharded optimizer state" : "");
+}
+
+/** Each stage's work and, across IPUs, how far each is from the slowest: what sets the
+ *  pipeline's pace. Only for pipelines that have a bubble figure. */
+void printSummaryPipelineStages(std::ostream& out, const json& p)
+{
+    for (const auto& st : p.at("stages"))
         if (!p.at("bubble_fraction").is_null())
-            fmt::print(out, "  {} ({}): {} {} per step, bubble {:.1f} %\n", p.at("kind").get<std::string>(),
-                       p.at("schedule").get<std::string>(), p.at("pipeline_cycles").get<uint64_t>(),
-                       p.at("kind") == "phased" ? "phase turns" : "pipeline cycles", 100 * p.at("bubble_fraction").get<double>());
-        for (const auto& st : p.at("stages"))
-            if (!p.at("bubble_fraction").is_null())
-                fmt::print(out, "    stage {} on IPU {} [{}]: forward {:.0f}, backward {:.0f} cycles, stash depth {}\n",
-                       st.at("stage").get<int>(), st.at("ipu").get<int>(), blockList(st.at("blocks").get<std::vector<std::string>>()),
-                       st.at("forward_cycles").get<double>(), st.at("backward_cycles").get<double>(), st.at("stash_depth").get<int>());
-        if (!p.at("bubble_fraction").is_null() && p.at("ipu_work").size() > 1) {
-            std::string shares;
-            for (const auto& w : p.at("ipu_work"))
-                shares += fmt::format(" IPU {} {:.0f} %", w.at("ipu").get<int>(), 100 * w.at("share_of_slowest").get<double>());
-            fmt::print(out, "    work per micro-batch against the slowest IPU:{} (imbalance {:.2f})\n", shares,
-                       p.at("imbalance").get<double>());
-        }
+            fmt::print(out, "    stage {} on IPU {} [{}]: forward {:.0f}, backward {:.0f} cycles, stash depth {}\n",
+                   st.at("stage").get<int>(), st.at("ipu").get<int>(), blockList(st.at("blocks").get<std::vector<std::string>>()),
+                   st.at("forward_cycles").get<double>(), st.at("backward_cycles").get<double>(), st.at("stash_depth").get<int>());
+    if (!p.at("bubble_fraction").is_null() && p.at("ipu_work").size() > 1) {
+        std::string shares;
+        for (const auto& w : p.at("ipu_work"))
+            shares += fmt::format(" IPU {} {:.0f} %", w.at("ipu").get<int>(), 100 * w.at("share_of_slowest").get<double>());
+        fmt::print(out, "    work per micro-batch against the slowest IPU:{} (imbalance {:.2f})\n", shares,
+                   p.at("imbalance").get<double>());
     }
+}
+
+/** Replication, and the pipeline's (or phased execution's) schedule and bubble. */
+void printSummaryPipeline(std::ostream& out, const json& s)
+{
+    if (s.at("pipeline").is_null())
+        return;
+    const auto& p = s.at("pipeline");
+    if (p.at("replicas").get<int>() > 1)
+        fmt::print(out, "  {} replicas{}, gradients averaged over IPU-Link rings\n", p.at("replicas").get<int>(),
+                   p.at("replicated_tensor_sharding").get<bool>() ? " with sharded optimizer state" : "");
+    if (!p.at("bubble_fraction").is_null())
+        fmt::print(out, "  {} ({}): {} {} per step, bubble {:.1f} %\n", p.at("kind").get<std::string>(),
+                   p.at("schedule").get<std::string>(), p.at("pipeline_cycles").get<uint64_t>(),
+                   p.at("kind") == "phased" ? "phase turns" : "pipeline cycles", 100 * p.at("bubble_fraction").get<double>());
+    printSummaryPipelineStages(out, p);
+}
+
+/** The five longest compute sets and how unevenly their tiles are loaded: where to look first
+ *  to speed the model up. */
+void printSummaryLongestComputeSets(std::ostream& out, const json& s)
+{
     const auto& bal = s.at("tile_balance");
-    if (!bal.empty()) {
-        fmt::print(out, "  longest compute sets (busiest tile / mean tile):\n");
-        for (std::size_t i = 0; i < std::min<std::size_t>(5, bal.size()); ++i)
-            fmt::print(out, "    {:<36} {:>12} cycles  busiest {:>8}  mean {:>10.1f}  x{}\n",
-                       bal[i].at("compute_set").get<std::string>(), withCommas(bal[i].at("phase_cycles")),
-                       withCommas(bal[i].at("busiest_tile_cycles")), bal[i].at("mean_tile_cycles").get<double>(),
-                       bal[i].at("executions").get<uint64_t>());
-    }
+    if (bal.empty())
+        return;
+    fmt::print(out, "  longest compute sets (busiest tile / mean tile):\n");
+    for (std::size_t i = 0; i < std::min<std::size_t>(5, bal.size()); ++i)
+        fmt::print(out, "    {:<36} {:>12} cycles  busiest {:>8}  mean {:>10.1f}  x{}\n",
+                   bal[i].at("compute_set").get<std::string>(), withCommas(bal[i].at("phase_cycles")),
+                   withCommas(bal[i].at("busiest_tile_cycles")), bal[i].at("mean_tile_cycles").get<double>(),
+                   bal[i].at("executions").get<uint64_t>());
+}
+
+/** Each epoch's time and throughput, with each IPU's share of it spent computing. */
+void printSummaryEpochs(std::ostream& out, const json& s)
+{
     for (const auto& ep : s.at("epochs")) {
         std::string shares;
         for (const auto& v : ep.at("ipu_compute_share"))
@@ -783,22 +828,49 @@ void printSummary(std::ostream& out, const json& s)
         fmt::print(out, "  epoch {:<6} {:>16} cycles  {:.1f} samples/s  IPU compute{}\n", ep.at("epoch").get<int>(),
                    withCommas(ep.at("cycles")), ep.at("samples_per_second").get<double>(), shares);
     }
-    if (const auto& h = s.at("host"); h.at("wait_cycles").get<uint64_t>() > 0) {
-        const double clock = s.at("clock_hz").get<double>(), run = std::max(s.at("total_cycles").get<double>(), 1.0);
-        fmt::print(out, "  host         the IPUs wait for it {:.1f} % of the run: data loader {:.1f} %, call dispatch {:.1f} %, exchange syncs {:.1f} %",
-                   100 * h.at("wait_share").get<double>(), 100 * h.at("loader_wait_cycles").get<double>() / run,
-                   100 * h.at("dispatch_cycles").get<double>() / run, 100 * h.at("sync_wait_cycles").get<double>() / run);
-        if (const auto& l = h.at("data_loader"); l.at("batch_cycles").get<uint64_t>() > 0)
-            fmt::print(out, " (a batch takes {:.2f} ms, {} at once{})", 1e3 * l.at("batch_cycles").get<double>() / clock,
-                       l.at("builders").get<uint32_t>(),
-                       l.at("instances").get<uint32_t>() > 1 ? fmt::format(" in each of {} instances", l.at("instances").get<uint32_t>()) : "");
-        fmt::print(out, "\n");
-    }
-    printBusiestLinks(out, s);
+}
+
+/** How long the IPUs wait for the host, split by cause, and the data loader's batch time: shown
+ *  only when the host holds the IPUs up at all. */
+void printSummaryHostWaits(std::ostream& out, const json& s)
+{
+    const auto& h = s.at("host");
+    if (h.at("wait_cycles").get<uint64_t>() == 0)
+        return;
+    const double clock = s.at("clock_hz").get<double>(), run = std::max(s.at("total_cycles").get<double>(), 1.0);
+    fmt::print(out, "  host         the IPUs wait for it {:.1f} % of the run: data loader {:.1f} %, call dispatch {:.1f} %, exchange syncs {:.1f} %",
+               100 * h.at("wait_share").get<double>(), 100 * h.at("loader_wait_cycles").get<double>() / run,
+               100 * h.at("dispatch_cycles").get<double>() / run, 100 * h.at("sync_wait_cycles").get<double>() / run);
+    if (const auto& l = h.at("data_loader"); l.at("batch_cycles").get<uint64_t>() > 0)
+        fmt::print(out, " (a batch takes {:.2f} ms, {} at once{})", 1e3 * l.at("batch_cycles").get<double>() / clock,
+                   l.at("builders").get<uint32_t>(),
+                   l.at("instances").get<uint32_t>() > 1 ? fmt::format(" in each of {} instances", l.at("instances").get<uint32_t>()) : "");
+    fmt::print(out, "\n");
+}
+
+/** How fast the simulator itself ran (the one line that differs between identical runs). */
+void printSummarySimulatorSpeed(std::ostream& out, const json& s)
+{
     const auto& sim = s.at("simulator");
     fmt::print(out, "  simulator    {:.3f} s wall, {:.3g} cycles/s, {:.3g} tile-supersteps/s\n",
                sim.at("wall_seconds").get<double>(), sim.at("simulated_cycles_per_wall_second").get<double>(),
                sim.at("tile_supersteps_per_wall_second").get<double>());
+}
+} // namespace
+
+void printSummary(std::ostream& out, const json& s)
+{
+    const double total = summaryBreakdownTotal(s.at("breakdown"));
+    printSummaryHeadline(out, s);
+    printSummaryHostModelAndLatency(out, s);
+    printSummaryBreakdown(out, s, total);
+    printSummaryMemory(out, s);
+    printSummaryPipeline(out, s);
+    printSummaryLongestComputeSets(out, s);
+    printSummaryEpochs(out, s);
+    printSummaryHostWaits(out, s);
+    printBusiestLinks(out, s);
+    printSummarySimulatorSpeed(out, s);
 }
 
 json oomReport(const Experiment& e, const MemoryAccount& account)

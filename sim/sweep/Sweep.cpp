@@ -198,6 +198,152 @@ bool wholeRow(const json& row, const Sweep& sweep)
            row.contains("wall_seconds") && row.at("wall_seconds").is_number() && (!row.contains("summary") || row.at("summary").is_object());
 }
 
+
+/** The experiment config the sweep varies. The sweep file names it relative to itself, so a
+ *  sweep and its config move together. */
+std::string sweptConfigPath(const std::string& file, const json& doc)
+{
+    if (!doc.contains("config") || !doc.at("config").is_string())
+        throw ConfigError(file, "/config", "expected the experiment config's file name (relative to this file)");
+    return (fs::path(file).parent_path() / doc.at("config").get<std::string>()).lexically_normal().string();
+}
+
+/** The overrides every point shares ("set"), as written: they are part of the fingerprint. */
+json sweepFixedOverrides(const std::string& file, const json& doc)
+{
+    const json fixed = doc.value("set", json::object());
+    if (!fixed.is_object())
+        throw ConfigError(file, "/set", fmt::format("expected an object of JSON pointer: value, found {}", fixed.dump()));
+    return fixed;
+}
+
+/** A simple axis inside one entry of "axes", with its JSON path for errors. */
+struct SweepAxisMember
+{
+    const json* axis;
+    std::string ptr;
+};
+
+/** The simple axes one entry of "axes" moves together: a zip's members, or the entry itself. */
+std::vector<SweepAxisMember> sweepAxisMembers(const std::string& file, const json& entry, const std::string& ptr)
+{
+    if (!entry.is_object() || !entry.contains("zip"))
+        return {SweepAxisMember{&entry, ptr}};
+    checkKeys(file, entry, ptr, {"zip"});
+    const json& zip = entry.at("zip");
+    if (!zip.is_array() || zip.empty())
+        throw ConfigError(file, ptr + "/zip", "expected a non-empty list of axes");
+    std::vector<SweepAxisMember> members;
+    for (std::size_t j = 0; j < zip.size(); ++j)
+        members.push_back(SweepAxisMember{&zip[j], fmt::format("{}/zip/{}", ptr, j)});
+    return members;
+}
+
+/** One entry of "axes" as a list of partial points: value v of every member goes into partial
+ *  point v, so zipped axes move together. Appends the pointers it sets to axisPointers, in the
+ *  order of the CSV columns. */
+std::vector<SweepPoint> sweepAxisDimension(const std::string& file, const json& entry, const std::string& ptr,
+                                           std::vector<std::string>& axisPointers)
+{
+    const std::vector<SweepAxisMember> members = sweepAxisMembers(file, entry, ptr);
+    std::vector<SweepPoint> dim;
+    for (std::size_t m = 0; m < members.size(); ++m) {
+        const json& member = *members[m].axis;
+        const std::string& memberPtr = members[m].ptr;
+        if (!member.is_object() || !member.contains("pointer") || !member.at("pointer").is_string())
+            throw ConfigError(file, memberPtr + "/pointer", "expected a JSON pointer (string) into the experiment config");
+        const std::string pointer = member.at("pointer");
+        const auto values = axisValues(file, member, memberPtr);
+        if (m > 0 && values.size() != dim.size())
+            throw ConfigError(file, memberPtr, fmt::format("zipped axes need equal lengths: {} values here, {} before",
+                                                           values.size(), dim.size()));
+        dim.resize(values.size());
+        for (std::size_t v = 0; v < values.size(); ++v)
+            dim[v].push_back({pointer, values[v]});
+        axisPointers.push_back(pointer);
+    }
+    return dim;
+}
+
+/** Every entry of "axes" as its partial points, one list per entry (see sweepAxisDimension). */
+std::vector<std::vector<SweepPoint>> sweepAxisDimensions(const std::string& file, const json& doc,
+                                                         std::vector<std::string>& axisPointers)
+{
+    if (!doc.contains("axes") || !doc.at("axes").is_array() || doc.at("axes").empty())
+        throw ConfigError(file, "/axes", "expected a non-empty list of axes");
+    const json& axes = doc.at("axes");
+    std::vector<std::vector<SweepPoint>> dims;
+    for (std::size_t i = 0; i < axes.size(); ++i)
+        dims.push_back(sweepAxisDimension(file, axes[i], fmt::format("/axes/{}", i), axisPointers));
+    return dims;
+}
+
+/** Every axis must name a value the experiment has: a typo would silently sweep nothing. */
+void checkSweptPointersExist(const std::string& file, const Sweep& s, const config::LoadedConfig& base)
+{
+    for (const std::string& pointer : s.axisPointers) {
+        json::json_pointer jp;
+        try {
+            jp = json::json_pointer(pointer);
+        } catch (const json::exception&) {
+            throw ConfigError(file, "/axes", fmt::format("\"{}\" is not a JSON pointer", pointer));
+        }
+        if (!base.doc.contains(jp))
+            throw ConfigError(file, "/axes", fmt::format("\"{}\" names no value of {}", pointer, s.config));
+    }
+}
+
+/** The grid product of the axes' partial points, last axis fastest. Its size is checked first,
+ *  so that a typo in a range fails at once instead of exhausting memory. */
+std::vector<SweepPoint> sweepGridProduct(const std::string& file, const std::vector<std::vector<SweepPoint>>& dims)
+{
+    std::size_t total = 1;
+    for (const auto& dim : dims)
+        if (__builtin_mul_overflow(total, dim.size(), &total) || total > kMaxSweepPoints)
+            throw ConfigError(file, "/axes", fmt::format("the axes make more than {} points", kMaxSweepPoints));
+    std::vector<SweepPoint> points = {SweepPoint{}};
+    for (const auto& dim : dims) {
+        std::vector<SweepPoint> next;
+        for (const auto& p : points)
+            for (const auto& part : dim) {
+                SweepPoint q = p;
+                q.insert(q.end(), part.begin(), part.end());
+                next.push_back(std::move(q));
+            }
+        points = std::move(next);
+    }
+    return points;
+}
+
+/** Values of the wrong type fail now, naming the axis; combinations the simulator rejects
+ *  (say, too little gradient accumulation for a pipeline) become failed rows instead. Each
+ *  distinct pointer=value is loaded once, on top of the fixed overrides. */
+void checkSweptValuesAccepted(const std::string& file, const Sweep& s)
+{
+    std::set<std::string> checked;
+    for (const SweepPoint& point : s.points)
+        for (const auto& [ptr, value] : point) {
+            const std::string key = ptr + "=" + value.dump();
+            if (!checked.insert(key).second)
+                continue;
+            try {
+                std::vector<std::string> one = s.sets;
+                one.push_back(key);
+                config::loadConfig(s.config, one, file + " /axes");
+            } catch (const ConfigError& e) {
+                throw ConfigError(file, "/axes", fmt::format("the value {} for \"{}\" is not accepted: {}{}", value.dump(), ptr,
+                                                             e.pointer() == ptr ? "" : e.pointer() + ": ", e.message()));
+            }
+        }
+}
+
+/** Identifies the sweep for --resume: what decides its points (not its name or description). */
+std::string sweepFingerprint(const json& doc, const json& fixed)
+{
+    json identity = {{"config", doc.at("config")}, {"set", fixed}, {"axes", doc.at("axes")}};
+    return fmt::format("{:016x}", std::hash<std::string>{}(identity.dump()));
+}
+
 } // namespace
 
 Sweep Sweep::load(const std::string& path)
@@ -207,101 +353,19 @@ Sweep Sweep::load(const std::string& path)
     s.file = path;
     checkKeys(path, doc, "", {"name", "description", "config", "set", "axes"});
     s.name = nameOf(path, doc);
-    if (!doc.contains("config") || !doc.at("config").is_string())
-        throw ConfigError(path, "/config", "expected the experiment config's file name (relative to this file)");
-    s.config = (fs::path(path).parent_path() / doc.at("config").get<std::string>()).lexically_normal().string();
-    const json fixed = doc.value("set", json::object());
-    if (!fixed.is_object())
-        throw ConfigError(path, "/set", fmt::format("expected an object of JSON pointer: value, found {}", fixed.dump()));
+    s.config = sweptConfigPath(path, doc);
+    const json fixed = sweepFixedOverrides(path, doc);
     for (const auto& [ptr, value] : fixed.items())
         s.sets.push_back(ptr + "=" + value.dump());
-    if (!doc.contains("axes") || !doc.at("axes").is_array() || doc.at("axes").empty())
-        throw ConfigError(path, "/axes", "expected a non-empty list of axes");
-
-    // Each axis is a list of partial points; zipped axes move together.
-    std::vector<std::vector<SweepPoint>> dims;
-    const json& axes = doc.at("axes");
-    for (std::size_t i = 0; i < axes.size(); ++i) {
-        const std::string ptr = fmt::format("/axes/{}", i);
-        std::vector<json> members;
-        std::vector<std::string> memberPtrs;
-        if (axes[i].is_object() && axes[i].contains("zip")) {
-            checkKeys(path, axes[i], ptr, {"zip"});
-            if (!axes[i].at("zip").is_array() || axes[i].at("zip").empty())
-                throw ConfigError(path, ptr + "/zip", "expected a non-empty list of axes");
-            for (std::size_t j = 0; j < axes[i].at("zip").size(); ++j) {
-                members.push_back(axes[i].at("zip")[j]);
-                memberPtrs.push_back(fmt::format("{}/zip/{}", ptr, j));
-            }
-        } else {
-            members.push_back(axes[i]);
-            memberPtrs.push_back(ptr);
-        }
-        std::vector<SweepPoint> dim;
-        for (std::size_t m = 0; m < members.size(); ++m) {
-            if (!members[m].is_object() || !members[m].contains("pointer") || !members[m].at("pointer").is_string())
-                throw ConfigError(path, memberPtrs[m] + "/pointer", "expected a JSON pointer (string) into the experiment config");
-            const std::string pointer = members[m].at("pointer");
-            const auto values = axisValues(path, members[m], memberPtrs[m]);
-            if (m > 0 && values.size() != dim.size())
-                throw ConfigError(path, memberPtrs[m], fmt::format("zipped axes need equal lengths: {} values here, {} before",
-                                                                   values.size(), dim.size()));
-            dim.resize(values.size());
-            for (std::size_t v = 0; v < values.size(); ++v)
-                dim[v].push_back({pointer, values[v]});
-            s.axisPointers.push_back(pointer);
-        }
-        dims.push_back(std::move(dim));
-    }
-    // Every axis must name a value the experiment has (typos would silently sweep nothing).
+    const std::vector<std::vector<SweepPoint>> dims = sweepAxisDimensions(path, doc, s.axisPointers);
+    // The experiment with the fixed overrides, loaded once: the axes are checked against it.
     const config::LoadedConfig base = config::loadConfig(s.config, s.sets, path + " /set");
     for (const auto& note : config::deprecationNotes(base)) // once, not once per point
         fmt::print(stderr, "note: {}\n", note);
-    for (std::size_t i = 0; i < s.axisPointers.size(); ++i) {
-        json::json_pointer jp;
-        try {
-            jp = json::json_pointer(s.axisPointers[i]);
-        } catch (const json::exception&) {
-            throw ConfigError(path, "/axes", fmt::format("\"{}\" is not a JSON pointer", s.axisPointers[i]));
-        }
-        if (!base.doc.contains(jp))
-            throw ConfigError(path, "/axes", fmt::format("\"{}\" names no value of {}", s.axisPointers[i], s.config));
-    }
-    // Grid product, last axis fastest.
-    std::size_t total = 1;
-    for (const auto& dim : dims)
-        if (__builtin_mul_overflow(total, dim.size(), &total) || total > kMaxSweepPoints)
-            throw ConfigError(path, "/axes", fmt::format("the axes make more than {} points", kMaxSweepPoints));
-    s.points = {SweepPoint{}};
-    for (const auto& dim : dims) {
-        std::vector<SweepPoint> next;
-        for (const auto& p : s.points)
-            for (const auto& part : dim) {
-                SweepPoint q = p;
-                q.insert(q.end(), part.begin(), part.end());
-                next.push_back(std::move(q));
-            }
-        s.points = std::move(next);
-    }
-    // Values of the wrong type fail now, naming the axis; combinations the simulator rejects
-    // (say, too little gradient accumulation for a pipeline) become failed rows instead.
-    std::set<std::string> checked;
-    for (std::size_t i = 0; i < s.points.size(); ++i)
-        for (const auto& [ptr, value] : s.points[i]) {
-            const std::string key = ptr + "=" + value.dump();
-            if (!checked.insert(key).second)
-                continue;
-            try {
-                std::vector<std::string> one = s.sets;
-                one.push_back(key);
-                config::loadConfig(s.config, one, path + " /axes");
-            } catch (const ConfigError& e) {
-                throw ConfigError(path, "/axes", fmt::format("the value {} for \"{}\" is not accepted: {}{}", value.dump(), ptr,
-                                                             e.pointer() == ptr ? "" : e.pointer() + ": ", e.message()));
-            }
-        }
-    json identity = {{"config", doc.at("config")}, {"set", fixed}, {"axes", axes}};
-    s.fingerprint = fmt::format("{:016x}", std::hash<std::string>{}(identity.dump()));
+    checkSweptPointersExist(path, s, base);
+    s.points = sweepGridProduct(path, dims);
+    checkSweptValuesAccepted(path, s);
+    s.fingerprint = sweepFingerprint(doc, fixed);
     return s;
 }
 

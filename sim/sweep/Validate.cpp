@@ -58,99 +58,153 @@ double metricOf(const json& summary, const Case& c, const std::string& file, con
     return summary.at(jp).get<double>();
 }
 
-} // namespace
-
-bool runValidation(const std::string& path, unsigned jobs, std::ostream& out)
+/** A validation file's top level: a non-empty list of cases and, optionally, a description. */
+void checkValidationFileKeys(const std::string& path, const json& doc)
 {
-    const json doc = config::readJsonFile(path);
     if (!doc.is_object() || !doc.contains("cases") || !doc.at("cases").is_array() || doc.at("cases").empty())
         throw ConfigError(path, "/cases", "expected a non-empty list of cases");
     for (const auto& [k, v] : doc.items())
         if (k != "cases" && k != "description")
             throw ConfigError(path, "/" + k, fmt::format("unknown key \"{}\" (allowed: cases, description)", k));
-    std::vector<Case> cases;
-    const std::set<std::string> allowed{"name", "config", "set", "metric", "expected", "tolerance"};
-    for (std::size_t i = 0; i < doc.at("cases").size(); ++i) {
-        const json& j = doc.at("cases")[i];
-        const std::string ptr = fmt::format("/cases/{}", i);
-        if (!j.is_object())
-            throw ConfigError(path, ptr, "expected an object");
-        for (const auto& [k, v] : j.items())
-            if (!allowed.count(k))
-                throw ConfigError(path, ptr + "/" + k, fmt::format("unknown key \"{}\" (allowed: {})", k, fmt::join(allowed, ", ")));
-        Case c;
-        for (const char* key : {"config", "metric"})
-            if (!j.contains(key) || !j.at(key).is_string())
-                throw ConfigError(path, ptr + "/" + key, fmt::format("missing \"{}\" (a string)", key));
-        if (!j.contains("expected") || !j.at("expected").is_number())
-            throw ConfigError(path, ptr + "/expected", "missing \"expected\" (a number)");
-        if (j.contains("name") && !j.at("name").is_string())
-            throw ConfigError(path, ptr + "/name", fmt::format("expected a string, found {}", j.at("name").dump()));
-        c.name = j.value("name", fmt::format("case {}", i));
-        c.config = (fs::path(path).parent_path() / j.at("config").get<std::string>()).lexically_normal().string();
-        c.metric = j.at("metric");
-        c.expected = j.at("expected");
-        const json sets = j.value("set", json::object());
-        if (!sets.is_object())
-            throw ConfigError(path, ptr + "/set", fmt::format("expected an object of JSON pointer: value, found {}", sets.dump()));
-        for (const auto& [p, v] : sets.items())
-            c.sets.push_back(p + "=" + v.dump());
-        // A case that cannot load is bad input (exit 1), not a result outside tolerance.
-        try {
-            config::loadConfig(c.config, c.sets, path + " " + ptr + "/set");
-        } catch (const ConfigError& e) {
-            throw ConfigError(path, ptr + "/config", e.what());
-        }
-        const json tol = j.value("tolerance", json{{"absolute", 0}});
-        if (!tol.is_object() || tol.size() != 1 || !(tol.contains("absolute") || tol.contains("relative")) || !tol.begin()->is_number() ||
-            tol.begin()->get<double>() < 0)
-            throw ConfigError(path, ptr + "/tolerance", "expected {\"absolute\": x} or {\"relative\": r} with a number >= 0");
-        c.relativeTolerance = tol.contains("relative");
-        (c.relativeTolerance ? c.relative : c.absolute) = tol.begin()->get<double>();
-        cases.push_back(c);
-    }
+}
 
+/** A case's keys and their types, all checked before any is read. */
+void checkValidationCaseKeys(const std::string& path, const json& j, const std::string& ptr)
+{
+    static const std::set<std::string> allowed{"name", "config", "set", "metric", "expected", "tolerance"};
+    if (!j.is_object())
+        throw ConfigError(path, ptr, "expected an object");
+    for (const auto& [k, v] : j.items())
+        if (!allowed.count(k))
+            throw ConfigError(path, ptr + "/" + k, fmt::format("unknown key \"{}\" (allowed: {})", k, fmt::join(allowed, ", ")));
+    for (const char* key : {"config", "metric"})
+        if (!j.contains(key) || !j.at(key).is_string())
+            throw ConfigError(path, ptr + "/" + key, fmt::format("missing \"{}\" (a string)", key));
+    if (!j.contains("expected") || !j.at("expected").is_number())
+        throw ConfigError(path, ptr + "/expected", "missing \"expected\" (a number)");
+    if (j.contains("name") && !j.at("name").is_string())
+        throw ConfigError(path, ptr + "/name", fmt::format("expected a string, found {}", j.at("name").dump()));
+}
+
+/** A case's overrides of its config ("set"), in the form --set takes. */
+std::vector<std::string> validationCaseSets(const std::string& path, const json& j, const std::string& ptr)
+{
+    const json sets = j.value("set", json::object());
+    if (!sets.is_object())
+        throw ConfigError(path, ptr + "/set", fmt::format("expected an object of JSON pointer: value, found {}", sets.dump()));
+    std::vector<std::string> out;
+    for (const auto& [p, v] : sets.items())
+        out.push_back(p + "=" + v.dump());
+    return out;
+}
+
+/** How far the simulated value may be from the expected one: exact unless the case says. */
+void readValidationTolerance(const std::string& path, const json& j, const std::string& ptr, Case& c)
+{
+    const json tol = j.value("tolerance", json{{"absolute", 0}});
+    if (!tol.is_object() || tol.size() != 1 || !(tol.contains("absolute") || tol.contains("relative")) || !tol.begin()->is_number() ||
+        tol.begin()->get<double>() < 0)
+        throw ConfigError(path, ptr + "/tolerance", "expected {\"absolute\": x} or {\"relative\": r} with a number >= 0");
+    c.relativeTolerance = tol.contains("relative");
+    (c.relativeTolerance ? c.relative : c.absolute) = tol.begin()->get<double>();
+}
+
+/** Case i of the file, checked up to loading its config, so that every mistake in the file is
+ *  reported before anything is simulated. */
+Case validationCaseAt(const std::string& path, const json& j, std::size_t i)
+{
+    const std::string ptr = fmt::format("/cases/{}", i);
+    checkValidationCaseKeys(path, j, ptr);
+    Case c;
+    c.name = j.value("name", fmt::format("case {}", i));
+    c.config = (fs::path(path).parent_path() / j.at("config").get<std::string>()).lexically_normal().string();
+    c.metric = j.at("metric");
+    c.expected = j.at("expected");
+    c.sets = validationCaseSets(path, j, ptr);
+    // A case that cannot load is bad input (exit 1), not a result outside tolerance.
+    try {
+        config::loadConfig(c.config, c.sets, path + " " + ptr + "/set");
+    } catch (const ConfigError& e) {
+        throw ConfigError(path, ptr + "/config", e.what());
+    }
+    readValidationTolerance(path, j, ptr, c);
+    return c;
+}
+
+/** Simulates every case, jobs at a time; result i is case i's {"status", "summary" or "error"}. */
+std::vector<json> simulateValidationCases(const std::string& path, const std::vector<Case>& cases, unsigned jobs)
+{
     std::vector<json> results(cases.size());
-    {
-        // Cases that change only what the compiler ignores share a worker's compiled schedule.
-        CompileCache compiled;
-        auto origin = [&](std::size_t i) { return fmt::format("{} /cases/{}/set", path, i); };
-        WorkerPool pool(jobs, [&](std::size_t i) { return simulatePointInWorker(cases[i].config, cases[i].sets, origin(i), compiled); });
-        std::vector<std::size_t> all(cases.size());
-        for (std::size_t i = 0; i < all.size(); ++i)
-            all[i] = i;
-        pool.run(all, [&](std::size_t i) { return compileGroup(cases[i].config, cases[i].sets); }, [](std::size_t) {},
-                 [&](std::size_t i, json r) { results[i] = std::move(r); });
-        if (pool.interrupted())
-            throw Interrupted("interrupted: the validation compared nothing");
-    }
+    // Cases that change only what the compiler ignores share a worker's compiled schedule.
+    CompileCache compiled;
+    auto origin = [&](std::size_t i) { return fmt::format("{} /cases/{}/set", path, i); };
+    WorkerPool pool(jobs, [&](std::size_t i) { return simulatePointInWorker(cases[i].config, cases[i].sets, origin(i), compiled); });
+    std::vector<std::size_t> everyCase(cases.size());
+    for (std::size_t i = 0; i < everyCase.size(); ++i)
+        everyCase[i] = i;
+    pool.run(everyCase, [&](std::size_t i) { return compileGroup(cases[i].config, cases[i].sets); }, [](std::size_t) {},
+             [&](std::size_t i, json r) { results[i] = std::move(r); });
+    if (pool.interrupted())
+        throw Interrupted("interrupted: the validation compared nothing");
+    return results;
+}
 
-    for (std::size_t i = 0; i < cases.size(); ++i)
-        if (results[i].value("status", std::string()) == "invalid") // found while compiling, e.g. a cross-field rule
+/** A case found invalid while compiling (a cross-field rule, say) is bad input like one whose
+ *  config does not load: the file is refused before any comparison is printed. */
+void rejectInvalidValidationCases(const std::string& path, const std::vector<json>& results)
+{
+    for (std::size_t i = 0; i < results.size(); ++i)
+        if (results[i].value("status", std::string()) == "invalid")
             throw ConfigError(path, fmt::format("/cases/{}", i), results[i].value("error", std::string("?")));
-    fmt::print(out, "{:<56} {:>16} {:>16} {:>12} {:>9}  {}\n", "case", "expected", "simulated", "error", "rel. err", "");
-    bool all = true;
+}
+
+/** The relative errors so far, and whether every case passed. */
+struct ValidationTally
+{
+    bool allPass = true;
     double sumRel = 0, maxRel = 0;
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-        const Case& c = cases[i];
-        if (results[i].at("status") != "ok") {
-            fmt::print(out, "{:<56} {:>16} {:>16} {:>12} {:>9}  FAIL: {}\n", c.name, c.expected, "-", "-", "-",
-                       results[i].value("error", std::string("?")));
-            all = false;
-            continue;
-        }
-        const double got = metricOf(results[i].at("summary"), c, path, fmt::format("/cases/{}", i));
-        const double err = got - c.expected;
-        const double rel = c.expected != 0 ? std::abs(err) / std::abs(c.expected) : (err == 0 ? 0.0 : INFINITY);
-        const bool pass = c.relativeTolerance ? rel <= c.relative : std::abs(err) <= c.absolute;
-        all = all && pass;
-        sumRel += rel;
-        maxRel = std::max(maxRel, rel);
-        fmt::print(out, "{:<56} {:>16} {:>16} {:>12} {:>8.4f}%  {}\n", c.name, c.expected, got, err, 100 * rel, pass ? "ok" : "FAIL");
+};
+
+/** Case i's row of the table: expected, simulated, error, relative error and the verdict (a
+ *  case that did not simulate fails, with its error). */
+void printValidationRow(std::ostream& out, const std::string& path, std::size_t i, const Case& c, const json& result,
+                        ValidationTally& tally)
+{
+    if (result.at("status") != "ok") {
+        fmt::print(out, "{:<56} {:>16} {:>16} {:>12} {:>9}  FAIL: {}\n", c.name, c.expected, "-", "-", "-",
+                   result.value("error", std::string("?")));
+        tally.allPass = false;
+        return;
     }
-    fmt::print(out, "{} cases: mean relative error {:.4f} %, max {:.4f} %; {}\n", cases.size(), 100 * sumRel / double(cases.size()),
-               100 * maxRel, all ? "all within tolerance" : "SOME OUTSIDE TOLERANCE");
-    return all;
+    const double got = metricOf(result.at("summary"), c, path, fmt::format("/cases/{}", i));
+    const double err = got - c.expected;
+    const double rel = c.expected != 0 ? std::abs(err) / std::abs(c.expected) : (err == 0 ? 0.0 : INFINITY);
+    const bool pass = c.relativeTolerance ? rel <= c.relative : std::abs(err) <= c.absolute;
+    tally.allPass = tally.allPass && pass;
+    tally.sumRel += rel;
+    tally.maxRel = std::max(tally.maxRel, rel);
+    fmt::print(out, "{:<56} {:>16} {:>16} {:>12} {:>8.4f}%  {}\n", c.name, c.expected, got, err, 100 * rel, pass ? "ok" : "FAIL");
+}
+
+} // namespace
+
+bool runValidation(const std::string& path, unsigned jobs, std::ostream& out)
+{
+    const json doc = config::readJsonFile(path);
+    checkValidationFileKeys(path, doc);
+    std::vector<Case> cases;
+    for (std::size_t i = 0; i < doc.at("cases").size(); ++i)
+        cases.push_back(validationCaseAt(path, doc.at("cases")[i], i));
+    const std::vector<json> results = simulateValidationCases(path, cases, jobs);
+    rejectInvalidValidationCases(path, results);
+
+    fmt::print(out, "{:<56} {:>16} {:>16} {:>12} {:>9}  {}\n", "case", "expected", "simulated", "error", "rel. err", "");
+    ValidationTally tally;
+    for (std::size_t i = 0; i < cases.size(); ++i)
+        printValidationRow(out, path, i, cases[i], results[i], tally);
+    fmt::print(out, "{} cases: mean relative error {:.4f} %, max {:.4f} %; {}\n", cases.size(), 100 * tally.sumRel / double(cases.size()),
+               100 * tally.maxRel, tally.allPass ? "all within tolerance" : "SOME OUTSIDE TOLERANCE");
+    return tally.allPass;
 }
 
 } // namespace ipusim
