@@ -181,6 +181,18 @@ std::vector<VertexCall> GraphLowering::rowwiseCalls(const Op& op, const RowShare
     }
 }
 
+void GraphLowering::addRepeatedOperand(std::vector<ExchangeBytes>& x, const Op& op, const TileVector& elems) const
+{
+    // A tile's elements read ceil(elements / run) elements of the repeated operand, at most
+    // all of it.
+    const int repeated = op.inputs.at(std::size_t(op.broadcast));
+    const uint64_t whole = m_graph.tensor(repeated).elements();
+    for (uint32_t t = 0; t < m_hw.tiles; ++t)
+        if (elems[t])
+            x[t].recvShared += std::min(ceilDiv(elems[t], op.broadcastRun), whole) * bytesOf(m_graph.tensor(repeated).type);
+    addSends(x, repeated);
+}
+
 void GraphLowering::lowerRowwise(const Op& op)
 {
     // Runs where the first operand lives; other activations are brought to its layout first,
@@ -233,16 +245,8 @@ void GraphLowering::lowerRowwise(const Op& op)
         if (affine)
             params[t].recvShared += (op.kind == OpKind::LayerNorm ? 2 : 1) * paramsOnTile(piece) * bytesOf(type);
     }
-    if (op.broadcast >= 0) {
-        // A tile's elements read ceil(elements / run) elements of the repeated operand, at most
-        // all of it.
-        const int repeated = op.inputs.at(std::size_t(op.broadcast));
-        const uint64_t whole = m_graph.tensor(repeated).elements();
-        for (uint32_t t = 0; t < m_hw.tiles; ++t)
-            if (elems[t])
-                params[t].recvShared += std::min(ceilDiv(elems[t], op.broadcastRun), whole) * bytesOf(m_graph.tensor(repeated).type);
-        addSends(params, repeated);
-    }
+    if (op.broadcast >= 0)
+        addRepeatedOperand(params, op, elems);
     const bool exchangesParams = affine || op.broadcast >= 0;
     if (exchangesParams) {
         for (std::size_t i = 1; affine && i < op.inputs.size(); ++i)

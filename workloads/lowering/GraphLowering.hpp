@@ -161,6 +161,8 @@ private:
         uint64_t elements, rows, piece;
         bool affine; // a norm with gamma (and beta)
     };
+    /** A broadcast operand's parts to the tiles whose elements repeat them (not gathered). */
+    void addRepeatedOperand(std::vector<ExchangeBytes>& x, const Op& op, const TileVector& elems) const;
     /** The recipe of a row-wise op: the vertices a tile runs on its share. */
     [[nodiscard]] std::vector<VertexCall> rowwiseCalls(const Op& op, const RowShare& share) const;
     void lowerGather(const Op& op);
