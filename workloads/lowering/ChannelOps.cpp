@@ -24,15 +24,18 @@ std::pair<TileVector, PlanTensor> GraphLowering::reduceChannels(OpPlan& plan, co
     const uint32_t T = m_hw.tiles;
     const Precision f32 = Precision::FP32;
     ComputePlan local{r.name + ".local", TileCalls(T)};
+    ShareRecipes<std::pair<uint64_t, uint64_t>> localRecipes; // by elements and channels held
     TileVector partials(T, 0);
     uint64_t partialsTotal = 0; // per value
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) {
             const uint64_t outs = rowPiece(r.source, C, elems[t]);
-            for (const VertexCall& call : r.extra.empty() ? std::vector<VertexCall>{} : r.extra[t])
-                local.calls.add(t, call);
-            for (ReduceOp op : r.values) // ADD and SQUARE_ADD in one reduceMany: the square is the reduction's own
-                local.calls.add(t, {{Vertex::ReduceStrided, op}, ReduceArgs{type, f32, outs, ceilDiv(elems[t], outs), outs}});
+            local.calls.add(t, localRecipes({elems[t], outs}, [&] {
+                std::vector<VertexCall> calls = r.extra ? r.extra(elems[t]) : std::vector<VertexCall>{};
+                for (ReduceOp op : r.values) // ADD and SQUARE_ADD in one reduceMany: the square is the reduction's own
+                    calls.push_back({{Vertex::ReduceStrided, op}, ReduceArgs{type, f32, outs, ceilDiv(elems[t], outs), outs}});
+                return calls;
+            }));
             partials[t] = outs * 4 * V;
             partialsTotal += outs;
         }
@@ -73,10 +76,15 @@ PlanTensor GraphLowering::reduceChannelGroups(OpPlan& plan, const ChannelReduce&
             partialsPerVertex[reducer] = std::max<uint64_t>({partialsPerVertex[reducer], members, 1});
         }
     ComputePlan reduce{r.name + ".groups", TileCalls(T)};
+    std::map<std::pair<uint64_t, uint64_t>, std::vector<TileCall>> recipes; // by batches and partials
     for (uint32_t t = 0; t < T; ++t)
-        if (vertices[t])
-            reduce.calls.add(t, {Vertex::ReduceSingleInput, ReduceArgs{Precision::FP32, Precision::FP32, 1, partialsPerVertex[t]}},
-                             ceilDiv(vertices[t], m_hw.workers));
+        if (vertices[t]) {
+            const uint64_t batches = ceilDiv(vertices[t], m_hw.workers);
+            auto [recipe, first] = recipes.try_emplace({batches, partialsPerVertex[t]});
+            if (first)
+                recipe->second = {{{Vertex::ReduceSingleInput, ReduceArgs{Precision::FP32, Precision::FP32, 1, partialsPerVertex[t]}}, batches}};
+            reduce.calls.add(t, recipe->second);
+        }
     const PlanTensor groupSums = plan.temporary(r.name + " group partials", bytes);
     plan.exchange(r.name + ".groups.in", std::move(x)).write(groupSums);
     plan.compute(std::move(reduce), false);
@@ -99,6 +107,7 @@ std::pair<TileVector, PlanTensor> GraphLowering::finishChannels(OpPlan& plan, co
     }
     std::vector<ExchangeBytes> y(T);
     ComputePlan final{r.finalName, TileCalls(T)};
+    ShareRecipes<uint64_t> recipes; // by results held
     for (uint64_t c = 0; c < r.channels; ++c)
         for (uint64_t g = 0; g < groups; ++g)
             y[uint32_t((c * groups + g) % T)].send += 4 * V;
@@ -106,7 +115,7 @@ std::pair<TileVector, PlanTensor> GraphLowering::finishChannels(OpPlan& plan, co
         if (outBytes[t]) {
             const uint64_t outs = outBytes[t] / bytesOf(outType); // the results, in their own type
             y[t].recv += outs * groups * 4;
-            final.calls.add(t, {Vertex::ReduceStrided, ReduceArgs{Precision::FP32, outType, outs, groups, outs}});
+            final.calls.add(t, recipes(outs, [&] { return std::vector<VertexCall>{{Vertex::ReduceStrided, ReduceArgs{Precision::FP32, outType, outs, groups, outs}}}; }));
         }
     plan.exchange(r.name + ".final.in", std::move(y));
     PlanStep& sum = plan.compute(std::move(final), false).read(groupSums);
@@ -160,12 +169,14 @@ void GraphLowering::lowerBatchNorm(const Op& op)
     const auto [sums, stats] = reduceChannels(plan, r);
 
     ComputePlan inv{op.name + ".inv_std_dev", TileCalls(T)};
+    ShareRecipes<uint64_t> invRecipes, whitenRecipes; // by channels, by elements
     for (uint32_t t = 0; t < T; ++t)
         if (sums[t]) {
             const uint64_t channels = ceilDiv(sums[t] / 4, 2);
-            inv.calls.add(t, binary(BinaryOpKind::Mul, f32, 2 * channels));
-            inv.calls.add(t, {Vertex::InverseStdDeviation, CountArgs{channels}});
-            inv.calls.add(t, scaledAdd(f32, channels), 2);
+            inv.calls.add(t, invRecipes(channels, [&] {
+                return std::vector<VertexCall>{binary(BinaryOpKind::Mul, f32, 2 * channels), {Vertex::InverseStdDeviation, CountArgs{channels}},
+                                               scaledAdd(f32, channels), scaledAdd(f32, channels)};
+            }));
         }
     plan.compute(std::move(inv)).read(PlanTensor::graph(mean)).read(PlanTensor::graph(var));
 
@@ -178,9 +189,11 @@ void GraphLowering::lowerBatchNorm(const Op& op)
     ComputePlan whiten{op.name, TileCalls(T), 4};
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) { // (x - mean) x 1/sigma x gamma + beta
-            whiten.calls.add(t, binary(BinaryOpKind::Sub, type, elems[t]));
-            whiten.calls.add(t, binary(BinaryOpKind::Mul, type, elems[t]), 2);
-            whiten.calls.add(t, binary(BinaryOpKind::Add, type, elems[t]));
+            whiten.calls.add(t, whitenRecipes(elems[t], [&] {
+                const uint64_t e = elems[t];
+                return std::vector<VertexCall>{binary(BinaryOpKind::Sub, type, e), binary(BinaryOpKind::Mul, type, e),
+                                               binary(BinaryOpKind::Mul, type, e), binary(BinaryOpKind::Add, type, e)};
+            }));
         }
     plan.exchange(op.name + ".params", std::move(in));
     plan.compute(std::move(whiten), false).read(stats).read(op.inputs);
@@ -205,13 +218,16 @@ void GraphLowering::lowerBatchNormInference(const Op& op)
         addSends(in, op.inputs[i]);
     addChannelParams(in, x, C, 4 * bytesOf(type));
     ComputePlan apply{op.name, TileCalls(m_hw.tiles), 3};
+    ShareRecipes<std::pair<uint64_t, uint64_t>> recipes; // by channels and elements held
     for (uint32_t t = 0; t < m_hw.tiles; ++t)
         if (elems[t]) {
             const uint64_t piece = rowPiece(x, C, elems[t]);
-            apply.calls.add(t, unary(costs::UnaryOpKind::Rsqrt, type, piece));
-            apply.calls.add(t, binary(BinaryOpKind::Mul, type, piece), 3);
-            apply.calls.add(t, binary(BinaryOpKind::Mul, type, elems[t]));
-            apply.calls.add(t, binary(BinaryOpKind::Add, type, elems[t]));
+            apply.calls.add(t, recipes({piece, elems[t]}, [&] {
+                const uint64_t e = elems[t];
+                const VertexCall perChannel = binary(BinaryOpKind::Mul, type, piece);
+                return std::vector<VertexCall>{unary(costs::UnaryOpKind::Rsqrt, type, piece), perChannel, perChannel, perChannel,
+                                               binary(BinaryOpKind::Mul, type, e), binary(BinaryOpKind::Add, type, e)};
+            }));
         }
     OpPlan plan;
     plan.exchange(op.name + ".params", std::move(in));
@@ -252,13 +268,12 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
     r.source = dy;
     r.channels = C;
     r.values = {ReduceOp::Add, ReduceOp::Add};
-    r.extra.resize(T);
+    r.extra = [&](uint64_t e) { // x^ again, and x^ dy
+        return std::vector<VertexCall>{binary(BinaryOpKind::Sub, type, e), binary(BinaryOpKind::Mul, type, e),
+                                       binary(BinaryOpKind::Mul, type, e)};
+    };
     for (uint32_t t = 0; t < T; ++t)
-        if (elems[t]) {
-            r.extra[t] = {binary(BinaryOpKind::Sub, type, elems[t]), binary(BinaryOpKind::Mul, type, elems[t]),
-                          binary(BinaryOpKind::Mul, type, elems[t])};
-            xHatBytes[t] = elems[t] * bytesOf(type);
-        }
+        xHatBytes[t] = elems[t] * bytesOf(type);
     r.outputs = {dgamma, dbeta};
     const PlanTensor xHat = plan.temporary(op.name + " x_hat", xHatBytes);
     r.localWrites = {xHat};
@@ -278,10 +293,14 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
     }
     addChannelParams(back, dy, C, 2 * bytesOf(type));
     ComputePlan apply{op.name, TileCalls(T), 4};
+    ShareRecipes<uint64_t> recipes; // by elements held
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) {
-            apply.calls.add(t, binary(BinaryOpKind::Sub, type, elems[t]), 2);
-            apply.calls.add(t, binary(BinaryOpKind::Mul, type, elems[t]), 2);
+            apply.calls.add(t, recipes(elems[t], [&] {
+                const uint64_t e = elems[t];
+                return std::vector<VertexCall>{binary(BinaryOpKind::Sub, type, e), binary(BinaryOpKind::Sub, type, e),
+                                               binary(BinaryOpKind::Mul, type, e), binary(BinaryOpKind::Mul, type, e)};
+            }));
         }
     plan.exchange(op.name + ".params_grad.out", std::move(back));
     plan.compute(std::move(apply), false).read(xHat).read(PlanTensor::graph(dy));

@@ -98,7 +98,9 @@ void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, c
     const AmpParams& amp = m_hw.amp(pr.input, pr.partials);
     const bool shared = plan.tilesPerPositions >= m_hw.tilesPerReceiveBus;
     const uint64_t outGroups = ceilDiv(pr.outChans, amp.units);
-    std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>, std::vector<VertexCall>> tileCalls; // few distinct tiles
+    const ConvOutputShare held = outputShare(pr);
+    constexpr uint64_t kNoFill = UINT64_MAX;
+    std::map<std::tuple<uint64_t, uint32_t, uint64_t, uint64_t>, std::vector<VertexCall>> tileCalls; // few distinct tiles
     std::map<uint64_t, std::vector<VertexCall>> reduceCalls; // by outputs reduced
     for (uint32_t slot = 0; slot < slots.count; ++slot) {
         const uint64_t n = slots.groups / slots.count + (slot < slots.groups % slots.count ? 1 : 0); // groups this slot runs
@@ -119,17 +121,22 @@ void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, c
             w.temp[tile] = inBytes + weightBytes;
             const uint64_t slice = positions * og * amp.units * n; // outputs of the tile's slice
             w.partials[tile] = slice * bytesOf(pr.partials);
-            auto [it, added] = tileCalls.try_emplace(std::make_tuple(positions, plan.inGroupsPerTile, og, n));
-            if (added) {
-                it->second.push_back(calls::conv(tileShape(pr, plan, positions, og, uint32_t(n))));
-                if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
-                    it->second.push_back(calls::cast(pr.partials, pr.output, slice));
-            }
-            w.conv.calls.add(tile, it->second);
             // The reduced outputs of the slice split evenly over its reduction tiles (tile t is
             // reduction slice i); each tile reduces its share of them.
             const uint64_t i = t / (plan.tilesPerPositions * plan.tilesPerOutGroups);
             const uint64_t mine = slice * (i + 1) / plan.tilesPerInGroups - slice * i / plan.tilesPerInGroups;
+            // A problem that computes fewer positions than it writes (a strided layer's data
+            // gradient) zero-fills the rest of the tile's real outputs.
+            const uint64_t fill = pr.outputPositions && mine ? uint64_t(double(mine) * held.realShare * (held.written - 1.0)) : kNoFill;
+            auto [it, added] = tileCalls.try_emplace(std::make_tuple(positions, og, n, fill));
+            if (added) {
+                it->second.push_back(calls::conv(tileShape(pr, plan, positions, og, uint32_t(n))));
+                if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
+                    it->second.push_back(calls::cast(pr.partials, pr.output, slice));
+                if (fill != kNoFill)
+                    it->second.push_back(calls::fill(pr.output, fill));
+            }
+            w.conv.calls.add(tile, it->second);
             if (plan.tilesPerInGroups > 1 && mine > 0) {
                 auto [reduce, first] = reduceCalls.try_emplace(mine);
                 if (first) {
@@ -144,21 +151,22 @@ void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, c
     }
 }
 
-TileVector GraphLowering::convOutputsHeld(const ConvProblem& pr, ConvWork& w) const
+GraphLowering::ConvOutputShare GraphLowering::outputShare(const ConvProblem& pr) const
 {
     // Outputs hold the real channels only (AMP groups are padded); a problem that computes
-    // fewer positions than it writes (a strided layer's data gradient) zero-fills the rest.
-    const uint32_t T = m_hw.tiles;
+    // fewer positions than it writes (a strided layer's data gradient) writes the rest too.
     const uint64_t units = m_hw.amp(pr.input, pr.partials).units;
-    const double realShare = double(pr.outChans) / double(ceilDiv(pr.outChans, units) * units);
-    const double written = pr.outputPositions ? double(pr.outputPositions) / double(pr.positions) : 1.0;
+    return {double(pr.outChans) / double(ceilDiv(pr.outChans, units) * units),
+            pr.outputPositions ? double(pr.outputPositions) / double(pr.positions) : 1.0};
+}
+
+TileVector GraphLowering::convOutputsHeld(const ConvProblem& pr, const ConvWork& w) const
+{
+    const uint32_t T = m_hw.tiles;
+    const ConvOutputShare share = outputShare(pr);
     std::vector<double> held(T, 0.0); // real elements each tile holds, before whole-element rounding
-    for (uint32_t t = 0; t < T; ++t) {
-        const uint64_t computed = w.out[t] / bytesOf(pr.output);
-        if (pr.outputPositions && computed) // the positions no tap reaches
-            w.conv.calls.add(t, calls::fill(pr.output, uint64_t(double(computed) * realShare * (written - 1.0))));
-        held[t] = double(computed) * realShare * written;
-    }
+    for (uint32_t t = 0; t < T; ++t)
+        held[t] = double(w.out[t] / bytesOf(pr.output)) * share.realShare * share.written;
     const std::vector<uint64_t> elements = wholeElements(held);
     TileVector out(T, 0);
     for (uint32_t t = 0; t < T; ++t)

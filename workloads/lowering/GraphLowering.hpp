@@ -7,6 +7,7 @@
 #include "workloads/lowering/OpPlan.hpp"
 #include "workloads/lowering/ProgramBuilder.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -124,8 +125,15 @@ private:
         ComputePlan conv, reduce;
     };
     void planConvTiles(const ConvProblem& pr, const ConvPlan& plan, const ConvSlots& slots, ConvWork& w) const;
-    /** Each tile's outputs in whole real elements (and the fills of positions no tap reaches). */
-    TileVector convOutputsHeld(const ConvProblem& pr, ConvWork& w) const;
+    /** Of a conv's computed outputs, the share of real channels (AMP groups are padded) and the
+     *  outputs written per output computed (a strided layer's data gradient writes more). */
+    struct ConvOutputShare
+    {
+        double realShare = 1, written = 1;
+    };
+    [[nodiscard]] ConvOutputShare outputShare(const ConvProblem& pr) const;
+    /** Each tile's outputs in whole real elements. */
+    TileVector convOutputsHeld(const ConvProblem& pr, const ConvWork& w) const;
     void lowerElementwise(const Op& op);
     /** The vertices an element-wise op runs on a tile holding `e` elements of its main operand. */
     [[nodiscard]] std::vector<VertexCall> elementwiseCalls(const Op& op, Precision type, uint64_t e) const;
@@ -177,7 +185,7 @@ private:
         int source = -1;         // the tensor summed over its positions
         uint64_t channels = 1;
         std::vector<ReduceOp> values{ReduceOp::Add};   // the sums per channel (batch norm: of x and of x squared)
-        std::vector<std::vector<VertexCall>> extra;     // per tile, element-wise work before its own sums (or none)
+        std::function<std::vector<VertexCall>(uint64_t)> extra; // a tile's element-wise work before its own sums, by its elements (or none)
         std::vector<PlanTensor> localWrites;            // what that work writes
         std::vector<int> outputs; // tensors the sums become; none: a temporary
     };

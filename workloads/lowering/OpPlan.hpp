@@ -5,6 +5,7 @@
 #include "workloads/lowering/ProgramBuilder.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -112,6 +113,25 @@ private:
     mutable std::vector<const void*> m_sourceOf;    // per list: the list it was given from whole, or null
     const void* m_lastAdded = nullptr; // the list the tile before was given whole
     uint32_t m_lastAddedTile = kNone;
+};
+
+/** A lowering's vertex calls for each distinct share a tile holds (tiles hold a few): each
+ *  made once and given whole, so that a run of tiles with one share shares one list. */
+template <class Key>
+class ShareRecipes
+{
+public:
+    template <class Make>
+    const std::vector<VertexCall>& operator()(const Key& key, Make&& make)
+    {
+        auto [it, added] = m_made.try_emplace(key);
+        if (added)
+            it->second = make();
+        return it->second;
+    }
+
+private:
+    std::map<Key, std::vector<VertexCall>> m_made;
 };
 
 /** A compute set: its vertices per tile. `verticesPerActiveTile` counts vertex state and
