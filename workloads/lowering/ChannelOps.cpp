@@ -47,7 +47,7 @@ std::pair<TileVector, PlanTensor> GraphLowering::reduceChannels(OpPlan& plan, co
         ++groups;
     groups = std::max<uint64_t>(1, std::min<uint64_t>(groups, T / std::max<uint64_t>(C, 1)));
     const PlanTensor partialSums = plan.temporary(r.name + " partials", partials);
-    PlanStep& localStep = plan.compute(std::move(local)).read(PlanTensor::graph(r.source));
+    PlanStep& localStep = plan.compute(std::move(local)).read(PlanTensor::graph(r.source)).read(r.localReads);
     for (PlanTensor t : r.localWrites)
         localStep.write(t);
     localStep.write(partialSums);
@@ -277,8 +277,8 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
     r.outputs = {dgamma, dbeta};
     const PlanTensor xHat = plan.temporary(op.name + " x_hat", xHatBytes);
     r.localWrites = {xHat};
+    r.localReads = {PlanTensor::graph(op.inputs[1])}; // x, for x^
     reduceChannels(plan, r);
-    plan.steps.back().read(PlanTensor::graph(op.inputs[1])); // x, as before, held through the sums
     if (!withDx) {
         plan.steps.back().read(xHat).read(PlanTensor::graph(dy));
         emit(plan);
@@ -302,7 +302,7 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
                                                binary(BinaryOpKind::Mul, type, e), binary(BinaryOpKind::Mul, type, e)};
             }));
         }
-    plan.exchange(op.name + ".params_grad.out", std::move(back));
+    plan.exchange(op.name + ".params_grad.out", std::move(back)).read(PlanTensor::graph(dgamma)).read(PlanTensor::graph(dbeta));
     plan.compute(std::move(apply), false).read(xHat).read(PlanTensor::graph(dy));
     m_width[std::size_t(dx)] = m_width[std::size_t(dy)];
     plan.output(dx, m_b.bytes(handleOf(dy)));

@@ -186,7 +186,7 @@ private:
         uint64_t channels = 1;
         std::vector<ReduceOp> values{ReduceOp::Add};   // the sums per channel (batch norm: of x and of x squared)
         std::function<std::vector<VertexCall>(uint64_t)> extra; // a tile's element-wise work before its own sums, by its elements (or none)
-        std::vector<PlanTensor> localWrites;            // what that work writes
+        std::vector<PlanTensor> localReads, localWrites; // what that work reads besides the source, and writes
         std::vector<int> outputs; // tensors the sums become; none: a temporary
     };
     /** Appends the reduction's steps to `plan`; returns the bytes of sums per tile and, without
