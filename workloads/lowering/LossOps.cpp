@@ -52,7 +52,7 @@ void GraphLowering::lowerLoss(const Op& op)
     ComputePlan loss{op.name, TileCalls(T), uint32_t(nll ? (forward ? 3 : 2) : 6)}, combine{op.name + ".combine", TileCalls(T)};
     uint64_t rowsTotal = 0;
     bool piecesCombine = false;
-    std::vector<std::pair<uint64_t, uint64_t>> combined(T); // per tile: rows and pieces a row it combines
+    ShareRecipes<std::pair<uint64_t, uint64_t>> combines; // by rows and pieces a row
     std::map<std::tuple<std::size_t, uint64_t, uint64_t>, std::vector<VertexCall>> recipes; // tiles hold few distinct shares
     for (std::size_t part = 0; part < parts; ++part) {
         const TileVector elems = elementsOn(op.inputs[part]);
@@ -79,17 +79,18 @@ void GraphLowering::lowerLoss(const Op& op)
                 const uint64_t statistics = nll ? 1 : 2;
                 stats[t].send += statistics * rows * 8;
                 stats[t].recv += statistics * rows * 8;
-                combined[t] = {rows, pieces}; // a tile holding several parts combines for the last
+                // A tile holding pieces of several parts combines rows for each of them.
+                combine.calls.add(t, combines({rows, pieces}, [&] {
+                    std::vector<VertexCall> c;
+                    if (!nll)
+                        c.push_back(calls::partialsReduce(Precision::FP32, rows, pieces, ReduceOp::Max));
+                    c.push_back(calls::partialsReduce(Precision::FP32, rows, pieces));
+                    return c;
+                }));
                 piecesCombine = true;
             }
         }
     }
-    for (uint32_t t = 0; t < T; ++t)
-        if (const auto [rows, pieces] = combined[t]; rows > 0) {
-            if (!nll)
-                combine.calls.add(t, calls::partialsReduce(Precision::FP32, rows, pieces, ReduceOp::Max));
-            combine.calls.add(t, calls::partialsReduce(Precision::FP32, rows, pieces));
-        }
     OpPlan plan;
     plan.exchange(op.name + ".labels", std::move(x));
     plan.compute(std::move(loss), false).read(op.inputs);
