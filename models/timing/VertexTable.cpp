@@ -66,22 +66,10 @@ uint64_t nonLinearityGrad(const IpuParams& hw, const VertexCall& c)
     return costs::nonLinearityGrad(hw, c.codelet.nonLinearity(), a.type, a.elements);
 }
 
-uint64_t scaledAdd(const IpuParams& hw, const VertexCall& c)
-{
-    const auto& a = argsOf<ElementArgs>(c);
-    return costs::scaledAdd(hw, a.type, a.elements);
-}
-
 uint64_t cast(const IpuParams& hw, const VertexCall& c)
 {
     const auto& a = argsOf<CastArgs>(c);
     return a.from ? costs::cast(hw, *a.from, a.to, a.elements) : costs::castFromBool(hw, a.elements);
-}
-
-uint64_t fill(const IpuParams& hw, const VertexCall& c)
-{
-    const auto& a = argsOf<ElementArgs>(c);
-    return costs::fill(hw, a.type, a.elements);
 }
 
 uint64_t reducePartials(const IpuParams& hw, const VertexCall& c)
@@ -108,32 +96,32 @@ uint64_t reduceContinuous(const IpuParams& hw, const VertexCall& c)
     return costs::reduceRows(hw, a.partials, a.outputs, a.partialsPerOutput);
 }
 
+// Formulas of one type and a count of elements (scaled add, fill, dropout), of a count alone
+// (InverseStdDeviation's channels, EncodeOneHot's indices), and of the slices' offsets and elements.
+template <uint64_t (*Formula)(const IpuParams&, Precision, uint64_t)>
+uint64_t ofElements(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ElementArgs>(c);
+    return Formula(hw, a.type, a.elements);
+}
+
+template <uint64_t (*Formula)(const IpuParams&, uint64_t)>
+uint64_t ofCount(const IpuParams& hw, const VertexCall& c)
+{
+    return Formula(hw, argsOf<CountArgs>(c).count);
+}
+
+template <uint64_t (*Formula)(const IpuParams&, Precision, uint64_t, uint64_t)>
+uint64_t ofSlice(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<SliceArgs>(c);
+    return Formula(hw, a.type, a.offsets, a.elements);
+}
+
 template <costs::PoolVertex Kind>
 uint64_t pooling(const IpuParams& hw, const VertexCall& c)
 {
     return costs::pooling(hw, Kind, argsOf<costs::PoolTileWork>(c));
-}
-
-uint64_t inverseStdDeviation(const IpuParams& hw, const VertexCall& c) { return costs::inverseStdDeviation(hw, argsOf<CountArgs>(c).count); }
-
-uint64_t dropout(const IpuParams& hw, const VertexCall& c)
-{
-    const auto& a = argsOf<ElementArgs>(c);
-    return costs::dropout(hw, a.type, a.elements);
-}
-
-uint64_t encodeOneHot(const IpuParams& hw, const VertexCall& c) { return costs::encodeOneHot(hw, argsOf<CountArgs>(c).count); }
-
-uint64_t multiSlice(const IpuParams& hw, const VertexCall& c)
-{
-    const auto& a = argsOf<SliceArgs>(c);
-    return costs::multiSlice(hw, a.type, a.offsets, a.elements);
-}
-
-uint64_t multiUpdateAdd(const IpuParams& hw, const VertexCall& c)
-{
-    const auto& a = argsOf<SliceArgs>(c);
-    return costs::multiUpdateAdd(hw, a.type, a.offsets, a.elements);
 }
 
 uint64_t copy(const IpuParams& hw, const VertexCall& c)
@@ -155,9 +143,9 @@ const std::array<VertexRow, kVertexCount> kTable = {{
     {Vertex::BroadcastScalar1DInPlace, "BroadcastScalar1DInPlace", VertexOps::Binary, estimate::byScalar, "popops BroadcastScalar1DInPlaceSupervisor estimator, §3.9"},
     {Vertex::NonLinearity1DInPlace, "NonLinearity1DInPlace", VertexOps::NonLinearity, estimate::nonLinearity, "popnn NonLinearity1DInPlace estimator, §3.5"},
     {Vertex::NonLinearityGrad1D, "NonLinearityGrad1D", VertexOps::NonLinearity, estimate::nonLinearityGrad, "popnn NonLinearityGrad1D estimator, §3.5"},
-    {Vertex::ScaledAddSupervisor, "ScaledAddSupervisor", VertexOps::None, estimate::scaledAdd, "popops getScaledArithmeticSupervisorCycleEstimate, §3.6"},
+    {Vertex::ScaledAddSupervisor, "ScaledAddSupervisor", VertexOps::None, estimate::ofElements<costs::scaledAdd>, "popops getScaledArithmeticSupervisorCycleEstimate, §3.6"},
     {Vertex::Cast1D, "Cast1D", VertexOps::None, estimate::cast, "popops getCast1DCycleEstimate, §3.7"},
-    {Vertex::Fill, "Fill", VertexOps::None, estimate::fill, "popops _fillCycleEstimate, §3.7"},
+    {Vertex::Fill, "Fill", VertexOps::None, estimate::ofElements<costs::fill>, "popops _fillCycleEstimate, §3.7"},
     {Vertex::ReducePartials, "ReducePartials", VertexOps::Reduce, estimate::reducePartials, "poplin getReduceCycleEstimate (conv partials), §3.3"},
     {Vertex::ReduceSingleInput, "ReduceSingleInput", VertexOps::Reduce, estimate::reduceSingleInput, "popops getCyclesEstimateForSingleInput, §3.8"},
     {Vertex::ReduceStrided, "ReduceStrided", VertexOps::Reduce, estimate::reduceStrided, "popops getCyclesEstimateForStridedReduce, §3.8"},
@@ -165,11 +153,11 @@ const std::array<VertexRow, kVertexCount> kTable = {{
     {Vertex::MaxPooling, "MaxPooling", VertexOps::None, estimate::pooling<costs::PoolVertex::Max>, "popnn getPoolingCycles, §3.11"},
     {Vertex::SumPooling, "SumPooling", VertexOps::None, estimate::pooling<costs::PoolVertex::Sum>, "popnn getPoolingCycles, §3.11"},
     {Vertex::MaxPoolingGrad, "MaxPoolingGrad", VertexOps::None, estimate::pooling<costs::PoolVertex::MaxGrad>, "popnn getPoolingCycles, §3.11"},
-    {Vertex::InverseStdDeviation, "InverseStdDeviation", VertexOps::None, estimate::inverseStdDeviation, "poplin InverseStdDeviation estimator, §3.10"},
-    {Vertex::DropoutSupervisor, "DropoutSupervisor", VertexOps::None, estimate::dropout, "poprand DropoutSupervisor estimator"},
-    {Vertex::EncodeOneHot, "EncodeOneHot", VertexOps::None, estimate::encodeOneHot, "popops EncodeOneHot estimator, §3.12"},
-    {Vertex::MultiSlice, "MultiSlice", VertexOps::None, estimate::multiSlice, "popops getMultiSliceCycleEstimate, §3.12"},
-    {Vertex::MultiUpdateAdd, "MultiUpdateAdd", VertexOps::None, estimate::multiUpdateAdd, "popops getMultiSliceCycleEstimate with an add, §3.12"},
+    {Vertex::InverseStdDeviation, "InverseStdDeviation", VertexOps::None, estimate::ofCount<costs::inverseStdDeviation>, "poplin InverseStdDeviation estimator, §3.10"},
+    {Vertex::DropoutSupervisor, "DropoutSupervisor", VertexOps::None, estimate::ofElements<costs::dropout>, "poprand DropoutSupervisor estimator"},
+    {Vertex::EncodeOneHot, "EncodeOneHot", VertexOps::None, estimate::ofCount<costs::encodeOneHot>, "popops EncodeOneHot estimator, §3.12"},
+    {Vertex::MultiSlice, "MultiSlice", VertexOps::None, estimate::ofSlice<costs::multiSlice>, "popops getMultiSliceCycleEstimate, §3.12"},
+    {Vertex::MultiUpdateAdd, "MultiUpdateAdd", VertexOps::None, estimate::ofSlice<costs::multiUpdateAdd>, "popops getMultiSliceCycleEstimate with an add, §3.12"},
     {Vertex::Copy, "Copy", VertexOps::None, estimate::copy, "no estimator: an element a cycle, at most memcpy_bytes_per_cycle"},
 }};
 
