@@ -76,14 +76,14 @@ PlanTensor GraphLowering::reduceChannelGroups(OpPlan& plan, const ChannelReduce&
             partialsPerVertex[reducer] = std::max<uint64_t>({partialsPerVertex[reducer], members, 1});
         }
     ComputePlan reduce{r.name + ".groups", TileCalls(T)};
-    std::map<std::pair<uint64_t, uint64_t>, std::vector<TileCall>> recipes; // by batches and partials
+    ShareRecipes<std::pair<uint64_t, uint64_t>, std::vector<TileCall>> recipes; // by batches and partials
     for (uint32_t t = 0; t < T; ++t)
         if (vertices[t]) {
             const uint64_t batches = ceilDiv(vertices[t], m_hw.workers);
-            auto [recipe, first] = recipes.try_emplace({batches, partialsPerVertex[t]});
-            if (first)
-                recipe->second = {{{Vertex::ReduceSingleInput, ReduceArgs{Precision::FP32, Precision::FP32, 1, partialsPerVertex[t]}}, batches}};
-            reduce.calls.add(t, recipe->second);
+            reduce.calls.add(t, recipes({batches, partialsPerVertex[t]}, [&] {
+                return std::vector<TileCall>{
+                    {{Vertex::ReduceSingleInput, ReduceArgs{Precision::FP32, Precision::FP32, 1, partialsPerVertex[t]}}, batches}};
+            }));
         }
     const PlanTensor groupSums = plan.temporary(r.name + " group partials", bytes);
     plan.exchange(r.name + ".groups.in", std::move(x)).write(groupSums);
@@ -100,10 +100,11 @@ std::pair<TileVector, PlanTensor> GraphLowering::finishChannels(OpPlan& plan, co
     const Precision outType = r.outputs.empty() ? Precision::FP32 : m_graph.tensor(r.outputs[0]).type;
     if (r.outputs.empty())
         outBytes = linearMapping(T, V * r.channels * 4, kGrainBytes);
+    std::vector<TileVector> placed; // each output's, linearly
     for (int out : r.outputs) {
-        const TileVector mine = linearMapping(T, m_graph.tensor(out).bytes(), kGrainBytes);
+        placed.push_back(linearMapping(T, m_graph.tensor(out).bytes(), kGrainBytes));
         for (uint32_t t = 0; t < T; ++t)
-            outBytes[t] += mine[t];
+            outBytes[t] += placed.back()[t];
     }
     std::vector<ExchangeBytes> y(T);
     ComputePlan final{r.finalName, TileCalls(T)};
@@ -122,8 +123,8 @@ std::pair<TileVector, PlanTensor> GraphLowering::finishChannels(OpPlan& plan, co
     PlanTensor sums;
     if (r.outputs.empty())
         sum.write(sums = plan.temporary(r.name + " sums", outBytes));
-    for (int out : r.outputs)
-        sum.write(plan.output(out, linearMapping(T, m_graph.tensor(out).bytes(), kGrainBytes)));
+    for (std::size_t i = 0; i < r.outputs.size(); ++i)
+        sum.write(plan.output(r.outputs[i], placed[i]));
     return {outBytes, sums};
 }
 

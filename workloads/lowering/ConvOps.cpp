@@ -100,8 +100,8 @@ void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, c
     const uint64_t outGroups = ceilDiv(pr.outChans, amp.units);
     const ConvOutputShare held = outputShare(pr);
     constexpr uint64_t kNoFill = UINT64_MAX;
-    std::map<std::tuple<uint64_t, uint32_t, uint64_t, uint64_t>, std::vector<VertexCall>> tileCalls; // few distinct tiles
-    std::map<uint64_t, std::vector<VertexCall>> reduceCalls; // by outputs reduced
+    ShareRecipes<std::tuple<uint64_t, uint32_t, uint64_t, uint64_t>> tileCalls; // by positions, groups, slot groups, fill
+    ShareRecipes<uint64_t> reduceCalls;                                         // by outputs reduced
     for (uint32_t slot = 0; slot < slots.count; ++slot) {
         const uint64_t n = slots.groups / slots.count + (slot < slots.groups % slots.count ? 1 : 0); // groups this slot runs
         for (uint64_t t = 0; n > 0 && t < plan.tilesUsed() && t < slots.tilesPerSlot; ++t) {
@@ -128,23 +128,21 @@ void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, c
             // A problem that computes fewer positions than it writes (a strided layer's data
             // gradient) zero-fills the rest of the tile's real outputs.
             const uint64_t fill = pr.outputPositions && mine ? uint64_t(double(mine) * held.realShare * (held.written - 1.0)) : kNoFill;
-            auto [it, added] = tileCalls.try_emplace(std::make_tuple(positions, og, n, fill));
-            if (added) {
-                it->second.push_back(calls::conv(tileShape(pr, plan, positions, og, uint32_t(n))));
+            w.conv.calls.add(tile, tileCalls({positions, og, n, fill}, [&] {
+                std::vector<VertexCall> c{calls::conv(tileShape(pr, plan, positions, og, uint32_t(n)))};
                 if (plan.tilesPerInGroups == 1 && pr.partials != pr.output)
-                    it->second.push_back(calls::cast(pr.partials, pr.output, slice));
+                    c.push_back(calls::cast(pr.partials, pr.output, slice));
                 if (fill != kNoFill)
-                    it->second.push_back(calls::fill(pr.output, fill));
-            }
-            w.conv.calls.add(tile, it->second);
+                    c.push_back(calls::fill(pr.output, fill));
+                return c;
+            }));
             if (plan.tilesPerInGroups > 1 && mine > 0) {
-                auto [reduce, first] = reduceCalls.try_emplace(mine);
-                if (first) {
-                    reduce->second.push_back(calls::partialsReduce(pr.partials, mine, plan.tilesPerInGroups));
+                w.reduce.calls.add(tile, reduceCalls(mine, [&] {
+                    std::vector<VertexCall> c{calls::partialsReduce(pr.partials, mine, plan.tilesPerInGroups)};
                     if (pr.partials != pr.output)
-                        reduce->second.push_back(calls::cast(pr.partials, pr.output, mine));
-                }
-                w.reduce.calls.add(tile, reduce->second);
+                        c.push_back(calls::cast(pr.partials, pr.output, mine));
+                    return c;
+                }));
             }
             w.out[tile] = mine * bytesOf(pr.output);
         }

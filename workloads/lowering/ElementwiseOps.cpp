@@ -82,17 +82,14 @@ void GraphLowering::lowerElementwise(const Op& op)
     const TileVector elems = elementsOn(main);
     ComputePlan compute{op.name, TileCalls(m_hw.tiles)};
     std::vector<ExchangeBytes> x(m_hw.tiles);
-    std::map<uint64_t, std::vector<VertexCall>> byElements; // tiles hold few distinct counts
+    ShareRecipes<uint64_t> byElements;
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         const uint64_t e = elems[t];
         if (!e)
             continue;
         if (op.kind == OpKind::BiasAdd)
             x[t].recvShared += std::min<uint64_t>(op.channels, e) * bytesOf(d.type); // the bias slice
-        auto it = byElements.find(e);
-        if (it == byElements.end())
-            it = byElements.emplace(e, elementwiseCalls(op, d.type, e)).first;
-        compute.calls.add(t, it->second);
+        compute.calls.add(t, byElements(e, [&] { return elementwiseCalls(op, d.type, e); }));
     }
     OpPlan plan;
     if (op.kind == OpKind::BiasAdd && !byElements.empty()) { // the bias to the tiles it is added on
@@ -219,7 +216,7 @@ void GraphLowering::lowerRowwise(const Op& op)
     // Softmax's pieces combine their row maxima and sums, the others two sums.
     const bool maxima = op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax;
     bool splitRows = false;
-    std::map<std::pair<uint64_t, uint64_t>, std::vector<VertexCall>> recipes, combines; // by elements (rows) and row piece
+    ShareRecipes<std::pair<uint64_t, uint64_t>> recipes, combines; // by elements (rows) and row piece
     for (uint32_t t = 0; t < m_hw.tiles; ++t) {
         const uint64_t e = elems[t];
         if (!e)
@@ -232,16 +229,13 @@ void GraphLowering::lowerRowwise(const Op& op)
             splitRows = true;
             stats[t].send += 2 * rows * 8;
             stats[t].recv += 2 * rows * 8;
-            auto [pieces, first] = combines.try_emplace({rows, piece});
-            if (first)
-                pieces->second = {calls::partialsReduce(Precision::FP32, rows, ceilDiv(C, piece), maxima ? ReduceOp::Max : ReduceOp::Add),
-                                  calls::partialsReduce(Precision::FP32, rows, ceilDiv(C, piece))};
-            combine.calls.add(t, pieces->second);
+            combine.calls.add(t, combines({rows, piece}, [&] {
+                return std::vector<VertexCall>{
+                    calls::partialsReduce(Precision::FP32, rows, ceilDiv(C, piece), maxima ? ReduceOp::Max : ReduceOp::Add),
+                    calls::partialsReduce(Precision::FP32, rows, ceilDiv(C, piece))};
+            }));
         }
-        auto recipe = recipes.find({e, piece}); // tiles hold few distinct shares
-        if (recipe == recipes.end())
-            recipe = recipes.emplace(std::make_pair(e, piece), rowwiseCalls(op, {type, e, rows, piece, affine})).first;
-        compute.calls.add(t, recipe->second);
+        compute.calls.add(t, recipes({e, piece}, [&] { return rowwiseCalls(op, {type, e, rows, piece, affine}); }));
         if (affine)
             params[t].recvShared += (op.kind == OpKind::LayerNorm ? 2 : 1) * paramsOnTile(piece) * bytesOf(type);
     }

@@ -222,13 +222,6 @@ void GraphLowering::gather(OpPlan& plan, const std::string& name, int source, in
     plan.exchange(name, std::move(x)).read(PlanTensor::graph(source));
 }
 
-void GraphLowering::gather(const std::string& name, int source, int target)
-{
-    OpPlan plan;
-    gather(plan, name, source, target);
-    emit(plan);
-}
-
 void GraphLowering::lowerOutputSum(const std::vector<int>& outputs)
 {
     OpPlan plan;

@@ -149,8 +149,9 @@ private:
     void lowerLoss(const Op& op);
     /** The vertices a loss runs on a tile holding `e` logits in `rows` rows of `perRow`. */
     [[nodiscard]] std::vector<VertexCall> lossCalls(const Op& op, Precision type, uint64_t e, uint64_t rows, uint64_t perRow) const;
-    /** A forward loss's per-row losses summed onto tile 0, into its output. */
-    void sumLosses(OpPlan& plan, const Op& op, uint64_t rows) const;
+    /** A forward loss's per-row losses (of `rows` whole rows; `elems` the first part's logits
+     *  per tile) summed onto tile 0, into its output. */
+    void sumLosses(OpPlan& plan, const Op& op, const TileVector& elems, uint64_t rows) const;
     void lowerAccumulate(const Op& op);
     void lowerOptimizer(const Op& op);
     /** An optimizer's vertices on a tile updating `e` weights: the update, its application to
@@ -199,9 +200,8 @@ private:
     /** Each tile holding part of `tensor` receives `bytesPerChannel` for each of its channels. */
     void addChannelParams(std::vector<ExchangeBytes>& x, int tensor, uint64_t channels, uint64_t bytesPerChannel) const;
     /** Brings `source` onto the tiles of `target` (same layout) when it lives elsewhere: an
-     *  exchange of `plan`, or of its own. */
+     *  exchange of `plan`. */
     void gather(OpPlan& plan, const std::string& name, int source, int target) const;
-    void gather(const std::string& name, int source, int target);
 
     const Graph& m_graph;
     ProgramBuilder& m_b;

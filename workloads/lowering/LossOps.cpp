@@ -53,9 +53,12 @@ void GraphLowering::lowerLoss(const Op& op)
     uint64_t rowsTotal = 0;
     bool piecesCombine = false;
     ShareRecipes<std::pair<uint64_t, uint64_t>> combines; // by rows and pieces a row
-    std::map<std::tuple<std::size_t, uint64_t, uint64_t>, std::vector<VertexCall>> recipes; // tiles hold few distinct shares
+    ShareRecipes<std::tuple<std::size_t, uint64_t, uint64_t>> recipes; // by part, elements and row piece
+    TileVector firstPart; // the first part's logits per tile: its rows' losses are summed
     for (std::size_t part = 0; part < parts; ++part) {
         const TileVector elems = elementsOn(op.inputs[part]);
+        if (part == 0)
+            firstPart = elems;
         for (uint32_t t = 0; t < T; ++t) {
             const uint64_t e = elems[t];
             if (!e)
@@ -66,10 +69,7 @@ void GraphLowering::lowerLoss(const Op& op)
             if (part == 0)
                 rowsTotal += perRow < classes ? 0 : rows;
             x[t].recv += rows * 4;
-            auto [recipe, first] = recipes.try_emplace({part, e, perRow});
-            if (first)
-                recipe->second = lossCalls(op, type, e, rows, perRow);
-            loss.calls.add(t, recipe->second);
+            loss.calls.add(t, recipes({part, e, perRow}, [&] { return lossCalls(op, type, e, rows, perRow); }));
             // Pieces of a row (over tiles or vocabulary parts) send their row max and sum to
             // the row's reducer and get the combined pair back; reducers rotate over the
             // tiles, so each tile also combines as many rows as it holds pieces of.
@@ -99,7 +99,7 @@ void GraphLowering::lowerLoss(const Op& op)
         plan.compute(std::move(combine), false);
     }
     if (forward)
-        sumLosses(plan, op, rowsTotal);
+        sumLosses(plan, op, firstPart, rowsTotal);
     else
         for (std::size_t part = 0; part < parts; ++part) {
             plan.output(op.outputs.at(part), m_b.bytes(handleOf(op.inputs[part])));
@@ -108,11 +108,10 @@ void GraphLowering::lowerLoss(const Op& op)
     emit(plan);
 }
 
-void GraphLowering::sumLosses(OpPlan& plan, const Op& op, uint64_t rows) const
+void GraphLowering::sumLosses(OpPlan& plan, const Op& op, const TileVector& elems, uint64_t rows) const
 {
     // Each tile's per-row losses go to tile 0, which sums them into the loss.
     const uint32_t T = m_hw.tiles;
-    const TileVector elems = elementsOn(op.inputs[0]);
     std::vector<ExchangeBytes> r(T);
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t])

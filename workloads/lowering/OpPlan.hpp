@@ -117,21 +117,22 @@ private:
 
 /** A lowering's vertex calls for each distinct share a tile holds (tiles hold a few): each
  *  made once and given whole, so that a run of tiles with one share shares one list. */
-template <class Key>
+template <class Key, class Recipe = std::vector<VertexCall>>
 class ShareRecipes
 {
 public:
     template <class Make>
-    const std::vector<VertexCall>& operator()(const Key& key, Make&& make)
+    const Recipe& operator()(const Key& key, Make&& make)
     {
         auto [it, added] = m_made.try_emplace(key);
         if (added)
             it->second = make();
         return it->second;
     }
+    [[nodiscard]] bool empty() const { return m_made.empty(); }
 
 private:
-    std::map<Key, std::vector<VertexCall>> m_made;
+    std::map<Key, Recipe> m_made;
 };
 
 /** A compute set: its vertices per tile. `verticesPerActiveTile` counts vertex state and

@@ -21,14 +21,10 @@ void GraphLowering::lowerAccumulate(const Op& op)
     gather(plan, op.name + ".in", grad, acc);
     const TileVector elems = elementsOn(acc);
     ComputePlan add{op.name, TileCalls(m_hw.tiles)};
-    std::map<uint64_t, std::vector<VertexCall>> byElements; // tiles hold few distinct counts
+    ShareRecipes<uint64_t> byElements;
     for (uint32_t t = 0; t < m_hw.tiles; ++t)
-        if (elems[t]) {
-            auto [calls, first] = byElements.try_emplace(elems[t]);
-            if (first)
-                calls->second = {calls::scaledAdd(m_graph.tensor(acc).type, elems[t])};
-            add.calls.add(t, calls->second);
-        }
+        if (elems[t])
+            add.calls.add(t, byElements(elems[t], [&] { return std::vector<VertexCall>{calls::scaledAdd(m_graph.tensor(acc).type, elems[t])}; }));
     plan.compute(std::move(add)).read(op.inputs);
     emit(plan);
 }
@@ -83,17 +79,14 @@ void GraphLowering::lowerOptimizer(const Op& op)
     ComputePlan norms{op.name + ".norms", TileCalls(T)}, apply{op.name + ".apply", TileCalls(T)};
     std::vector<ExchangeBytes> partialNorms(T), ratio(T);
     uint64_t holders = 0;
-    std::map<uint64_t, OptimizerCalls> byElements; // tiles hold few distinct counts
+    ShareRecipes<uint64_t, OptimizerCalls> byElements;
     for (uint32_t t = 0; t < T; ++t) {
         // With sharded state a replica updates 1/R of the weights.
         const uint64_t e = m_sharded ? ceilDiv(elems[t], m_replicas) : elems[t];
         if (!e)
             continue;
         ++holders;
-        auto it = byElements.find(e);
-        if (it == byElements.end())
-            it = byElements.emplace(e, optimizerCalls(op, e)).first;
-        const OptimizerCalls& c = it->second;
+        const OptimizerCalls& c = byElements(e, [&] { return optimizerCalls(op, e); });
         if (!trustRatio)
             update.calls.add(t, c.updateThenApply);
         else {
