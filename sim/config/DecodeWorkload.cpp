@@ -5,6 +5,7 @@
 #include "sim/config/BundledModels.hpp"
 #include "sim/config/OnnxModel.hpp"
 #include "sim/config/Schema.hpp"
+#include "workloads/graph/Activation.hpp"
 
 #include <fmt/format.h>
 
@@ -203,19 +204,22 @@ WorkloadSpec decodeBert(const LoadedConfig& cfg, const SystemParams& system, con
 
 LayerKind layerKindOf(const std::string& op)
 {
-    static const std::map<std::string, LayerKind> kinds = {
-        {"conv2d", LayerKind::Conv2d},   {"linear", LayerKind::Linear},         {"matmul", LayerKind::MatMul},
-        {"relu", LayerKind::Relu},       {"gelu", LayerKind::Gelu},             {"tanh", LayerKind::Tanh},
-        {"add", LayerKind::Add},         {"softmax", LayerKind::Softmax},       {"layer_norm", LayerKind::LayerNorm},
-        {"max_pool2d", LayerKind::MaxPool2d}, {"flatten", LayerKind::Flatten},  {"reshape", LayerKind::Reshape},
-        {"embedding", LayerKind::Embedding},  {"cross_entropy", LayerKind::CrossEntropy},
-        {"avg_pool2d", LayerKind::AvgPool2d}, {"global_avg_pool", LayerKind::GlobalAvgPool},
-        {"batch_norm", LayerKind::BatchNorm2d}, {"sigmoid", LayerKind::Sigmoid}, {"exp", LayerKind::Exp},
-        {"dropout", LayerKind::Dropout}, {"sub", LayerKind::Sub}, {"mul", LayerKind::Mul}, {"div", LayerKind::Div},
-        {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose}, {"log_softmax", LayerKind::LogSoftmax},
-        {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat}, {"slice", LayerKind::Slice},
-        {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather}, {"parameter", LayerKind::Parameter},
-        {"attention_mask", LayerKind::AttentionMask}};
+    static const std::map<std::string, LayerKind> kinds = [] {
+        std::map<std::string, LayerKind> k = {
+            {"conv2d", LayerKind::Conv2d},   {"linear", LayerKind::Linear},         {"matmul", LayerKind::MatMul},
+            {"add", LayerKind::Add},         {"softmax", LayerKind::Softmax},       {"layer_norm", LayerKind::LayerNorm},
+            {"max_pool2d", LayerKind::MaxPool2d}, {"flatten", LayerKind::Flatten},  {"reshape", LayerKind::Reshape},
+            {"embedding", LayerKind::Embedding},  {"cross_entropy", LayerKind::CrossEntropy},
+            {"avg_pool2d", LayerKind::AvgPool2d}, {"global_avg_pool", LayerKind::GlobalAvgPool},
+            {"batch_norm", LayerKind::BatchNorm2d}, {"dropout", LayerKind::Dropout}, {"sub", LayerKind::Sub},
+            {"mul", LayerKind::Mul}, {"div", LayerKind::Div}, {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose},
+            {"log_softmax", LayerKind::LogSoftmax}, {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat},
+            {"slice", LayerKind::Slice}, {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather},
+            {"parameter", LayerKind::Parameter}, {"attention_mask", LayerKind::AttentionMask}};
+        for (const ActivationRow& a : activationTable())
+            k.emplace(a.graphName, a.layer);
+        return k;
+    }();
     return kinds.at(op);
 }
 
@@ -262,6 +266,15 @@ LayerSpec layerOf(const json& op)
     return l;
 }
 
+/** The graph ops a config may name: the schema's graph_ops, in its order. */
+std::vector<std::string> graphOpNames()
+{
+    std::vector<std::string> names;
+    for (const auto& [name, form] : config::Schema::instance().root().at("definitions").at("graph_ops").items())
+        names.push_back(name);
+    return names;
+}
+
 /** The model: each op checked against its own form (so an error names the op's kind, not every
  *  alternative), then shapes when it is built. */
 ModelSpec modelOf(const LoadedConfig& cfg)
@@ -274,7 +287,10 @@ ModelSpec modelOf(const LoadedConfig& cfg)
     const json& ops = g.at("ops");
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const std::string ptr = fmt::format("/workload/graph/ops/{}", i);
-        config::Schema::instance().validate(ops[i], "/definitions/graph_ops/" + ops[i].at("op").get<std::string>(), ptr,
+        const std::string op = ops[i].at("op").get<std::string>();
+        if (!config::Schema::instance().root().at("definitions").at("graph_ops").contains(op))
+            cfg.fail(ptr + "/op", fmt::format("expected one of {} (not \"{}\")", fmt::join(graphOpNames(), ", "), op));
+        config::Schema::instance().validate(ops[i], "/definitions/graph_ops/" + op, ptr,
                                             [&](const std::string& p) { return cfg.fileOf(p); });
         m.layers.push_back(layerOf(ops[i]));
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/config/OnnxModel.hpp"
 
+#include "workloads/graph/Activation.hpp"
+
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -428,19 +430,24 @@ public:
     /** The mapping of each supported op (beside Constant, which is folded away). */
     static const std::map<std::string, Handler>& handlers()
     {
-        static const std::map<std::string, Handler> table = {
-            {"Add", &OnnxImporter::binary}, {"AveragePool", &OnnxImporter::pool}, {"BatchNormalization", &OnnxImporter::batchNorm},
-            {"Concat", &OnnxImporter::concat}, {"Conv", &OnnxImporter::conv}, {"Div", &OnnxImporter::binary},
-            {"Dropout", &OnnxImporter::unaryLayer}, {"Exp", &OnnxImporter::unaryLayer}, {"Flatten", &OnnxImporter::flatten},
-            {"Gather", &OnnxImporter::gather}, {"Gemm", &OnnxImporter::matmul}, {"GlobalAveragePool", &OnnxImporter::unaryLayer},
-            {"Identity", &OnnxImporter::identity}, {"InstanceNormalization", &OnnxImporter::instanceNorm},
-            {"LayerNormalization", &OnnxImporter::lastAxis}, {"LogSoftmax", &OnnxImporter::lastAxis},
-            {"MatMul", &OnnxImporter::matmul}, {"MaxPool", &OnnxImporter::pool}, {"Mul", &OnnxImporter::binary},
-            {"NegativeLogLikelihoodLoss", &OnnxImporter::loss}, {"ReduceMean", &OnnxImporter::reduceMean},
-            {"Relu", &OnnxImporter::unaryLayer}, {"Reshape", &OnnxImporter::reshapeOrGroupNorm}, {"Sigmoid", &OnnxImporter::unaryLayer},
-            {"Slice", &OnnxImporter::slices}, {"Softmax", &OnnxImporter::lastAxis}, {"SoftmaxCrossEntropyLoss", &OnnxImporter::loss},
-            {"Split", &OnnxImporter::slices}, {"Sub", &OnnxImporter::binary}, {"Tanh", &OnnxImporter::unaryLayer},
-            {"Transpose", &OnnxImporter::transpose}, {"Unsqueeze", &OnnxImporter::unsqueeze}};
+        static const std::map<std::string, Handler> table = [] {
+            std::map<std::string, Handler> t = {
+                {"Add", &OnnxImporter::binary}, {"AveragePool", &OnnxImporter::pool}, {"BatchNormalization", &OnnxImporter::batchNorm},
+                {"Concat", &OnnxImporter::concat}, {"Conv", &OnnxImporter::conv}, {"Div", &OnnxImporter::binary},
+                {"Dropout", &OnnxImporter::unaryLayer}, {"Flatten", &OnnxImporter::flatten}, {"Gather", &OnnxImporter::gather},
+                {"Gemm", &OnnxImporter::matmul}, {"GlobalAveragePool", &OnnxImporter::unaryLayer}, {"Identity", &OnnxImporter::identity},
+                {"InstanceNormalization", &OnnxImporter::instanceNorm}, {"LayerNormalization", &OnnxImporter::lastAxis},
+                {"LogSoftmax", &OnnxImporter::lastAxis}, {"MatMul", &OnnxImporter::matmul}, {"MaxPool", &OnnxImporter::pool},
+                {"Mul", &OnnxImporter::binary}, {"NegativeLogLikelihoodLoss", &OnnxImporter::loss},
+                {"ReduceMean", &OnnxImporter::reduceMean}, {"Reshape", &OnnxImporter::reshapeOrGroupNorm},
+                {"Slice", &OnnxImporter::slices}, {"Softmax", &OnnxImporter::lastAxis}, {"SoftmaxCrossEntropyLoss", &OnnxImporter::loss},
+                {"Split", &OnnxImporter::slices}, {"Sub", &OnnxImporter::binary}, {"Transpose", &OnnxImporter::transpose},
+                {"Unsqueeze", &OnnxImporter::unsqueeze}};
+            for (const ActivationRow& a : activationTable())
+                if (*a.onnxName)
+                    t.emplace(a.onnxName, &OnnxImporter::activation);
+            return t;
+        }();
         return table;
     }
 
@@ -477,10 +484,16 @@ private:
 
     void unaryLayer(const onnx::NodeProto& node)
     {
-        static const std::map<std::string, LayerKind> kinds = {
-            {"Relu", LayerKind::Relu}, {"Sigmoid", LayerKind::Sigmoid}, {"Tanh", LayerKind::Tanh}, {"Exp", LayerKind::Exp},
-            {"GlobalAveragePool", LayerKind::GlobalAvgPool}, {"Dropout", LayerKind::Dropout}};
+        static const std::map<std::string, LayerKind> kinds = {{"GlobalAveragePool", LayerKind::GlobalAvgPool}, {"Dropout", LayerKind::Dropout}};
         add(node, layerFor(node, kinds.at(node.op_type()), {0}));
+    }
+
+    /** An activation of the table (workloads/graph/Activation.hpp) that names this ONNX op. */
+    void activation(const onnx::NodeProto& node)
+    {
+        for (const ActivationRow& a : activationTable())
+            if (node.op_type() == a.onnxName)
+                return add(node, layerFor(node, a.layer, {0}));
     }
 
     void batchNorm(const onnx::NodeProto& node) { add(node, layerFor(node, LayerKind::BatchNorm2d, {0})); }

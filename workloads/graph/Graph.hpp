@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/Precision.hpp"
+#include "workloads/graph/SchemaActivations.hpp"
 
 #include <cstdint>
 #include <string>
@@ -64,7 +65,9 @@ struct ConvGeometry
     [[nodiscard]] uint64_t outWidth() const { return (inWidth + 2 * padWidth - spanWidth()) / strideWidth + 1; }
 };
 
+#define IPUSIM_ACTIVATION_OPS(kind, ...) kind, kind##Grad,
 enum class OpKind {
+    IPUSIM_ACTIVATIONS(IPUSIM_ACTIVATION_OPS) // each activation and its gradient (workloads/graph/Activation.hpp)
     HostLoad,      // stream inputs from the host
     HostStore,     // stream outputs to the host
     Conv,          // any ConvProblem (forward, data or weight gradient)
@@ -76,8 +79,6 @@ enum class OpKind {
     AvgPoolGrad,
     GlobalAvgPool, // the mean of each of `channels` channels' images of `window` positions
     GlobalAvgPoolGrad,
-    Relu,
-    ReluGrad,
     SoftmaxCrossEntropy,
     SoftmaxCrossEntropyGrad,
     NllLoss,        // the mean of minus the labels' log-probabilities (after a LogSoftmax)
@@ -95,10 +96,6 @@ enum class OpKind {
     DivGradRhs,     // d(a / b) / db = -dy a / b^2: inputs dy, a, b
     ReduceRepeats,  // a broadcast operand's gradient: the sum of its `window` repeats
     Scale,          // times a constant
-    Gelu,
-    GeluGrad,
-    Tanh,
-    TanhGrad,
     Softmax,        // over rows of `channels` elements (attention: with the scale and mask)
     SoftmaxGrad,
     LayerNorm,      // over rows of `channels` elements, then gamma and beta
@@ -109,10 +106,6 @@ enum class OpKind {
     SliceGrad,      // a zeroed input-sized gradient with the part's gradient copied in
     Gather,         // rows of a table by index (embedding lookup); no index input: a fixed slice
     GatherGrad,     // the gathered rows' gradients added into a zeroed table-shaped gradient
-    Sigmoid,
-    SigmoidGrad,
-    Exp,
-    ExpGrad,        // the incoming gradient times the output
     BatchNorm,      // per channel of NCHW: statistics over batch and image when `training`, else
                     // the running ones; inputs x, gamma, beta, running mean, running variance
     BatchNormGrad,  // outputs dx (unless x is a model input), dgamma, dbeta
@@ -122,6 +115,7 @@ enum class OpKind {
     Lars,           // SGD's momentum with the per-tensor LARS trust ratio |w| / (|g| + wd |w|)
     AttentionMask,  // packed rows' additive mask [S, S] from sequence ids [S] (`channels`: S)
 };
+#undef IPUSIM_ACTIVATION_OPS
 
 struct Op
 {

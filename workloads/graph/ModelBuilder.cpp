@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/graph/ModelBuilder.hpp"
 
+#include "workloads/graph/Activation.hpp"
 #include "workloads/training/Training.hpp"
 
 #include <fmt/format.h>
@@ -243,9 +244,9 @@ private:
         case LayerKind::Conv2d: return conv2d(l, i);
         case LayerKind::Linear: return linear(l, i);
         case LayerKind::MatMul: return matmul(l, i);
-        case LayerKind::Relu: return unary(l, i, OpKind::Relu);
-        case LayerKind::Gelu: return unary(l, i, OpKind::Gelu);
-        case LayerKind::Tanh: return unary(l, i, OpKind::Tanh);
+#define IPUSIM_ACTIVATION_CASE(kind, ...) case LayerKind::kind:
+        IPUSIM_ACTIVATIONS(IPUSIM_ACTIVATION_CASE) return unary(l, i, activationOf(l.kind)->op);
+#undef IPUSIM_ACTIVATION_CASE
         case LayerKind::Softmax: return l.inputs.size() == 2 ? maskedSoftmax(l, i) : unary(l, i, OpKind::Softmax);
         case LayerKind::Add: return binary(l, i, OpKind::Add);
         case LayerKind::Sub: return binary(l, i, OpKind::Sub);
@@ -261,8 +262,6 @@ private:
         case LayerKind::AvgPool2d: return pool(l, i, OpKind::AvgPool);
         case LayerKind::GlobalAvgPool: return globalAvgPool(l, i);
         case LayerKind::BatchNorm2d: return batchNorm(l, i);
-        case LayerKind::Sigmoid: return unary(l, i, OpKind::Sigmoid);
-        case LayerKind::Exp: return unary(l, i, OpKind::Exp);
         case LayerKind::Dropout: return dropout(l, i);
         case LayerKind::Flatten: return flatten(l, i);
         case LayerKind::Reshape: return reshape(l, i);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/Precision.hpp"
+#include "workloads/graph/SchemaActivations.hpp"
 
 #include <array>
 #include <cstdint>
@@ -14,13 +15,12 @@
 // layers to the compiler's Graph ops.
 namespace ipusim {
 
+#define IPUSIM_ACTIVATION_LAYER(kind, ...) kind,
 enum class LayerKind {
+    IPUSIM_ACTIVATIONS(IPUSIM_ACTIVATION_LAYER) // element-wise, one input (workloads/graph/Activation.hpp)
     Conv2d,       // NCHW convolution with a [out, in, kh, kw] weight, optional bias
     Linear,       // x W^T (+ b) over the last dimension
     MatMul,       // batched matmul of two activations: [..., M, K] x [..., K, N]
-    Relu,
-    Gelu,
-    Tanh,
     Add,          // element-wise, operands of one shape
     Sub,
     Mul,
@@ -36,8 +36,6 @@ enum class LayerKind {
     AvgPool2d,    // as MaxPool2d, the mean of each window (padding counted as zeros)
     GlobalAvgPool,// the mean of each channel's image: [N, C, H, W] -> [N, C, 1, 1]
     BatchNorm2d,  // per channel of [N, C, H, W]; batch statistics when training, else running ones
-    Sigmoid,
-    Exp,
     Dropout,      // training: a random mask; inference: the identity
     Flatten,      // a view: every dimension after the batch in one
     Reshape,      // a view: the per-sample shape given
@@ -49,6 +47,7 @@ enum class LayerKind {
     Parameter,    // a learned tensor of `shape` (no batch), an operand of add, sub, mul or div
     AttentionMask,// packed rows: integer sequence ids [S] to the additive mask [S, S] (0 within a sequence)
 };
+#undef IPUSIM_ACTIVATION_LAYER
 
 /** One layer; the attributes its kind does not use keep their defaults. */
 struct LayerSpec

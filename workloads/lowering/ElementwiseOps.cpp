@@ -3,6 +3,8 @@
 #include "workloads/lowering/GraphLowering.hpp"
 
 #include "models/common/CeilDiv.hpp"
+#include "workloads/graph/Activation.hpp"
+#include "workloads/lowering/ActivationCalls.hpp"
 #include "workloads/lowering/Codelets.hpp"
 
 #include <algorithm>
@@ -60,17 +62,17 @@ std::vector<VertexCall> GraphLowering::elementwiseCalls(const Op& op, Precision 
     const uint64_t pooled = ceilDiv(e * outElements, inElements), unpooled = ceilDiv(e * inElements, outElements);
     switch (op.kind) {
     case OpKind::BiasAdd: return {{codelet::binary(BinaryOpKind::Add), ElementArgs{type, e}}};
-    // PopART runs ReLU in place (ReluInplace): UnaryOp1DInPlace<RELU> (poplibs-costs §2).
-    case OpKind::Relu: return {{codelet::unaryInPlace(costs::UnaryOpKind::Relu), ElementArgs{type, e}}};
     case OpKind::Cast: return {{Vertex::Cast1D, CastArgs{type, m_graph.tensor(op.outputs.at(0)).type, e}}};
-    case OpKind::ReluGrad: return {{{Vertex::NonLinearityGrad1D, costs::NonLinearity::Relu}, ElementArgs{type, e}}};
     case OpKind::MaxPool: return {{Vertex::MaxPooling, poolWork(op, type, pooled)}};
     // SumPooling applies the 1 / window itself
     case OpKind::AvgPool: return {{Vertex::SumPooling, poolWork(op, type, pooled)}};
     case OpKind::AvgPoolGrad: // the gradient times 1 / window (a scalar), then summed into the inputs' windows
         return {{codelet::byScalar(BinaryOpKind::Mul), ElementArgs{type, e}}, {Vertex::SumPooling, poolWork(op, type, unpooled)}};
     case OpKind::MaxPoolGrad: return {{Vertex::MaxPoolingGrad, poolWork(op, type, unpooled)}};
-    default: throw std::logic_error("not an element-wise op: " + op.name);
+    default:
+        if (activationOf(op.kind)) // an activation that runs in place
+            return activationCalls(op.kind, type, e);
+        throw std::logic_error("not an element-wise op: " + op.name);
     }
 }
 
@@ -100,7 +102,7 @@ void GraphLowering::lowerElementwise(const Op& op)
     plan.compute(std::move(compute), plan.steps.empty()).read(op.inputs);
     const int output = op.outputs.at(0);
     m_width[std::size_t(output)] = m_width[std::size_t(main)];
-    if (op.kind == OpKind::BiasAdd || op.kind == OpKind::Relu || op.kind == OpKind::ReluGrad)
+    if (op.kind == OpKind::BiasAdd || activationOf(op.kind))
         plan.inPlace(output, main);
     else {
         // Pooling shrinks by the window; its gradient has the input's size and layout.
@@ -134,12 +136,6 @@ std::vector<VertexCall> GraphLowering::rowwiseCalls(const Op& op, const RowShare
     };
     switch (op.kind) {
     case OpKind::Add: return {bin(BinaryOpKind::Add)};
-    // PopTorch's gelu (exact or tanh) is popnn's GELU, the tanh approximation, in place; each
-    // gradient is one popnn NonLinearityGrad1D vertex (poplibs-costs §2, §3.5).
-    case OpKind::Gelu: return {gelu(type, e)};
-    case OpKind::GeluGrad: return {nonLinearityGrad(costs::NonLinearity::Gelu, type, e)};
-    case OpKind::Tanh: return {un(UnaryOpKind::Tanh)};
-    case OpKind::TanhGrad: return {nonLinearityGrad(costs::NonLinearity::Tanh, type, e)};
     case OpKind::LogSoftmax: // x - max - log(sum(exp(x - max))): the row max, exponentiate, sum, one log per row
         return {rowReduce(type, rows, piece, ReduceOp::Max), bin(BinaryOpKind::Sub), un(UnaryOpKind::Exp), rowReduce(f32, rows, piece),
                 unary(UnaryOpKind::Log, f32, rows), bin(BinaryOpKind::Sub)};
@@ -151,10 +147,6 @@ std::vector<VertexCall> GraphLowering::rowwiseCalls(const Op& op, const RowShare
     case OpKind::DivGradRhs: return {bin(BinaryOpKind::Mul), bin(BinaryOpKind::Mul), bin(BinaryOpKind::Div)}; // -dy a / b / b
     // A constant factor: popops' scalar broadcast, in place (poplibs-costs §3.9).
     case OpKind::Scale: return {byScalar(BinaryOpKind::Mul, type, e)};
-    case OpKind::Sigmoid: return {unaryInPlace(UnaryOpKind::Sigmoid, type, e)}; // SigmoidInplace
-    case OpKind::SigmoidGrad: return {nonLinearityGrad(costs::NonLinearity::Sigmoid, type, e)};
-    case OpKind::Exp: return {un(UnaryOpKind::Exp)};
-    case OpKind::ExpGrad: return {bin(BinaryOpKind::Mul)};
     // The gradient draws the same mask again from the op's seed, as PopART does.
     case OpKind::Dropout:
     case OpKind::DropoutGrad: return {{Vertex::DropoutSupervisor, ElementArgs{type, e}}};
@@ -174,7 +166,10 @@ std::vector<VertexCall> GraphLowering::rowwiseCalls(const Op& op, const RowShare
                     then(share.affine ? std::vector<VertexCall>{bin(BinaryOpKind::Mul)} : std::vector<VertexCall>{},
                          {rowReduce(f32, rows, piece), rowReduce(f32, rows, piece), bin(BinaryOpKind::Mul), bin(BinaryOpKind::Mul),
                           bin(BinaryOpKind::Sub), bin(BinaryOpKind::Sub)}));
-    default: throw std::logic_error("not a row-wise op: " + op.name);
+    default:
+        if (activationOf(op.kind))
+            return activationCalls(op.kind, type, e);
+        throw std::logic_error("not a row-wise op: " + op.name);
     }
 }
 

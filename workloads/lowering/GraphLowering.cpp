@@ -3,6 +3,7 @@
 
 #include "models/common/CeilDiv.hpp"
 #include "models/timing/VertexCosts.hpp"
+#include "workloads/graph/Activation.hpp"
 #include "workloads/lowering/Codelets.hpp"
 
 #include <algorithm>
@@ -117,9 +118,10 @@ void GraphLowering::lowerAfresh(const Op& op)
     case OpKind::MaxPoolGrad:
     case OpKind::AvgPool:
     case OpKind::AvgPoolGrad:
-    case OpKind::Cast:
-    case OpKind::Relu:
-    case OpKind::ReluGrad: lowerElementwise(op); break;
+    case OpKind::Cast: lowerElementwise(op); break;
+#define IPUSIM_ACTIVATION_CASE(kind, ...) case OpKind::kind: case OpKind::kind##Grad:
+    IPUSIM_ACTIVATIONS(IPUSIM_ACTIVATION_CASE) activationOf(op.kind)->inPlace ? lowerElementwise(op) : lowerRowwise(op); break;
+#undef IPUSIM_ACTIVATION_CASE
     case OpKind::BiasGrad: lowerBiasGrad(op); break;
     case OpKind::SoftmaxCrossEntropy:
     case OpKind::SoftmaxCrossEntropyGrad:
@@ -145,18 +147,10 @@ void GraphLowering::lowerAfresh(const Op& op)
     case OpKind::Div:
     case OpKind::DivGradRhs:
     case OpKind::Scale:
-    case OpKind::Gelu:
-    case OpKind::GeluGrad:
-    case OpKind::Tanh:
-    case OpKind::TanhGrad:
     case OpKind::Softmax:
     case OpKind::SoftmaxGrad:
     case OpKind::LayerNorm:
     case OpKind::LayerNormGrad:
-    case OpKind::Sigmoid:
-    case OpKind::SigmoidGrad:
-    case OpKind::Exp:
-    case OpKind::ExpGrad:
     case OpKind::Dropout:
     case OpKind::DropoutGrad:
     case OpKind::LogSoftmax:

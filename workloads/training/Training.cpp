@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/training/Training.hpp"
 
+#include "workloads/graph/Activation.hpp"
+
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -203,9 +205,9 @@ private:
             for (std::size_t k = 0; k < op.inputs.size(); ++k)
                 unaryOn(op, op.inputs[k], OpKind::Slice, {dy}, ".grad_" + std::to_string(k));
             break;
-        case OpKind::Relu: unary(op, OpKind::ReluGrad, dy, y); break;
-        case OpKind::Gelu: unary(op, OpKind::GeluGrad, dy, op.inputs[0]); break;
-        case OpKind::Tanh: unary(op, OpKind::TanhGrad, dy, y); break;
+#define IPUSIM_ACTIVATION_CASE(kind, ...) case OpKind::kind:
+        IPUSIM_ACTIVATIONS(IPUSIM_ACTIVATION_CASE) activation(op, y, dy); break;
+#undef IPUSIM_ACTIVATION_CASE
         case OpKind::Softmax: unary(op, OpKind::SoftmaxGrad, dy, y); break;
         case OpKind::LogSoftmax: unary(op, OpKind::LogSoftmaxGrad, dy, y); break;
         case OpKind::MaxPool: {
@@ -216,8 +218,6 @@ private:
         }
         case OpKind::AvgPool: unary(op, OpKind::AvgPoolGrad, dy, -1); break;
         case OpKind::GlobalAvgPool: unary(op, OpKind::GlobalAvgPoolGrad, dy, -1); break;
-        case OpKind::Sigmoid: unary(op, OpKind::SigmoidGrad, dy, y); break;
-        case OpKind::Exp: unary(op, OpKind::ExpGrad, dy, y); break;
         case OpKind::Dropout: unary(op, OpKind::DropoutGrad, dy, -1); break; // the mask again, from its seed
         case OpKind::BatchNorm: batchNorm(op, dy); break;
         case OpKind::LayerNorm: layerNorm(op, dy); break;
@@ -309,6 +309,13 @@ private:
         const int dx = newGrad(x, TensorRole::Gradient);
         emit(op.name + suffix, kind, std::move(in), {dx}, op);
         contribute(x, dx, op);
+    }
+
+    /** An activation's gradient reads the incoming gradient and its input or output. */
+    void activation(const Op& op, int y, int dy)
+    {
+        const ActivationRow& a = *activationOf(op.kind);
+        unary(op, a.grad, dy, a.reads == GradientReads::Output ? y : op.inputs[0]);
     }
 
     /** A gradient from the output's gradient and, unless `saved` is -1, one saved tensor. */

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// The activation table (workloads/graph/Activation.hpp), generated from the schema's graph_ops:
+// every row reaches the JSON graph, ONNX, training and a recipe that prices.
+#include "Simulate.hpp"
+#include "sim/config/ConfigError.hpp"
+#include "sim/config/ExperimentSpec.hpp"
+#include "sim/config/OnnxModel.hpp"
+#include "sim/config/Schema.hpp"
+#include "workloads/graph/Activation.hpp"
+#include "workloads/graph/ModelBuilder.hpp"
+#include "workloads/lowering/ActivationCalls.hpp"
+#include "workloads/training/Training.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+using namespace ipusim;
+
+namespace {
+
+/** x -> linear -> the activation -> a cross-entropy loss, with its backward pass. */
+Graph trainedThrough(const ActivationRow& row)
+{
+    ModelSpec m;
+    m.inputs = {{"x", {16}, false, false, "", std::nullopt}, {"y", {}, true, false, "", std::nullopt}};
+    LayerSpec fc, act, loss;
+    fc.name = "fc";
+    fc.kind = LayerKind::Linear;
+    fc.inputs = {"x"};
+    fc.features = 8;
+    act.name = "act";
+    act.kind = row.layer;
+    act.inputs = {"fc"};
+    loss.name = "loss";
+    loss.kind = LayerKind::CrossEntropy;
+    loss.inputs = {"act", "y"};
+    m.layers = {fc, act, loss};
+    m.outputs = {"act"};
+    ModelGraphInfo info;
+    Graph g = buildModelGraph(m, 2, Precision::FP16, Precision::FP32, true, test::ThrowingDiagnostics(), info);
+    addTraining(g, {info.losses, false, Precision::FP32, {}});
+    return g;
+}
+
+const Op& opOfKind(const Graph& g, OpKind kind)
+{
+    auto it = std::find_if(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.kind == kind; });
+    REQUIRE(it != g.ops.end());
+    return *it;
+}
+
+} // namespace
+
+TEST_CASE("Activations: every row of the table is a graph op, an ONNX op, a gradient and a recipe", "[graph][activation]")
+{
+    const auto& table = activationTable();
+    REQUIRE(table.size() >= 5);
+    const auto& schemaOps = config::Schema::instance().root().at("definitions").at("graph_ops");
+    const auto& onnxOps = config::supportedOnnxOps();
+    std::set<std::string> names;
+    const IpuParams hw;
+    for (const ActivationRow& row : table) {
+        INFO("activation " << row.graphName);
+        CHECK(names.insert(row.graphName).second);
+        // Declared in the schema as an activation, and found again by its kinds.
+        REQUIRE(schemaOps.contains(row.graphName));
+        CHECK(schemaOps.at(row.graphName).value("$ref", "") == "#/definitions/activation");
+        CHECK(activationOf(row.layer) == &row);
+        CHECK(activationOf(row.op) == &row);
+        CHECK(activationOf(row.grad) == &row);
+        if (*row.onnxName)
+            CHECK(std::count(onnxOps.begin(), onnxOps.end(), row.onnxName) == 1);
+        // A recipe forward and backward, each priced by the vertex table.
+        for (OpKind kind : {row.op, row.grad}) {
+            const auto calls = activationCalls(kind, Precision::FP16, 3072);
+            REQUIRE_FALSE(calls.empty());
+            for (const VertexCall& call : calls)
+                CHECK(cyclesOf(hw, call) > 0);
+        }
+        // Training reads the incoming gradient and the input or output the row names.
+        const Graph g = trainedThrough(row);
+        const Op& forward = opOfKind(g, row.op);
+        const Op& gradient = opOfKind(g, row.grad);
+        REQUIRE(gradient.inputs.size() == 2);
+        CHECK(gradient.inputs[1] == (row.reads == GradientReads::Output ? forward.outputs[0] : forward.inputs[0]));
+    }
+    // Kinds that are not activations have no row, and no recipe.
+    CHECK(activationOf(LayerKind::Conv2d) == nullptr);
+    CHECK(activationOf(OpKind::Softmax) == nullptr);
+    CHECK_THROWS_AS(activationCalls(OpKind::Softmax, Precision::FP16, 8), std::logic_error);
+}
+
+TEST_CASE("Activations: the recipes by hand", "[graph][activation]")
+{
+    const IpuParams hw;
+    auto cycles = [&](OpKind kind) {
+        uint64_t n = 0;
+        for (const VertexCall& call : activationCalls(kind, Precision::FP16, 3072))
+            n += cyclesOf(hw, call);
+        return n;
+    };
+    // poplibs-costs §3.4 and §3.5 check values, fp16, n = 3,072: UnaryOp1DInPlace<RELU> 1,886,
+    // GELU 4,041, its gradient 4,005, ReLU's gradient 2,481 (as are sigmoid's and tanh's: g = 3).
+    CHECK(cycles(OpKind::Relu) == 1886);
+    CHECK(cycles(OpKind::ReluGrad) == 2481);
+    CHECK(cycles(OpKind::Gelu) == 4041);
+    CHECK(cycles(OpKind::GeluGrad) == 4005);
+    CHECK(cycles(OpKind::SigmoidGrad) == 2481);
+    CHECK(cycles(OpKind::TanhGrad) == 2481);
+    // §3.4, 512 elements per worker, fp16 vectors of 4: SigmoidInplace 20 + 6 (55 + 128 x 4);
+    // tanh 20 + 6 (17 + 128 x 4); exp 20 + 6 (33 + 128 x 4); exp's gradient, dy times the
+    // output, BinaryOp1D<MULTIPLY> 11 + 6 (26 + 128 x 3).
+    CHECK(cycles(OpKind::Sigmoid) == 20 + 6 * (55 + 512));
+    CHECK(cycles(OpKind::Tanh) == 20 + 6 * (17 + 512));
+    CHECK(cycles(OpKind::Exp) == 20 + 6 * (33 + 512));
+    CHECK(cycles(OpKind::ExpGrad) == 11 + 6 * (26 + 384));
+}
+
+TEST_CASE("Activations: each gradient reads what its derivative needs", "[graph][activation]")
+{
+    // d relu = dy [y > 0]; d tanh = dy (1 - y^2); d sigmoid = dy y (1 - y); d exp = dy y; GELU's
+    // derivative is a function of x only. A new row adds its line here.
+    const std::map<std::string, GradientReads> expected = {{"relu", GradientReads::Output}, {"tanh", GradientReads::Output},
+                                                           {"sigmoid", GradientReads::Output}, {"exp", GradientReads::Output},
+                                                           {"gelu", GradientReads::Input}};
+    for (const ActivationRow& row : activationTable()) {
+        INFO("activation " << row.graphName);
+        REQUIRE(expected.count(row.graphName));
+        CHECK(row.reads == expected.at(row.graphName));
+    }
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/lowering/ActivationCalls.hpp"
+
+#include "workloads/lowering/Codelets.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace ipusim {
+
+std::vector<VertexCall> activationCalls(OpKind kind, Precision type, uint64_t e)
+{
+    using costs::BinaryOpKind;
+    using costs::NonLinearity;
+    using costs::UnaryOpKind;
+    using namespace calls;
+    switch (kind) {
+    // PopART runs ReLU in place (ReluInplace): UnaryOp1DInPlace<RELU> (poplibs-costs §2); its
+    // gradient and those of sigmoid, tanh and GELU are each one popnn NonLinearityGrad1D (§3.5).
+    case OpKind::Relu: return {unaryInPlace(UnaryOpKind::Relu, type, e)};
+    case OpKind::ReluGrad: return {nonLinearityGrad(NonLinearity::Relu, type, e)};
+    // PopTorch's gelu (exact or tanh) is popnn's GELU, the tanh approximation, in place (§2, §3.5).
+    case OpKind::Gelu: return {gelu(type, e)};
+    case OpKind::GeluGrad: return {nonLinearityGrad(NonLinearity::Gelu, type, e)};
+    case OpKind::Tanh: return {unary(UnaryOpKind::Tanh, type, e)};
+    case OpKind::TanhGrad: return {nonLinearityGrad(NonLinearity::Tanh, type, e)};
+    case OpKind::Sigmoid: return {unaryInPlace(UnaryOpKind::Sigmoid, type, e)}; // SigmoidInplace
+    case OpKind::SigmoidGrad: return {nonLinearityGrad(NonLinearity::Sigmoid, type, e)};
+    case OpKind::Exp: return {unary(UnaryOpKind::Exp, type, e)};
+    case OpKind::ExpGrad: return {binary(BinaryOpKind::Mul, type, e)}; // the incoming gradient times the output
+    default: throw std::logic_error("no activation recipe for op kind " + std::to_string(int(kind)));
+    }
+}
+
+} // namespace ipusim
