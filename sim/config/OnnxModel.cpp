@@ -470,7 +470,7 @@ private:
         if (handler != handlers().end())
             return (this->*handler->second)(node);
         std::string hint;
-        if (op == "Pow" || op == "Sqrt")
+        if (op == "Pow")
             hint = fmt::format(" ({})", kLayerNormHint);
         else if (op == "Erf")
             hint = " (GELU exports as Erf and element-wise nodes before opset 20)";

@@ -6,6 +6,7 @@
 #include "sim/config/ExperimentSpec.hpp"
 #include "sim/config/OnnxModel.hpp"
 #include "sim/config/Schema.hpp"
+#include "sim/engine/Experiment.hpp"
 #include "workloads/graph/Activation.hpp"
 #include "workloads/graph/ModelBuilder.hpp"
 #include "workloads/lowering/ActivationCalls.hpp"
@@ -43,6 +44,17 @@ Graph trainedThrough(const ActivationRow& row)
     Graph g = buildModelGraph(m, 2, Precision::FP16, Precision::FP32, true, test::ThrowingDiagnostics(), info);
     addTraining(g, {info.losses, false, Precision::FP32, {}});
     return g;
+}
+
+/** The compute steps of every program and fragment, by name. */
+void computeSteps(const std::vector<Step>& steps, std::map<std::string, const ComputeStep*>& out)
+{
+    for (const Step& s : steps) {
+        if (const auto* c = std::get_if<ComputeStep>(&s.op))
+            out[c->name] = c;
+        else if (const auto* r = std::get_if<RepeatStep>(&s.op))
+            computeSteps(r->body, out);
+    }
 }
 
 const Op& opOfKind(const Graph& g, OpKind kind)
@@ -117,18 +129,56 @@ TEST_CASE("Activations: the recipes by hand", "[graph][activation]")
     CHECK(cycles(OpKind::Tanh) == 20 + 6 * (17 + 512));
     CHECK(cycles(OpKind::Exp) == 20 + 6 * (33 + 512));
     CHECK(cycles(OpKind::ExpGrad) == 11 + 6 * (26 + 384));
+    // sqrt 20 + 6 (17 + 128 x 23); its gradient, the output times 2 (a scalar broadcast, 20 + 2
+    // cycles a vector per worker) then dy divided by it (11 + 6 (26 + 128 x 21)).
+    CHECK(cycles(OpKind::Sqrt) == 20 + 6 * (17 + 128 * 23));
+    CHECK(cycles(OpKind::SqrtGrad) == 11 + 6 * (20 + 2 * 128) + 11 + 6 * (26 + 128 * 21));
 }
 
 TEST_CASE("Activations: each gradient reads what its derivative needs", "[graph][activation]")
 {
-    // d relu = dy [y > 0]; d tanh = dy (1 - y^2); d sigmoid = dy y (1 - y); d exp = dy y; GELU's
+    // d relu = dy [y > 0]; d tanh = dy (1 - y^2); d sigmoid = dy y (1 - y); d exp = dy y;
+    // d sqrt = dy / (2 y); GELU's
     // derivative is a function of x only. A new row adds its line here.
     const std::map<std::string, GradientReads> expected = {{"relu", GradientReads::Output}, {"tanh", GradientReads::Output},
                                                            {"sigmoid", GradientReads::Output}, {"exp", GradientReads::Output},
+                                                           {"sqrt", GradientReads::Output},
                                                            {"gelu", GradientReads::Input}};
     for (const ActivationRow& row : activationTable()) {
         INFO("activation " << row.graphName);
         REQUIRE(expected.count(row.graphName));
         CHECK(row.reads == expected.at(row.graphName));
+    }
+}
+
+TEST_CASE("Activations: every row trains end to end from a JSON graph, its codelets the recipe's", "[graph][activation]")
+{
+    using json = nlohmann::json;
+    for (const ActivationRow& row : activationTable()) {
+        INFO("activation " << row.graphName);
+        const json graph = {
+            {"inputs", {{{"name", "x"}, {"shape", {64}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}}},
+            {"ops",
+             {{{"name", "fc"}, {"op", "linear"}, {"inputs", {"x"}}, {"out_features", 32}},
+              {{"name", "act"}, {"op", row.graphName}, {"inputs", {"fc"}}},
+              {{"name", "loss"}, {"op", "cross_entropy"}, {"inputs", {"act", "y"}}}}},
+            {"outputs", {"act"}}};
+        const json doc = {{"system", {{"base", "hardware/mk2.json"}}},
+                          {"workload", {{"kind", "graph"}, {"mode", "train"}, {"micro_batch", 4}, {"graph", graph}}}};
+        const Experiment e = buildExperiment(config::loadConfig(doc, test::kRoot + "/configs/g.json"));
+        std::map<std::string, const ComputeStep*> steps;
+        for (const Program& p : e.schedule.programs) {
+            computeSteps(p.steps, steps);
+            for (const auto& f : p.fragments)
+                computeSteps(f, steps);
+        }
+        for (const auto& [name, kind] : {std::pair{"act", row.op}, std::pair{"act.grad", row.grad}}) {
+            INFO(name);
+            REQUIRE(steps.count(name));
+            std::set<std::string> expected;
+            for (const VertexCall& call : activationCalls(kind, Precision::FP32, 8))
+                expected.insert(call.codelet.name());
+            CHECK(std::set<std::string>(steps.at(name)->vertexTypes.begin(), steps.at(name)->vertexTypes.end()) == expected);
+        }
     }
 }

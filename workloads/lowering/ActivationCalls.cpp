@@ -28,6 +28,10 @@ std::vector<VertexCall> activationCalls(OpKind kind, Precision type, uint64_t e)
     case OpKind::SigmoidGrad: return {nonLinearityGrad(NonLinearity::Sigmoid, type, e)};
     case OpKind::Exp: return {unary(UnaryOpKind::Exp, type, e)};
     case OpKind::ExpGrad: return {binary(BinaryOpKind::Mul, type, e)}; // the incoming gradient times the output
+    // PopART's Sqrt is UnaryOp<SQRT>, not in place; its gradient (the SqrtGradOp pattern) scales
+    // the output by 2 (ScaleInplace: a scalar broadcast) and divides the incoming gradient by it.
+    case OpKind::Sqrt: return {unary(UnaryOpKind::Sqrt, type, e)};
+    case OpKind::SqrtGrad: return {byScalar(BinaryOpKind::Mul, type, e), binary(BinaryOpKind::Div, type, e)};
     default: throw std::logic_error("no activation recipe for op kind " + std::to_string(int(kind)));
     }
 }
