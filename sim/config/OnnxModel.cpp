@@ -75,22 +75,67 @@ public:
 
     ModelSpec run()
     {
-        read();
-        collectTensors();
-        declareInputs();
+        try {
+            read();
+            collectTensors();
+            declareInputs();
+        } catch (const Blocked& b) {
+            failFile(b.what);
+        }
         for (const auto& node : m_model.graph().node())
-            convert(node);
-        checkBlocks();
-        outputs();
+            convertOrRecord(node);
+        failIfBlocked();
+        try {
+            checkBlocks();
+            outputs();
+        } catch (const Blocked& b) {
+            failFile(b.what);
+        }
         return std::move(m_spec);
     }
 
 private:
+    /** What stops a node's import: its origin and why. The import goes on past it, to list
+     *  every one in one error. */
+    struct Blocked
+    {
+        std::string what;
+    };
+
     [[noreturn]] void failFile(const std::string& message) const { m_diag.fail("/workload/file", message); }
 
     [[noreturn]] void failNode(const onnx::NodeProto& node, const std::string& message) const
     {
-        failFile(fmt::format("{}: {}", originOf(node), message));
+        throw Blocked{fmt::format("{}: {}", originOf(node), message)};
+    }
+
+    /** Converts a node, or records what stops it. A node that reads a blocked value is not
+     *  converted (its operands are unknown) but is listed if its op is unsupported too. */
+    void convertOrRecord(const onnx::NodeProto& node)
+    {
+        const bool downstream = std::any_of(node.input().begin(), node.input().end(), [&](const std::string& in) { return m_blocked.count(in); });
+        if (downstream) {
+            if (node.op_type() != "Constant" && !handlers().count(node.op_type()))
+                m_blockers.push_back(fmt::format("{}: unsupported op{}", originOf(node), hintFor(node.op_type())));
+        } else {
+            try {
+                return convert(node);
+            } catch (const Blocked& b) {
+                m_blockers.push_back(b.what);
+            }
+        }
+        m_blocked.insert(node.output().begin(), node.output().end());
+    }
+
+    /** One error for every node that stands in the way. */
+    void failIfBlocked() const
+    {
+        if (m_blockers.empty())
+            return;
+        const std::string supported = fmt::format("supported: {}", fmt::join(supportedOnnxOps(), ", "));
+        if (m_blockers.size() == 1)
+            failFile(fmt::format("{}; {}", m_blockers[0], supported));
+        failFile(fmt::format("{} nodes stand in the way, in graph order:\n  {}\n{}", m_blockers.size(), fmt::join(m_blockers, "\n  "), supported));
     }
 
     std::string nameOf(const onnx::NodeProto& node) const { return node.name().empty() ? node.output(0) : node.name(); }
@@ -469,17 +514,22 @@ private:
         auto handler = handlers().find(op);
         if (handler != handlers().end())
             return (this->*handler->second)(node);
-        std::string hint;
+        failUnsupported(node, hintFor(op));
+    }
+
+    /** What an unsupported op may stand for. */
+    static std::string hintFor(const std::string& op)
+    {
         if (op == "Pow")
-            hint = fmt::format(" ({})", kLayerNormHint);
-        else if (op == "Erf")
-            hint = " (GELU exports as Erf and element-wise nodes before opset 20)";
-        failUnsupported(node, hint);
+            return fmt::format(" ({})", kLayerNormHint);
+        if (op == "Erf")
+            return " (GELU exports as Erf and element-wise nodes before opset 20)";
+        return "";
     }
 
     [[noreturn]] void failUnsupported(const onnx::NodeProto& node, const std::string& hint) const
     {
-        failNode(node, fmt::format("unsupported op{}; supported: {}", hint, fmt::join(supportedOnnxOps(), ", ")));
+        failNode(node, fmt::format("unsupported op{}", hint));
     }
 
     void unaryLayer(const onnx::NodeProto& node)
@@ -1047,6 +1097,8 @@ private:
     std::map<std::string, std::vector<std::pair<const onnx::NodeProto*, int>>> m_readers; // value -> (node, operand)
     std::map<std::string, const onnx::NodeProto*> m_producers; // value -> the node that writes it
     std::set<const onnx::NodeProto*> m_fused;            // nodes mapped into the layer of a pattern's first node
+    std::vector<std::string> m_blockers;                 // what stops each node that cannot be imported
+    std::set<std::string> m_blocked;                     // values of nodes that were not imported
     std::map<std::string, std::string> m_values;         // ONNX value -> the model input or layer that holds it
     std::set<std::string> m_layerNames;
     std::set<std::size_t> m_usedBlocks;

@@ -257,6 +257,32 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
                                    "element-wise nodes before opset 20); supported: Add, AveragePool"));
     }
     {
+        // Every node that stands in the way in one error, in graph order: an unsupported op, one
+        // after it that reads its output, and a supported op that cannot be imported (an
+        // unsqueeze of data) on a branch of its own; not the supported op after them.
+        onnx::ModelProto m = mlpModel();
+        auto* g = m.mutable_graph();
+        auto* axes = g->add_initializer();
+        axes->set_name("axes");
+        axes->set_data_type(onnx::TensorProto_DataType_INT64);
+        axes->add_dims(1);
+        axes->add_int64_data(1);
+        g->mutable_node(1)->set_op_type("Erf");
+        g->mutable_node(3)->set_output(0, "mm");
+        node(g, "/act/Celu", "Celu", {"mm"}, {"c"});
+        node(g, "/view/Unsqueeze", "Unsqueeze", {"h", "axes"}, {"v"});
+        node(g, "/Add", "Add", {"c", "c"}, {"output"});
+        const TempFile f(m, "blockers");
+        const std::string error = errorOf(onnxConfig(f.path));
+        CHECK_THAT(error, Catch::Contains("/workload/file: 3 nodes stand in the way, in graph order:\n"
+                                          "  ONNX node \"/relu1/Relu\" (Erf): unsupported op (GELU exports as Erf and element-wise nodes "
+                                          "before opset 20)\n"
+                                          "  ONNX node \"/act/Celu\" (Celu): unsupported op\n"
+                                          "  ONNX node \"/view/Unsqueeze\" (Unsqueeze): unsupported op of data (Unsqueeze of a weight is "
+                                          "supported)\nsupported: Add, AveragePool"));
+        CHECK_THAT(error, !Catch::Contains("/Add\""));
+    }
+    {
         onnx::ModelProto m = mlpModel();
         declare(m.mutable_graph()->mutable_input(0), "input", {1, 0});
         const TempFile f(m, "dynamic");
