@@ -248,6 +248,7 @@ LayerSpec layerOf(const json& op)
     const bool pool = l.kind == LayerKind::MaxPool2d || l.kind == LayerKind::AvgPool2d;
     l.stride = pairOf(op, "stride", pool ? l.kernel : std::array<uint32_t, 2>{1, 1}); // torch: a pool's stride is its kernel
     l.padding = pairOf(op, "padding", {0, 0});
+    l.ceilMode = op.value("ceil_mode", false);
     l.dilation = pairOf(op, "dilation", {1, 1});
     l.groups = op.value("groups", op.value("num_groups", 1u));
     l.bias = op.value("bias", true);

@@ -335,7 +335,11 @@ private:
             failNode(node, fmt::format("expected the same padding on both sides of each dimension, found pads [{}]", fmt::join(p, ", ")));
         if (p[0] < 0 || p[1] < 0 || p[0] > 65535 || p[1] > 65535)
             failNode(node, fmt::format("expected pads of 0 to 65535, found [{}]", fmt::join(p, ", ")));
-        return {uint32_t(p[0]), uint32_t(p[1])};
+        // A zero Pad before this node (pad()) widens its padding.
+        auto extra = m_padOf.find(node.input(0));
+        if (extra == m_padOf.end())
+            return {uint32_t(p[0]), uint32_t(p[1])};
+        return {uint32_t(p[0]) + extra->second[0], uint32_t(p[1]) + extra->second[1]};
     }
 
     std::vector<int64_t> dimsOfParam(const onnx::NodeProto& node, int k) const
@@ -376,6 +380,30 @@ private:
             std::copy_n(t.raw_data().data(), v.size() * sizeof(int64_t), reinterpret_cast<char*>(v.data()));
         }
         return v;
+    }
+
+    /** The value of a single-element floating-point constant. */
+    std::optional<double> constantScalar(const std::string& name) const
+    {
+        auto it = m_constants.find(name);
+        if (it == m_constants.end() || !scalarConstant(name))
+            return std::nullopt;
+        const onnx::TensorProto& t = it->second;
+        if (t.float_data_size() == 1)
+            return t.float_data(0);
+        if (t.double_data_size() == 1)
+            return t.double_data(0);
+        if (t.data_type() == onnx::TensorProto_DataType_FLOAT && t.raw_data().size() == sizeof(float)) {
+            float v = 0;
+            std::copy_n(t.raw_data().data(), sizeof v, reinterpret_cast<char*>(&v));
+            return v;
+        }
+        if (t.data_type() == onnx::TensorProto_DataType_DOUBLE && t.raw_data().size() == sizeof(double)) {
+            double v = 0;
+            std::copy_n(t.raw_data().data(), sizeof v, reinterpret_cast<char*>(&v));
+            return v;
+        }
+        return std::nullopt;
     }
 
     /** Whether a value is a single-element constant (a scalar operand). */
@@ -466,6 +494,43 @@ private:
         m_spec.layers.push_back(std::move(l));
     }
 
+    /** A zero pad of an image's height and width, read by convolutions or poolings only (torch
+     *  writes F.pad before a convolution, and an average pooling's count_include_pad, as one):
+     *  the padding of each reader, whose windows then cover it. PopART's PadInplace makes the
+     *  pad itself a view (no vertex runs). */
+    void pad(const onnx::NodeProto& node)
+    {
+        const auto* mode = attr(node, "mode");
+        if (mode && mode->s() != "constant")
+            failNode(node, fmt::format("expected mode \"constant\": {} padding is not modelled yet", mode->s()));
+        const auto pads = node.input_size() > 1 ? constantInts(node.input(1)) : std::nullopt;
+        if (!pads || pads->size() % 2 != 0)
+            failNode(node, "expected constant pads (a shape computed in the graph is not supported)");
+        if (node.input_size() > 2 && !node.input(2).empty() && constantScalar(node.input(2)).value_or(1.0) != 0.0)
+            failNode(node, "expected a zero pad value: padding with another constant is not modelled yet");
+        const std::size_t rank = pads->size() / 2;
+        if (std::all_of(pads->begin(), pads->end(), [](int64_t v) { return v == 0; }))
+            return alias(node);
+        const auto& p = *pads;
+        for (std::size_t d = 0; d < rank; ++d) {
+            if (d + 2 < rank && (p[d] != 0 || p[rank + d] != 0))
+                failNode(node, fmt::format("expected padding of the last two dimensions only (height and width), found pads [{}]",
+                                           fmt::join(p, ", ")));
+            if (p[d] != p[rank + d] || p[d] < 0 || p[d] > 65535)
+                failNode(node, fmt::format("expected the same padding, 0 to 65535, on both sides of each dimension, found pads [{}]",
+                                           fmt::join(p, ", ")));
+        }
+        auto readers = m_readers.find(node.output(0));
+        if (rank < 2 || readers == m_readers.end() ||
+            !std::all_of(readers->second.begin(), readers->second.end(), [](const auto& r) {
+                const std::string& op = r.first->op_type();
+                return r.second == 0 && (op == "Conv" || op == "AveragePool" || op == "MaxPool");
+            }))
+            failNode(node, "expected only convolutions or poolings to read it: a pad of other data is not modelled yet");
+        m_padOf[node.output(0)] = {uint32_t(p[rank - 2]), uint32_t(p[rank - 1])};
+        alias(node);
+    }
+
     /** A node that only renames its input (Identity, a Dropout in inference export). */
     void alias(const onnx::NodeProto& node) { m_values[node.output(0)] = valueOf(node, 0); }
 
@@ -483,7 +548,7 @@ public:
                 {"Gemm", &OnnxImporter::matmul}, {"GlobalAveragePool", &OnnxImporter::unaryLayer}, {"Identity", &OnnxImporter::identity},
                 {"InstanceNormalization", &OnnxImporter::instanceNorm}, {"LayerNormalization", &OnnxImporter::lastAxis},
                 {"LogSoftmax", &OnnxImporter::lastAxis}, {"MatMul", &OnnxImporter::matmul}, {"MaxPool", &OnnxImporter::pool},
-                {"Mul", &OnnxImporter::binary}, {"NegativeLogLikelihoodLoss", &OnnxImporter::loss},
+                {"Mul", &OnnxImporter::binary}, {"NegativeLogLikelihoodLoss", &OnnxImporter::loss}, {"Pad", &OnnxImporter::pad},
                 {"ReduceMean", &OnnxImporter::reduceMean}, {"Reshape", &OnnxImporter::reshapeOrGroupNorm},
                 {"Slice", &OnnxImporter::slices}, {"Softmax", &OnnxImporter::lastAxis}, {"SoftmaxCrossEntropyLoss", &OnnxImporter::loss},
                 {"Split", &OnnxImporter::slices}, {"Sub", &OnnxImporter::binary}, {"Transpose", &OnnxImporter::transpose},
@@ -645,8 +710,6 @@ private:
 
     void pool(const onnx::NodeProto& node)
     {
-        if (intAttr(node, "ceil_mode", 0) != 0)
-            failNode(node, "expected ceil_mode 0 (torch's default floor mode)");
         if (pairAttr(node, "dilations", {1, 1}) != std::array<uint32_t, 2>{1, 1})
             failNode(node, "expected dilations 1: dilated pooling is not modelled yet");
         LayerSpec l = layerFor(node, node.op_type() == "MaxPool" ? LayerKind::MaxPool2d : LayerKind::AvgPool2d, {0});
@@ -655,6 +718,7 @@ private:
         l.kernel = pairAttr(node, "kernel_shape", {1, 1});
         l.stride = pairAttr(node, "strides", {1, 1}); // ONNX's default, unlike torch's
         l.padding = padsAttr(node);
+        l.ceilMode = intAttr(node, "ceil_mode", 0) != 0;
         add(node, l);
     }
 
@@ -857,6 +921,8 @@ private:
 
     void concat(const onnx::NodeProto& node)
     {
+        if (node.input_size() == 1) // torch.cat of one tensor (DenseNet's first layer of a block)
+            return alias(node);
         std::vector<int> inputs;
         for (int k = 0; k < node.input_size(); ++k)
             inputs.push_back(k);
@@ -1099,6 +1165,7 @@ private:
     std::set<const onnx::NodeProto*> m_fused;            // nodes mapped into the layer of a pattern's first node
     std::vector<std::string> m_blockers;                 // what stops each node that cannot be imported
     std::set<std::string> m_blocked;                     // values of nodes that were not imported
+    std::map<std::string, std::array<uint32_t, 2>> m_padOf; // a zero Pad's output -> the height and width it adds
     std::map<std::string, std::string> m_values;         // ONNX value -> the model input or layer that holds it
     std::set<std::string> m_layerNames;
     std::set<std::size_t> m_usedBlocks;

@@ -874,3 +874,25 @@ TEST_CASE("Graph workload: an attention_mask op feeds a softmax over every head"
     train["outputs"] = {"loss"};
     CHECK(errorOf(graphConfig(train, {{"mode", "train"}})) == "no error");
 }
+
+TEST_CASE("Graph workload: ceil-mode pooling keeps a last, partial window (torch's rule)", "[graph]")
+{
+    // torch.nn.MaxPool2d(3, 2, ceil_mode=True): 112 -> ceil(109 / 2) + 1 = 56 (floor mode 55);
+    // with padding 1, 8 -> ceil(7 / 2) + 1 = 5 (floor 4); a window that would start in the right
+    // padding is dropped: 5, kernel 2, stride 2, padding 1 -> ceil(5 / 2) + 1 = 4, (4 - 1) x 2 =
+    // 6 >= 5 + 1, so 3.
+    CHECK(ConvGeometry::outputs(112, 0, 3, 2, true) == 56);
+    CHECK(ConvGeometry::outputs(112, 0, 3, 2, false) == 55);
+    CHECK(ConvGeometry::outputs(8, 1, 3, 2, true) == 5);
+    CHECK(ConvGeometry::outputs(8, 1, 3, 2, false) == 4);
+    CHECK(ConvGeometry::outputs(5, 1, 2, 2, true) == 3);
+    const json graph = {{"inputs", json::array({{{"name", "x"}, {"shape", {4, 8, 8}}}})},
+                        {"ops", json::array({op("pool", "max_pool2d", {"x"}, {{"kernel_size", 3}, {"stride", 2}, {"ceil_mode", true}}),
+                                             op("flat", "flatten", {"pool"}), op("fc", "linear", {"flat"}, {{"out_features", 10}})})},
+                        {"outputs", {"fc"}}};
+    // 4 x 4 windows of 4 channels reach the linear layer: 2 x 64 x 10 FLOPs.
+    CHECK(build(graphConfig(graph)).schedule.modelFlopsPerSample == 2.0 * 64 * 10);
+    json floor = graph;
+    floor["ops"][0]["ceil_mode"] = false;
+    CHECK(build(graphConfig(floor)).schedule.modelFlopsPerSample == 2.0 * 36 * 10);
+}

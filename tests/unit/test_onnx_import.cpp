@@ -8,6 +8,7 @@
 #include "sim/config/OnnxModel.hpp"
 #include "models/json/ScheduleJson.hpp"
 #include "sim/engine/Experiment.hpp"
+#include "workloads/graph/ModelBuilder.hpp"
 
 #include <catch2/catch.hpp>
 #include <onnx/onnx_pb.h>
@@ -421,4 +422,100 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
     }
     CHECK_THAT(errorOf(onnxConfig("nope.onnx")), Catch::Contains("/workload/file: cannot read ONNX model \"" + kRoot + "/configs/nope.onnx\""));
     CHECK_THAT(errorOf(onnxConfig(kRoot + "/configs/default.json")), Catch::Contains("is not an ONNX model"));
+}
+
+namespace {
+
+/** An int64 initializer (pads, axes). */
+void ints(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> values)
+{
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto_DataType_INT64);
+    t->add_dims(int64_t(values.size()));
+    for (int64_t v : values)
+        t->add_int64_data(v);
+}
+
+/** convModel's convolution without padding of its own, after a Pad of `pads` (ONNX's order:
+ *  every dimension's start, then every end). */
+onnx::ModelProto paddedConvModel(std::vector<int64_t> pads, int64_t side = 8)
+{
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    declare(g->add_input(), "input", {1, 3, 8, 8});
+    declare(g->add_input(), "conv.weight", {4, 3, 3, 3});
+    ints(g, "pads", std::move(pads));
+    node(g, "/pad/Pad", "Pad", {"input", "pads"}, {"padded"});
+    intsAttr(node(g, "/conv/Conv", "Conv", {"padded", "conv.weight"}, {"output"}), "kernel_shape", {3, 3});
+    declare(g->add_output(), "output", {1, 4, side, side});
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("ONNX import: a zero pad of height and width is its reader's padding, ceil-mode pooling, a one-input concat", "[onnx]")
+{
+    {
+        // F.pad(x, (1, 1, 1, 1)) then a 3x3 conv without padding: the conv's padding is 1, its
+        // output 8 x 8 as with padding=1.
+        const TempFile f(paddedConvModel({0, 0, 1, 1, 0, 0, 1, 1}), "pad_conv");
+        const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+        REQUIRE(spec.layers.size() == 1);
+        CHECK(spec.layers[0].kind == LayerKind::Conv2d);
+        CHECK(spec.layers[0].padding == std::array<uint32_t, 2>{1, 1});
+        CHECK(spec.layers[0].inputs == std::vector<std::string>{"input"});
+        CHECK(errorOf(onnxConfig(f.path)) == "no error");
+    }
+    {
+        // All zeros (DenseNet's transitions): the pad is its input.
+        const TempFile f(paddedConvModel({0, 0, 0, 0, 0, 0, 0, 0}, 6), "pad_zero");
+        const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+        CHECK(spec.layers.at(0).padding == std::array<uint32_t, 2>{0, 0});
+        CHECK(spec.layers.at(0).inputs == std::vector<std::string>{"input"});
+    }
+    {
+        // What a pad cannot be: of the channels, one-sided, of another value or mode.
+        const TempFile channels(paddedConvModel({0, 1, 1, 1, 0, 1, 1, 1}), "pad_channels");
+        CHECK_THAT(errorOf(onnxConfig(channels.path)),
+                   Catch::Contains("ONNX node \"/pad/Pad\" (Pad): expected padding of the last two dimensions only (height and width), "
+                                   "found pads [0, 1, 1, 1, 0, 1, 1, 1]"));
+        const TempFile oneSided(paddedConvModel({0, 0, 0, 0, 0, 0, 1, 1}, 7), "pad_one_sided");
+        CHECK_THAT(errorOf(onnxConfig(oneSided.path)), Catch::Contains("expected the same padding, 0 to 65535, on both sides"));
+        onnx::ModelProto reflect = paddedConvModel({0, 0, 1, 1, 0, 0, 1, 1});
+        auto* mode = reflect.mutable_graph()->mutable_node(0)->add_attribute();
+        mode->set_name("mode");
+        mode->set_type(onnx::AttributeProto_AttributeType_STRING);
+        mode->set_s("reflect");
+        const TempFile r(reflect, "pad_reflect");
+        CHECK_THAT(errorOf(onnxConfig(r.path)), Catch::Contains("(Pad): expected mode \"constant\": reflect padding is not modelled yet"));
+        onnx::ModelProto valued = paddedConvModel({0, 0, 1, 1, 0, 0, 1, 1});
+        constant(valued.mutable_graph(), "one", {1.0f});
+        valued.mutable_graph()->mutable_node(0)->add_input("one");
+        const TempFile v(valued, "pad_value");
+        CHECK_THAT(errorOf(onnxConfig(v.path)), Catch::Contains("(Pad): expected a zero pad value"));
+    }
+    {
+        // MaxPool2d(3, stride=2, ceil_mode=True) of 8 x 8: ceil(5 / 2) + 1 = 4 windows a side,
+        // floor mode 3; then torch.cat of one tensor is that tensor.
+        onnx::ModelProto m = convModel();
+        auto* g = m.mutable_graph();
+        g->mutable_node(0)->set_output(0, "c");
+        auto* pool = node(g, "/pool/MaxPool", "MaxPool", {"c"}, {"p"});
+        intsAttr(pool, "kernel_shape", {3, 3});
+        intsAttr(pool, "strides", {2, 2});
+        intAttr(pool, "ceil_mode", 1);
+        intAttr(node(g, "/cat/Concat", "Concat", {"p"}, {"output"}), "axis", 1);
+        declare(g->mutable_output(0), "output", {1, 4, 4, 4});
+        const TempFile f(m, "ceil_pool");
+        const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+        REQUIRE(spec.layers.size() == 2);
+        CHECK(spec.layers[1].ceilMode);
+        CHECK(spec.outputs == std::vector<std::string>{"/pool/MaxPool"});
+        ModelGraphInfo info;
+        const Graph graph = buildModelGraph(spec, 1, Precision::FP16, Precision::FP16, false, Throwing(), info);
+        CHECK(graph.tensor(info.outputs.at(0)).shape == std::vector<uint64_t>{1, 4, 4, 4});
+    }
 }

@@ -58,11 +58,23 @@ struct ConvGeometry
     uint32_t strideHeight = 1, strideWidth = 1;
     uint32_t dilationHeight = 1, dilationWidth = 1;
     uint32_t groups = 1;
+    bool ceilMode = false; // pooling: a last, partial window where the stride leaves one (torch's ceil_mode)
     /** The span of the dilated kernel. */
     [[nodiscard]] uint64_t spanHeight() const { return uint64_t(dilationHeight) * (kernelHeight - 1) + 1; }
     [[nodiscard]] uint64_t spanWidth() const { return uint64_t(dilationWidth) * (kernelWidth - 1) + 1; }
-    [[nodiscard]] uint64_t outHeight() const { return (inHeight + 2 * padHeight - spanHeight()) / strideHeight + 1; }
-    [[nodiscard]] uint64_t outWidth() const { return (inWidth + 2 * padWidth - spanWidth()) / strideWidth + 1; }
+    [[nodiscard]] uint64_t outHeight() const { return outputs(inHeight, padHeight, spanHeight(), strideHeight, ceilMode); }
+    [[nodiscard]] uint64_t outWidth() const { return outputs(inWidth, padWidth, spanWidth(), strideWidth, ceilMode); }
+
+    /** Windows of `span` every `stride` over `in` padded by `pad` each side; in ceil mode a last
+     *  partial window too, unless it would start in the right padding (torch's pooling rule). */
+    static uint64_t outputs(uint64_t in, uint64_t pad, uint64_t span, uint64_t stride, bool ceilMode)
+    {
+        const uint64_t covered = in + 2 * pad - span;
+        uint64_t out = (ceilMode ? covered + stride - 1 : covered) / stride + 1;
+        if (ceilMode && (out - 1) * stride >= in + pad)
+            --out;
+        return out;
+    }
 };
 
 #define IPUSIM_ACTIVATION_OPS(kind, ...) kind, kind##Grad,

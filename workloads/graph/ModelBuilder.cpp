@@ -548,12 +548,12 @@ private:
         if (x.shape[2] + 2 * l.padding[0] < l.kernel[0] || x.shape[3] + 2 * l.padding[1] < l.kernel[1])
             fail(i, "kernel_size", fmt::format("expected a window within the padded input {} x {}",
                                                           x.shape[2] + 2 * l.padding[0], x.shape[3] + 2 * l.padding[1]));
-        std::vector<uint64_t> out{x.shape[0], x.shape[1], (x.shape[2] + 2 * l.padding[0] - l.kernel[0]) / l.stride[0] + 1,
-                                  (x.shape[3] + 2 * l.padding[1] - l.kernel[1]) / l.stride[1] + 1};
-        Value y{tensor(l.name + ".out", out), out};
-        Op& op = m_g.addOp(l.name, kind, {x.tensor}, {y.tensor});
-        op.geometry = {x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.shape[1], l.kernel[0], l.kernel[1], l.padding[0],
+        ConvGeometry g{x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.shape[1], l.kernel[0], l.kernel[1], l.padding[0],
                        l.padding[1], l.stride[0], l.stride[1]};
+        g.ceilMode = l.ceilMode;
+        std::vector<uint64_t> out{x.shape[0], x.shape[1], g.outHeight(), g.outWidth()};
+        Value y{tensor(l.name + ".out", out), out};
+        m_g.addOp(l.name, kind, {x.tensor}, {y.tensor}).geometry = g;
         return y;
     }
 

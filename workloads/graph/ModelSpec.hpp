@@ -61,6 +61,7 @@ struct LayerSpec
     uint64_t rows = 0;           // embedding num_embeddings
     std::array<uint32_t, 2> kernel{1, 1}, stride{1, 1}, padding{0, 0}, dilation{1, 1};
     uint32_t groups = 1;
+    bool ceilMode = false; // max_pool2d, avg_pool2d: a last, partial window (torch's ceil_mode)
     bool bias = true;
     bool affine = true; // layer_norm, group_norm: a learned per-channel weight and bias (torch's elementwise_affine, affine)
     std::vector<int64_t> shape; // reshape: per sample, one -1 inferred; parameter: its shape
