@@ -26,7 +26,7 @@ const std::vector<OpName<UnaryOpKind>> kUnary = {
     {"rsqrt", "RSQRT", UnaryOpKind::Rsqrt},       {"inverse", "INVERSE", UnaryOpKind::Inverse},
     {"tanh", "TANH", UnaryOpKind::Tanh},          {"sigmoid", "SIGMOID", UnaryOpKind::Sigmoid},
     {"gelu_erf", "GELU_ERF", UnaryOpKind::GeluErf}, {"neg", "NEGATE", UnaryOpKind::Neg},
-    {"square", "SQUARE", UnaryOpKind::Square}};
+    {"square", "SQUARE", UnaryOpKind::Square},    {"erf", "ERF", UnaryOpKind::Erf}};
 const std::vector<OpName<BinaryOpKind>> kBinary = {
     {"add", "ADD", BinaryOpKind::Add}, {"sub", "SUBTRACT", BinaryOpKind::Sub}, {"mul", "MULTIPLY", BinaryOpKind::Mul},
     {"div", "DIVIDE", BinaryOpKind::Div}, {"max", "MAXIMUM", BinaryOpKind::Max},

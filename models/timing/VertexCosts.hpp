@@ -37,7 +37,7 @@ uint64_t convPartialNx1(const IpuParams& hw, const ConvShape& s);
 /** Picks the vertex a convolution uses: 1x1 kernels take ConvPartial1x1Out. */
 uint64_t convPartial(const IpuParams& hw, const ConvShape& s);
 
-enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, GeluErf, Neg, Square };
+enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, GeluErf, Neg, Square, Erf };
 enum class BinaryOpKind { Add, Sub, Mul, Div, Max, Equal };
 
 /** popops UnaryOp1D (in place: UnaryOp1DInPlace) over n elements: 20 + 6 x (preamble + the

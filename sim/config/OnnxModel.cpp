@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -478,6 +479,36 @@ private:
         return !output && it != m_readers.end() && it->second.size() == 1 && it->second[0].first == &node;
     }
 
+    bool scalarNear(const std::string& value, double expected) const
+    {
+        const auto v = constantScalar(value);
+        return v && std::abs(*v - expected) < 1e-3 * std::abs(expected);
+    }
+
+    /** torch's exact GELU as torch.onnx.export writes it, x / sqrt(2), Erf, + 1, x times that,
+     *  times 0.5, from its first node: one gelu layer, as PopTorch lowers both GELU forms to
+     *  popnn's GELU. */
+    bool geluErf(const onnx::NodeProto& div)
+    {
+        if (!scalarNear(div.input(1), std::sqrt(2.0)))
+            return false;
+        const std::string& x = div.input(0);
+        const onnx::NodeProto* erf = soleReader(div.output(0), "Erf");
+        const onnx::NodeProto* plusOne = erf ? soleReader(erf->output(0), "Add") : nullptr;
+        if (!plusOne || !scalarNear(otherOperand(*plusOne, erf->output(0)), 1.0))
+            return false;
+        const onnx::NodeProto* times = soleReader(plusOne->output(0), "Mul");
+        const onnx::NodeProto* half = times && otherOperand(*times, plusOne->output(0)) == x ? soleReader(times->output(0), "Mul") : nullptr;
+        if (!half || !scalarNear(otherOperand(*half, times->output(0)), 0.5))
+            return false;
+        LayerSpec l = layerFor(div, LayerKind::Gelu, {0});
+        l.origin = fmt::format("ONNX nodes \"{}\" to \"{}\" (GELU, erf form)", nameOf(div), nameOf(*half));
+        m_fused.insert({erf, plusOne, times, half});
+        m_values[half->output(0)] = l.name;
+        m_spec.layers.push_back(std::move(l));
+        return true;
+    }
+
     /** The layer whose output `value` is, if it is the last layer so far (nothing read it yet
      *  that a fused bias would change). */
     LayerSpec* producer(const std::string& value)
@@ -587,8 +618,6 @@ private:
     {
         if (op == "Pow")
             return fmt::format(" ({})", kLayerNormHint);
-        if (op == "Erf")
-            return " (GELU exports as Erf and element-wise nodes before opset 20)";
         return "";
     }
 
@@ -749,6 +778,8 @@ private:
     {
         static const std::map<std::string, LayerKind> kinds = {
             {"Add", LayerKind::Add}, {"Sub", LayerKind::Sub}, {"Mul", LayerKind::Mul}, {"Div", LayerKind::Div}};
+        if (node.op_type() == "Div" && geluErf(node))
+            return;
         // A constant scalar operand (an attention scale, a residual factor) is one multiply-like
         // pass over the other operand.
         for (int k : {0, 1})

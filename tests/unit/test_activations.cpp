@@ -133,16 +133,22 @@ TEST_CASE("Activations: the recipes by hand", "[graph][activation]")
     // cycles a vector per worker) then dy divided by it (11 + 6 (26 + 128 x 21)).
     CHECK(cycles(OpKind::Sqrt) == 20 + 6 * (17 + 128 * 23));
     CHECK(cycles(OpKind::SqrtGrad) == 11 + 6 * (20 + 2 * 128) + 11 + 6 * (26 + 128 * 21));
+    // erf 20 + 6 (17 + 512 x 13); its gradient: square 20 + 6 (17 + 128 x 2), negate in place
+    // 20 + 6 (55 + 128 x 3), exp in place 20 + 6 (55 + 128 x 4), the scalar 11 + 6 (20 + 2 x
+    // 128), times dy 11 + 6 (26 + 128 x 3).
+    CHECK(cycles(OpKind::Erf) == 20 + 6 * (17 + 512 * 13));
+    CHECK(cycles(OpKind::ErfGrad) == 20 + 6 * (17 + 128 * 2) + 20 + 6 * (55 + 128 * 3) + 20 + 6 * (55 + 128 * 4) + 11 + 6 * (20 + 2 * 128) +
+                                         11 + 6 * (26 + 128 * 3));
 }
 
 TEST_CASE("Activations: each gradient reads what its derivative needs", "[graph][activation]")
 {
     // d relu = dy [y > 0]; d tanh = dy (1 - y^2); d sigmoid = dy y (1 - y); d exp = dy y;
-    // d sqrt = dy / (2 y); GELU's
+    // d sqrt = dy / (2 y); d erf = dy 2 / sqrt(pi) exp(-x^2); GELU's
     // derivative is a function of x only. A new row adds its line here.
     const std::map<std::string, GradientReads> expected = {{"relu", GradientReads::Output}, {"tanh", GradientReads::Output},
                                                            {"sigmoid", GradientReads::Output}, {"exp", GradientReads::Output},
-                                                           {"sqrt", GradientReads::Output},
+                                                           {"sqrt", GradientReads::Output}, {"erf", GradientReads::Input},
                                                            {"gelu", GradientReads::Input}};
     for (const ActivationRow& row : activationTable()) {
         INFO("activation " << row.graphName);

@@ -251,11 +251,11 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
 {
     {
         onnx::ModelProto m = mlpModel();
-        m.mutable_graph()->mutable_node(1)->set_op_type("Erf");
-        const TempFile f(m, "erf");
+        m.mutable_graph()->mutable_node(1)->set_op_type("Pow");
+        const TempFile f(m, "pow");
         CHECK_THAT(errorOf(onnxConfig(f.path)),
-                   Catch::Contains("/workload/file: ONNX node \"/relu1/Relu\" (Erf): unsupported op (GELU exports as Erf and "
-                                   "element-wise nodes before opset 20); supported: Add, AveragePool"));
+                   Catch::Contains("/workload/file: ONNX node \"/relu1/Relu\" (Pow): unsupported op (LayerNorm exports as one "
+                                   "LayerNormalization node with opset_version=17); supported: Add, AveragePool"));
     }
     {
         // Every node that stands in the way in one error, in graph order: an unsupported op, one
@@ -268,7 +268,7 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
         axes->set_data_type(onnx::TensorProto_DataType_INT64);
         axes->add_dims(1);
         axes->add_int64_data(1);
-        g->mutable_node(1)->set_op_type("Erf");
+        g->mutable_node(1)->set_op_type("Pow");
         g->mutable_node(3)->set_output(0, "mm");
         node(g, "/act/Celu", "Celu", {"mm"}, {"c"});
         node(g, "/view/Unsqueeze", "Unsqueeze", {"h", "axes"}, {"v"});
@@ -276,8 +276,8 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
         const TempFile f(m, "blockers");
         const std::string error = errorOf(onnxConfig(f.path));
         CHECK_THAT(error, Catch::Contains("/workload/file: 3 nodes stand in the way, in graph order:\n"
-                                          "  ONNX node \"/relu1/Relu\" (Erf): unsupported op (GELU exports as Erf and element-wise nodes "
-                                          "before opset 20)\n"
+                                          "  ONNX node \"/relu1/Relu\" (Pow): unsupported op (LayerNorm exports as one "
+                                          "LayerNormalization node with opset_version=17)\n"
                                           "  ONNX node \"/act/Celu\" (Celu): unsupported op\n"
                                           "  ONNX node \"/view/Unsqueeze\" (Unsqueeze): unsupported op of data (Unsqueeze of a weight is "
                                           "supported)\nsupported: Add, AveragePool"));
@@ -518,4 +518,41 @@ TEST_CASE("ONNX import: a zero pad of height and width is its reader's padding, 
         const Graph graph = buildModelGraph(spec, 1, Precision::FP16, Precision::FP16, false, Throwing(), info);
         CHECK(graph.tensor(info.outputs.at(0)).shape == std::vector<uint64_t>{1, 4, 4, 4});
     }
+}
+
+TEST_CASE("ONNX import: torch's exact GELU (x / sqrt 2, Erf, + 1, times x, times 0.5) is one gelu, Erf alone is erf", "[onnx]")
+{
+    // The MLP with its ReLU (h -> r) replaced by the pattern.
+    onnx::ModelProto m = mlpModel();
+    auto* g = m.mutable_graph();
+    const onnx::NodeProto gemm = g->node(0), transpose = g->node(2), matmul = g->node(3);
+    g->clear_node();
+    *g->add_node() = gemm;
+    constant(g, "sqrt2", {1.4142135f});
+    constant(g, "one", {1.0f});
+    constant(g, "half", {0.5f});
+    node(g, "/act/Div", "Div", {"h", "sqrt2"}, {"d"});
+    node(g, "/act/Erf", "Erf", {"d"}, {"e"});
+    node(g, "/act/Add", "Add", {"e", "one"}, {"a"});
+    node(g, "/act/Mul", "Mul", {"h", "a"}, {"t"});
+    node(g, "/act/Mul_1", "Mul", {"t", "half"}, {"r"});
+    *g->add_node() = transpose;
+    *g->add_node() = matmul;
+    const TempFile f(m, "gelu_erf");
+    const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+    std::vector<LayerKind> kinds;
+    for (const auto& l : spec.layers)
+        kinds.push_back(l.kind);
+    CHECK(kinds == std::vector<LayerKind>{LayerKind::Linear, LayerKind::Gelu, LayerKind::Linear});
+    CHECK(spec.layers[1].inputs == std::vector<std::string>{"/fc1/Gemm"});
+    CHECK(spec.layers[2].inputs == std::vector<std::string>{spec.layers[1].name});
+    CHECK(spec.layers[1].origin == "ONNX nodes \"/act/Div\" to \"/act/Mul_1\" (GELU, erf form)");
+    // Another constant than sqrt(2) is not the pattern: a scale, then erf, add, mul, scale.
+    g->mutable_node(4)->set_input(1, "one"); // the Div
+    const TempFile other(m, "not_gelu");
+    kinds.clear();
+    for (const auto& l : config::importOnnx({other.path, {}, {}, false}, Throwing()).layers)
+        kinds.push_back(l.kind);
+    CHECK(kinds == std::vector<LayerKind>{LayerKind::Linear, LayerKind::Scale, LayerKind::Erf, LayerKind::Scale, LayerKind::Mul,
+                                          LayerKind::Scale, LayerKind::Linear});
 }

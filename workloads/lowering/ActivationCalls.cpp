@@ -32,6 +32,13 @@ std::vector<VertexCall> activationCalls(OpKind kind, Precision type, uint64_t e)
     // the output by 2 (ScaleInplace: a scalar broadcast) and divides the incoming gradient by it.
     case OpKind::Sqrt: return {unary(UnaryOpKind::Sqrt, type, e)};
     case OpKind::SqrtGrad: return {byScalar(BinaryOpKind::Mul, type, e), binary(BinaryOpKind::Div, type, e)};
+    // PopART's Erf is UnaryOp<ERF>; its gradient, dy 2 / sqrt(pi) exp(-x^2), five passes: x
+    // squared, negated and exponentiated in place, times the constant (a scalar broadcast in
+    // place), times dy.
+    case OpKind::Erf: return {unary(UnaryOpKind::Erf, type, e)};
+    case OpKind::ErfGrad:
+        return {unary(UnaryOpKind::Square, type, e), unaryInPlace(UnaryOpKind::Neg, type, e), unaryInPlace(UnaryOpKind::Exp, type, e),
+                byScalar(BinaryOpKind::Mul, type, e), binary(BinaryOpKind::Mul, type, e)};
     default: throw std::logic_error("no activation recipe for op kind " + std::to_string(int(kind)));
     }
 }
