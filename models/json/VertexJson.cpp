@@ -141,8 +141,9 @@ VertexCall readUnary(Vertex v, ParamReader& r, const IpuParams&)
 VertexCall readBinary(Vertex v, ParamReader& r, const IpuParams&)
 {
     const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", binaryOpNames()));
-    if (op == costs::BinaryOpKind::Equal && v == Vertex::BinaryOp1DInPlace)
-        r.fail("op", "expected an op other than \"equal\": BinaryOp1DInPlace<EQUAL> exists for bool operands only");
+    if ((op == costs::BinaryOpKind::Equal || op == costs::BinaryOpKind::NotEqual) && v == Vertex::BinaryOp1DInPlace)
+        r.fail("op", "expected an op other than a comparison (\"equal\", \"not_equal\"): BinaryOp1DInPlace of a comparison exists "
+                     "for bool operands only");
     // Comparisons also run on int32 operands (packed sequence ids), at their own rate.
     if (op == costs::BinaryOpKind::Equal && r.word("type", {"fp16", "fp32", "int32"}) == "int32")
         return {{v, op}, Int32Args{r.count("elements")}};
@@ -153,6 +154,12 @@ VertexCall readByScalar(Vertex v, ParamReader& r, const IpuParams&)
 {
     const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", {"add", "sub", "mul", "div"}));
     return {{v, op}, elements(r)};
+}
+
+VertexCall readCompareScalar(Vertex v, ParamReader& r, const IpuParams&)
+{
+    r.word("op", {"not_equal"}); // the comparisons' bool output is never in place
+    return {{v, costs::BinaryOpKind::NotEqual}, elements(r)};
 }
 
 VertexCall readNonLinearity(Vertex v, ParamReader& r, const IpuParams&)
@@ -237,6 +244,8 @@ CallReader readerOf(Vertex v)
     case Vertex::BinaryOp1D:
     case Vertex::BinaryOp1DInPlace: return readBinary;
     case Vertex::BroadcastScalar1DInPlace: return readByScalar;
+    case Vertex::BroadcastScalar1D: return readCompareScalar;
+    case Vertex::ClampInPlace: return readElements;
     case Vertex::NonLinearity1DInPlace: return readNonLinearity;
     case Vertex::NonLinearityGrad1D: return readNonLinearityGrad;
     case Vertex::ScaledAddSupervisor:

@@ -147,6 +147,7 @@ OpLoop binaryLoop(BinaryOpKind op)
     case BinaryOpKind::Max: return {4, 4, 3, 2, 4, 4};
     // Comparisons are unrolled by 4 in both float types; in place they exist for bool only.
     case BinaryOpKind::Equal: return {9, 4, 14, 4, 9, 14};
+    case BinaryOpKind::NotEqual: return {11, 4, 20, 4, 11, 20};
     }
     throw std::logic_error("unknown binary op");
 }
@@ -172,8 +173,8 @@ uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t
 {
     // BinaryOp1D: 11 of supervisor, then per worker its preamble (26 fp16, 29 fp32; 58 in place)
     // and its loop.
-    if (inPlace && op == BinaryOpKind::Equal)
-        throw std::invalid_argument("BinaryOp1DInPlace<EQUAL> exists for bool operands only");
+    if (inPlace && (op == BinaryOpKind::Equal || op == BinaryOpKind::NotEqual))
+        throw std::invalid_argument("BinaryOp1DInPlace of a comparison exists for bool operands only");
     const uint64_t base = inPlace ? 58 : type == Precision::FP16 ? 26 : 29;
     return hw.supervisorOverhead + hw.workers * (base + loopCycles(hw, binaryLoop(op), type, n, inPlace));
 }
@@ -196,8 +197,9 @@ uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, u
     case BinaryOpKind::Sub:
     case BinaryOpKind::Mul: loop = 2 * ceilDiv(m, hw.vectorWidth(type)); break;
     case BinaryOpKind::Div: loop = (half ? 8 : 6) * ceilDiv(m, 2); break;
+    case BinaryOpKind::NotEqual: loop = (half ? 10 : 18) * ceilDiv(m, 4); break;
     case BinaryOpKind::Max:
-    case BinaryOpKind::Equal: throw std::invalid_argument("BroadcastScalar1DInPlace has an estimate for ADD, SUBTRACT, MULTIPLY and DIVIDE only");
+    case BinaryOpKind::Equal: throw std::invalid_argument("BroadcastScalar1D has an estimate for ADD, SUBTRACT, MULTIPLY, DIVIDE and NOT_EQUAL only");
     }
     return hw.supervisorOverhead + hw.workers * (20 + loop);
 }
@@ -260,6 +262,12 @@ uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n)
     for (uint64_t bit = 1; bit < width; bit <<= 1)
         body += 1 + (m & bit ? 2 : 0);
     return 12 + hw.workers * (19 + body + 18);
+}
+
+uint64_t clamp(const IpuParams& hw, Precision type, uint64_t n)
+{
+    const uint64_t m = ceilDiv(n, hw.workers);
+    return hw.workers * (5 + 6 + 2 * ceilDiv(m, hw.vectorWidth(type)));
 }
 
 uint64_t castFromBool(const IpuParams& hw, uint64_t n)

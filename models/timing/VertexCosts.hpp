@@ -38,7 +38,7 @@ uint64_t convPartialNx1(const IpuParams& hw, const ConvShape& s);
 uint64_t convPartial(const IpuParams& hw, const ConvShape& s);
 
 enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, GeluErf, Neg, Square, Erf };
-enum class BinaryOpKind { Add, Sub, Mul, Div, Max, Equal };
+enum class BinaryOpKind { Add, Sub, Mul, Div, Max, Equal, NotEqual };
 
 /** popops UnaryOp1D (in place: UnaryOp1DInPlace) over n elements: 20 + 6 x (preamble + the
  *  busiest worker's unrolled loop), poplibs-costs §3.4. */
@@ -49,10 +49,16 @@ uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t
  *  cycles per 4 elements (popops' binary-op table, §3.4). */
 uint64_t equalInt32(const IpuParams& hw, uint64_t n);
 
-/** popops BroadcastScalar1DInPlace, X op= a scalar, over n elements (§3.9): 11 + 6 x (20 + the
+/** popops BroadcastScalar1D(InPlace), X op a scalar, over n elements (§3.9): 11 + 6 x (20 + the
  *  busiest worker's loop); ADD, SUB and MUL 2 cycles a vector, DIVIDE 8 (fp16) or 6 (fp32) per 2
- *  elements. No other op has a scalar-broadcast estimate. */
+ *  elements, NOT_EQUAL (bool out, so never in place) 10 (fp16) or 18 (fp32) per 4 (popops'
+ *  broadcastOpPerfInfo). No other op is priced here. */
 uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n);
+
+/** popops ClampInPlace over n elements, a 2-D worker vertex per worker: each worker's
+ *  5 + clampCycles(its elements), clampCycles(m) = 6 + 2 cycles per vector (popops' Clamp
+ *  estimator; the four Clamp variants share it); tile cycles 6 x the busiest worker's. */
+uint64_t clamp(const IpuParams& hw, Precision type, uint64_t n);
 
 /** The non-linearities popnn has gradient vertices for. */
 enum class NonLinearity { Relu, Sigmoid, Tanh, Gelu };

@@ -45,10 +45,15 @@ uint64_t binary(const IpuParams& hw, const VertexCall& c)
     return costs::binaryOp(hw, c.codelet.binaryOp(), a.type, a.elements, InPlace);
 }
 
+template <bool InPlace>
 uint64_t byScalar(const IpuParams& hw, const VertexCall& c)
 {
     const auto& a = argsOf<ElementArgs>(c);
-    return costs::broadcastScalar(hw, c.codelet.binaryOp(), a.type, a.elements);
+    const BinaryOpKind op = c.codelet.binaryOp();
+    if (InPlace == (op == BinaryOpKind::NotEqual))
+        throw std::logic_error(InPlace ? "BroadcastScalar1DInPlace of a comparison (bool out) does not exist"
+                                       : "BroadcastScalar1D is priced for NOT_EQUAL only (the others run in place)");
+    return costs::broadcastScalar(hw, op, a.type, a.elements);
 }
 
 uint64_t nonLinearity(const IpuParams& hw, const VertexCall& c)
@@ -140,7 +145,9 @@ const std::array<VertexRow, kVertexCount> kTable = {{
     {Vertex::UnaryOp1DInPlace, "UnaryOp1DInPlace", VertexOps::Unary, estimate::unary<true>, "popops unaryOpInPlaceSupervisor estimator, §3.4"},
     {Vertex::BinaryOp1D, "BinaryOp1D", VertexOps::Binary, estimate::binary<false>, "popops binaryOpSupervisor estimator, §3.4"},
     {Vertex::BinaryOp1DInPlace, "BinaryOp1DInPlace", VertexOps::Binary, estimate::binary<true>, "popops binaryOpInPlaceSupervisor estimator, §3.4"},
-    {Vertex::BroadcastScalar1DInPlace, "BroadcastScalar1DInPlace", VertexOps::Binary, estimate::byScalar, "popops BroadcastScalar1DInPlaceSupervisor estimator, §3.9"},
+    {Vertex::BroadcastScalar1DInPlace, "BroadcastScalar1DInPlace", VertexOps::Binary, estimate::byScalar<true>, "popops BroadcastScalar1DInPlaceSupervisor estimator, §3.9"},
+    {Vertex::BroadcastScalar1D, "BroadcastScalar1D", VertexOps::Binary, estimate::byScalar<false>, "popops BroadcastScalar1DSupervisor estimator (broadcastOpPerfInfo), §3.9"},
+    {Vertex::ClampInPlace, "ClampInPlace", VertexOps::None, estimate::ofElements<costs::clamp>, "popops ClampInPlace estimator (clampCycles)"},
     {Vertex::NonLinearity1DInPlace, "NonLinearity1DInPlace", VertexOps::NonLinearity, estimate::nonLinearity, "popnn NonLinearity1DInPlace estimator, §3.5"},
     {Vertex::NonLinearityGrad1D, "NonLinearityGrad1D", VertexOps::NonLinearity, estimate::nonLinearityGrad, "popnn NonLinearityGrad1D estimator, §3.5"},
     {Vertex::ScaledAddSupervisor, "ScaledAddSupervisor", VertexOps::None, estimate::ofElements<costs::scaledAdd>, "popops getScaledArithmeticSupervisorCycleEstimate, §3.6"},

@@ -25,6 +25,8 @@ enum class Vertex : uint8_t {
     BinaryOp1D,
     BinaryOp1DInPlace,
     BroadcastScalar1DInPlace,
+    BroadcastScalar1D,
+    ClampInPlace,
     NonLinearity1DInPlace,
     NonLinearityGrad1D,
     ScaledAddSupervisor,

@@ -137,6 +137,11 @@ TEST_CASE("Activations: the recipes by hand", "[graph][activation]")
     // 20 + 6 (55 + 128 x 3), exp in place 20 + 6 (55 + 128 x 4), the scalar 11 + 6 (20 + 2 x
     // 128), times dy 11 + 6 (26 + 128 x 3).
     CHECK(cycles(OpKind::Erf) == 20 + 6 * (17 + 512 * 13));
+    // clip, ClampInPlace: 6 x (5 + 6 + 2 x 128 vectors); its gradient per bound: NOT_EQUAL against
+    // the scalar 11 + 6 (20 + 10 x 128), the cast from bool 12 + 6 (19 + 2 x 512 + 18), times dy
+    // 11 + 6 (26 + 128 x 3).
+    CHECK(cycles(OpKind::Clip) == 6 * (5 + 6 + 2 * 128));
+    CHECK(cycles(OpKind::ClipGrad) == 2 * ((11 + 6 * (20 + 10 * 128)) + (12 + 6 * (19 + 2 * 512 + 18)) + (11 + 6 * (26 + 128 * 3))));
     CHECK(cycles(OpKind::ErfGrad) == 20 + 6 * (17 + 128 * 2) + 20 + 6 * (55 + 128 * 3) + 20 + 6 * (55 + 128 * 4) + 11 + 6 * (20 + 2 * 128) +
                                          11 + 6 * (26 + 128 * 3));
 }
@@ -144,11 +149,12 @@ TEST_CASE("Activations: the recipes by hand", "[graph][activation]")
 TEST_CASE("Activations: each gradient reads what its derivative needs", "[graph][activation]")
 {
     // d relu = dy [y > 0]; d tanh = dy (1 - y^2); d sigmoid = dy y (1 - y); d exp = dy y;
-    // d sqrt = dy / (2 y); d erf = dy 2 / sqrt(pi) exp(-x^2); GELU's
+    // d sqrt = dy / (2 y); d erf = dy 2 / sqrt(pi) exp(-x^2); d clip = dy inside the bounds; GELU's
     // derivative is a function of x only. A new row adds its line here.
     const std::map<std::string, GradientReads> expected = {{"relu", GradientReads::Output}, {"tanh", GradientReads::Output},
                                                            {"sigmoid", GradientReads::Output}, {"exp", GradientReads::Output},
                                                            {"sqrt", GradientReads::Output}, {"erf", GradientReads::Input},
+                                                           {"clip", GradientReads::Output},
                                                            {"gelu", GradientReads::Input}};
     for (const ActivationRow& row : activationTable()) {
         INFO("activation " << row.graphName);

@@ -88,6 +88,18 @@ const std::vector<Case> kCases = {
     {"BroadcastScalar1DInPlace", {{"op", "mul"}, {"type", "fp32"}, {"elements", 1200}}, 11 + 6 * (20 + 2 * 100), "fp32", 1200},
     {"BroadcastScalar1DInPlace", {{"op", "div"}, {"type", "fp16"}, {"elements", 240}}, 11 + 6 * (20 + 8 * 20), "fp16", 240},
     {"BroadcastScalar1DInPlace", {{"op", "div"}, {"type", "fp32"}, {"elements", 240}}, 11 + 6 * (20 + 6 * 20), "fp32", 240},
+    // BroadcastScalar1D<NOT_EQUAL> (bool out): 11 + 6 x (20 + 10 (fp16) or 18 (fp32) per 4 elements
+    // of the busiest worker): 240 -> 40 a worker, 10 groups; 1200 -> 200, 50 groups.
+    {"BroadcastScalar1D", {{"op", "not_equal"}, {"type", "fp16"}, {"elements", 240}}, 11 + 6 * (20 + 10 * 10), "fp16", 240},
+    {"BroadcastScalar1D", {{"op", "not_equal"}, {"type", "fp16"}, {"elements", 1200}}, 11 + 6 * (20 + 10 * 50), "fp16", 1200},
+    {"BroadcastScalar1D", {{"op", "not_equal"}, {"type", "fp32"}, {"elements", 240}}, 11 + 6 * (20 + 18 * 10), "fp32", 240},
+    {"BroadcastScalar1D", {{"op", "not_equal"}, {"type", "fp32"}, {"elements", 1200}}, 11 + 6 * (20 + 18 * 50), "fp32", 1200},
+    // ClampInPlace, a worker vertex each: 6 x (5 + 6 + 2 a vector of the busiest worker's): 240 ->
+    // 40 a worker, 10 vectors fp16, 20 fp32; 1202 -> 201, 51 and 101.
+    {"ClampInPlace", {{"type", "fp16"}, {"elements", 240}}, 6 * (5 + 6 + 2 * 10), "fp16", 240},
+    {"ClampInPlace", {{"type", "fp16"}, {"elements", 1202}}, 6 * (5 + 6 + 2 * 51), "fp16", 1202},
+    {"ClampInPlace", {{"type", "fp32"}, {"elements", 240}}, 6 * (5 + 6 + 2 * 20), "fp32", 240},
+    {"ClampInPlace", {{"type", "fp32"}, {"elements", 1202}}, 6 * (5 + 6 + 2 * 101), "fp32", 1202},
     // NonLinearity1DInPlace<GELU> (§3.5): 9 + 6 x (20 + 3 + o (v + 1) + tail). fp16 3,072 is the
     // check value 4,041; fp16 1,027: v = 43, 262; fp32 3,072: v = 256, 15,585; fp32 1,200: v = 100,
     // 20 + 3 + 1,010 + 3 = 1,036.
@@ -262,6 +274,15 @@ TEST_CASE("Vertex table: comparisons exist where PopLibs has them", "[vertices]"
     CHECK_THROWS_WITH(price("BroadcastScalar1DInPlace", {{"op", "equal"}, {"type", "fp16"}, {"elements", 64}}),
                       Catch::Contains("/v/params/op"));
     CHECK(price("BinaryOp1D", {{"op", "equal"}, {"type", "int32"}, {"elements", 64}}).codelet.name() == "BinaryOp1D<EQUAL>");
+    // NOT_EQUAL's bool output: a scalar comparison is never in place, and is all the out-of-place
+    // scalar broadcast prices.
+    CHECK_THROWS_WITH(price("BroadcastScalar1DInPlace", {{"op", "not_equal"}, {"type", "fp16"}, {"elements", 64}}),
+                      Catch::Contains("/v/params/op"));
+    CHECK_THROWS_WITH(price("BroadcastScalar1D", {{"op", "mul"}, {"type", "fp16"}, {"elements", 64}}),
+                      Catch::Contains("/v/params/op") && Catch::Contains("expected one of not_equal"));
+    CHECK_THROWS_WITH(price("BinaryOp1DInPlace", {{"op", "not_equal"}, {"type", "fp16"}, {"elements", 64}}),
+                      Catch::Contains("bool operands only"));
+    CHECK(price("BinaryOp1D", {{"op", "not_equal"}, {"type", "fp16"}, {"elements", 64}}).codelet.name() == "BinaryOp1D<NOT_EQUAL>");
 }
 
 TEST_CASE("Vertex table: each row prices its own kind of arguments and refuses any other", "[vertices]")

@@ -19,6 +19,17 @@ std::vector<VertexCall> activationCalls(OpKind kind, Precision type, uint64_t e)
     // gradient and those of sigmoid, tanh and GELU are each one popnn NonLinearityGrad1D (§3.5).
     case OpKind::Relu: return {unaryInPlace(UnaryOpKind::Relu, type, e)};
     case OpKind::ReluGrad: return {nonLinearityGrad(NonLinearity::Relu, type, e)};
+    // PopART's ClipInplace: popops ClampInPlace, its bounds broadcast tensors (so never fused).
+    // Its gradient (ClipGradOpx), dy where the output is strictly inside the bounds, runs unfused:
+    // per bound the output compared with it (a scalar broadcast, bool out), cast, times dy.
+    case OpKind::Clip: return {{Vertex::ClampInPlace, ElementArgs{type, e}}};
+    case OpKind::ClipGrad: {
+        const std::vector<VertexCall> bound = {{{Vertex::BroadcastScalar1D, BinaryOpKind::NotEqual}, ElementArgs{type, e}},
+                                               {Vertex::Cast1D, CastArgs{std::nullopt, type, e}}, binary(BinaryOpKind::Mul, type, e)};
+        std::vector<VertexCall> both = bound;
+        both.insert(both.end(), bound.begin(), bound.end());
+        return both;
+    }
     // PopTorch's gelu (exact or tanh) is popnn's GELU, the tanh approximation, in place (§2, §3.5).
     case OpKind::Gelu: return {gelu(type, e)};
     case OpKind::GeluGrad: return {nonLinearityGrad(NonLinearity::Gelu, type, e)};
