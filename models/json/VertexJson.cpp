@@ -141,9 +141,10 @@ VertexCall readUnary(Vertex v, ParamReader& r, const IpuParams&)
 VertexCall readBinary(Vertex v, ParamReader& r, const IpuParams&)
 {
     const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", binaryOpNames()));
-    if ((op == costs::BinaryOpKind::Equal || op == costs::BinaryOpKind::NotEqual) && v == Vertex::BinaryOp1DInPlace)
-        r.fail("op", "expected an op other than a comparison (\"equal\", \"not_equal\"): BinaryOp1DInPlace of a comparison exists "
-                     "for bool operands only");
+    const bool comparison = op == costs::BinaryOpKind::Equal || op == costs::BinaryOpKind::NotEqual || op == costs::BinaryOpKind::Greater;
+    if (comparison && v == Vertex::BinaryOp1DInPlace)
+        r.fail("op", "expected an op other than a comparison (\"equal\", \"not_equal\", \"greater\"): BinaryOp1DInPlace of a "
+                     "comparison exists for bool operands only");
     // Comparisons also run on int32 operands (packed sequence ids), at their own rate.
     if (op == costs::BinaryOpKind::Equal && r.word("type", {"fp16", "fp32", "int32"}) == "int32")
         return {{v, op}, Int32Args{r.count("elements")}};
@@ -156,10 +157,17 @@ VertexCall readByScalar(Vertex v, ParamReader& r, const IpuParams&)
     return {{v, op}, elements(r)};
 }
 
+VertexCall readMap(Vertex v, ParamReader& r, const IpuParams&)
+{
+    const costs::MapExpr e = *mapExprNamed(r.word("expression", mapExprNames()));
+    return {{v, e}, elements(r)};
+}
+
 VertexCall readCompareScalar(Vertex v, ParamReader& r, const IpuParams&)
 {
-    r.word("op", {"not_equal"}); // the comparisons' bool output is never in place
-    return {{v, costs::BinaryOpKind::NotEqual}, elements(r)};
+    // Out of place: the comparisons (bool out), and operands another op still reads.
+    const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", {"add", "sub", "mul", "div", "max", "not_equal", "greater"}));
+    return {{v, op}, elements(r)};
 }
 
 VertexCall readNonLinearity(Vertex v, ParamReader& r, const IpuParams&)
@@ -246,6 +254,8 @@ CallReader readerOf(Vertex v)
     case Vertex::BroadcastScalar1DInPlace: return readByScalar;
     case Vertex::BroadcastScalar1D: return readCompareScalar;
     case Vertex::ClampInPlace: return readElements;
+    case Vertex::FusedMap: return readMap;
+    case Vertex::SelectInPlace: return readCount;
     case Vertex::NonLinearity1DInPlace: return readNonLinearity;
     case Vertex::NonLinearityGrad1D: return readNonLinearityGrad;
     case Vertex::ScaledAddSupervisor:

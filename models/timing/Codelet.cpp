@@ -26,14 +26,19 @@ const std::vector<OpName<UnaryOpKind>> kUnary = {
     {"rsqrt", "RSQRT", UnaryOpKind::Rsqrt},       {"inverse", "INVERSE", UnaryOpKind::Inverse},
     {"tanh", "TANH", UnaryOpKind::Tanh},          {"sigmoid", "SIGMOID", UnaryOpKind::Sigmoid},
     {"gelu_erf", "GELU_ERF", UnaryOpKind::GeluErf}, {"neg", "NEGATE", UnaryOpKind::Neg},
-    {"square", "SQUARE", UnaryOpKind::Square},    {"erf", "ERF", UnaryOpKind::Erf}};
+    {"square", "SQUARE", UnaryOpKind::Square},    {"erf", "ERF", UnaryOpKind::Erf},
+    {"abs", "ABSOLUTE", UnaryOpKind::Abs},        {"logical_not", "LOGICAL_NOT", UnaryOpKind::LogicalNot}};
 const std::vector<OpName<BinaryOpKind>> kBinary = {
     {"add", "ADD", BinaryOpKind::Add}, {"sub", "SUBTRACT", BinaryOpKind::Sub}, {"mul", "MULTIPLY", BinaryOpKind::Mul},
     {"div", "DIVIDE", BinaryOpKind::Div}, {"max", "MAXIMUM", BinaryOpKind::Max},
-    {"equal", "EQUAL", BinaryOpKind::Equal}, {"not_equal", "NOT_EQUAL", BinaryOpKind::NotEqual}};
+    {"equal", "EQUAL", BinaryOpKind::Equal}, {"not_equal", "NOT_EQUAL", BinaryOpKind::NotEqual},
+    {"greater", "GREATER_THAN", BinaryOpKind::Greater}};
 const std::vector<OpName<NonLinearity>> kNonLinearity = {
     {"relu", "RELU", NonLinearity::Relu}, {"sigmoid", "SIGMOID", NonLinearity::Sigmoid},
     {"tanh", "TANH", NonLinearity::Tanh}, {"gelu", "GELU", NonLinearity::Gelu}};
+const std::vector<OpName<costs::MapExpr>> kMap = {{"hard_sigmoid", "HARD_SIGMOID", costs::MapExpr::HardSigmoid},
+                                                  {"hard_sigmoid_grad", "HARD_SIGMOID_GRAD", costs::MapExpr::HardSigmoidGrad},
+                                                  {"max_arg_grad", "MAX_ARG_GRAD", costs::MapExpr::MaxArgGrad}};
 const std::vector<OpName<ReduceOp>> kReduce = {
     {"add", "ADD", ReduceOp::Add}, {"max", "MAX", ReduceOp::Max}, {"square_add", "SQUARE_ADD", ReduceOp::SquareAdd}};
 
@@ -67,7 +72,7 @@ OpList listOf(const std::vector<OpName<Kind>>& table)
 }
 const OpList& opsOf(VertexOps ops)
 {
-    static const std::array<OpList, 5> lists = {OpList{}, listOf(kUnary), listOf(kBinary), listOf(kNonLinearity), listOf(kReduce)};
+    static const std::array<OpList, 6> lists = {OpList{}, listOf(kUnary), listOf(kBinary), listOf(kNonLinearity), listOf(kReduce), listOf(kMap)};
     return lists.at(std::size_t(ops));
 }
 
@@ -97,6 +102,12 @@ const std::vector<std::string>& reduceOpNames()
     return names;
 }
 std::optional<ReduceOp> reduceOpNamed(const std::string& name) { return namedParam(kReduce, name); }
+const std::vector<std::string>& mapExprNames()
+{
+    static const std::vector<std::string> names = paramNames(kMap);
+    return names;
+}
+std::optional<costs::MapExpr> mapExprNamed(const std::string& name) { return namedParam(kMap, name); }
 
 Codelet::Codelet(Vertex vertex, VertexOps ops, uint8_t op) : m_vertex(vertex), m_op(op)
 {
@@ -112,6 +123,7 @@ Codelet::Codelet(Vertex vertex, UnaryOpKind op) : Codelet(vertex, VertexOps::Una
 Codelet::Codelet(Vertex vertex, BinaryOpKind op) : Codelet(vertex, VertexOps::Binary, uint8_t(op)) {}
 Codelet::Codelet(Vertex vertex, NonLinearity op) : Codelet(vertex, VertexOps::NonLinearity, uint8_t(op)) {}
 Codelet::Codelet(Vertex vertex, ReduceOp op) : Codelet(vertex, VertexOps::Reduce, uint8_t(op)) {}
+Codelet::Codelet(Vertex vertex, costs::MapExpr op) : Codelet(vertex, VertexOps::Map, uint8_t(op)) {}
 
 uint8_t Codelet::opOf(VertexOps ops) const
 {

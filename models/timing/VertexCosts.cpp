@@ -113,6 +113,7 @@ struct OpLoop
 {
     uint32_t c16, u16, c32, u32;
     uint32_t inPlace16, inPlace32; // c in place
+    uint32_t inPlaceU16 = 0, inPlaceU32 = 0; // u in place, where it differs (0: the same)
 };
 
 OpLoop unaryLoop(UnaryOpKind op)
@@ -131,6 +132,11 @@ OpLoop unaryLoop(UnaryOpKind op)
     case UnaryOpKind::Square: return {2, 4, 2, 2, 2, 2};
     // ERF, one element per loop: 13 cycles fp16 (fp32 inside, cast in and out), 41 fp32.
     case UnaryOpKind::Erf: return {13, 1, 41, 1, 13, 41};
+    // ABSOLUTE is {1, not natural}: one element a loop of 1 + 4 cycles; in place {1, natural}:
+    // a vector a loop. LOGICAL_NOT exists for bool only, {17, not natural}: 21 an element (the
+    // type a call gives is ignored).
+    case UnaryOpKind::Abs: return {5, 1, 5, 1, 5, 5, 4, 2};
+    case UnaryOpKind::LogicalNot: return {21, 1, 21, 1, 21, 21};
     }
     throw std::logic_error("unknown unary op");
 }
@@ -148,6 +154,7 @@ OpLoop binaryLoop(BinaryOpKind op)
     // Comparisons are unrolled by 4 in both float types; in place they exist for bool only.
     case BinaryOpKind::Equal: return {9, 4, 14, 4, 9, 14};
     case BinaryOpKind::NotEqual: return {11, 4, 20, 4, 11, 20};
+    case BinaryOpKind::Greater: return {9, 4, 14, 4, 9, 14};
     }
     throw std::logic_error("unknown binary op");
 }
@@ -157,7 +164,8 @@ uint64_t loopCycles(const IpuParams& hw, const OpLoop& l, Precision type, uint64
     const bool half = type == Precision::FP16;
     const uint64_t m = ceilDiv(n, hw.workers); // elements of the busiest worker
     const uint64_t c = inPlace ? (half ? l.inPlace16 : l.inPlace32) : (half ? l.c16 : l.c32);
-    return ceilDiv(m, half ? l.u16 : l.u32) * c;
+    const uint32_t inPlaceU = half ? l.inPlaceU16 : l.inPlaceU32;
+    return ceilDiv(m, inPlace && inPlaceU ? inPlaceU : half ? l.u16 : l.u32) * c;
 }
 } // namespace
 
@@ -173,7 +181,7 @@ uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t
 {
     // BinaryOp1D: 11 of supervisor, then per worker its preamble (26 fp16, 29 fp32; 58 in place)
     // and its loop.
-    if (inPlace && (op == BinaryOpKind::Equal || op == BinaryOpKind::NotEqual))
+    if (inPlace && (op == BinaryOpKind::Equal || op == BinaryOpKind::NotEqual || op == BinaryOpKind::Greater))
         throw std::invalid_argument("BinaryOp1DInPlace of a comparison exists for bool operands only");
     const uint64_t base = inPlace ? 58 : type == Precision::FP16 ? 26 : 29;
     return hw.supervisorOverhead + hw.workers * (base + loopCycles(hw, binaryLoop(op), type, n, inPlace));
@@ -198,8 +206,11 @@ uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, u
     case BinaryOpKind::Mul: loop = 2 * ceilDiv(m, hw.vectorWidth(type)); break;
     case BinaryOpKind::Div: loop = (half ? 8 : 6) * ceilDiv(m, 2); break;
     case BinaryOpKind::NotEqual: loop = (half ? 10 : 18) * ceilDiv(m, 4); break;
-    case BinaryOpKind::Max:
-    case BinaryOpKind::Equal: throw std::invalid_argument("BroadcastScalar1D has an estimate for ADD, SUBTRACT, MULTIPLY, DIVIDE and NOT_EQUAL only");
+    case BinaryOpKind::Greater: loop = (half ? 8 : 12) * ceilDiv(m, 4); break;
+    case BinaryOpKind::Max: loop = 3 * ceilDiv(m, half ? 4 : 2); break;
+    case BinaryOpKind::Equal:
+        throw std::invalid_argument("BroadcastScalar1D has an estimate for ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, NOT_EQUAL and "
+                                    "GREATER_THAN only");
     }
     return hw.supervisorOverhead + hw.workers * (20 + loop);
 }
@@ -262,6 +273,37 @@ uint64_t cast(const IpuParams& hw, Precision from, Precision to, uint64_t n)
     for (uint64_t bit = 1; bit < width; bit <<= 1)
         body += 1 + (m & bit ? 2 : 0);
     return 12 + hw.workers * (19 + body + 18);
+}
+
+MapExprShape shapeOf(MapExpr e)
+{
+    switch (e) {
+    // Max(0, Min(1, Add(beta, Mul(alpha, x)))): four binary nodes (PopART hardsigmoidx.cpp).
+    case MapExpr::HardSigmoid: return {4, 1, true};
+    // Mul(dy, Mul(alpha, Mul(theta+, theta-))), each theta (1 + Signum(...)) / 2: nine binary
+    // nodes and two SIGNUM over dy and x, not vectorised.
+    case MapExpr::HardSigmoidGrad: return {11, 2, false};
+    // Mul(Add(Signum(Sub(x, y)), 1), dy) over the forward's input and output and dy (PopART
+    // maxx.cpp's MaxArgGrad), not vectorised (SIGNUM).
+    case MapExpr::MaxArgGrad: return {4, 3, false};
+    }
+    throw std::logic_error("unknown map expression");
+}
+
+uint64_t fusedMap(const IpuParams& hw, MapExpr e, Precision type, uint64_t n)
+{
+    const MapExprShape s = shapeOf(e);
+    const uint64_t vw = hw.vectorWidth(type), W = hw.workers;
+    auto estimate = [&](uint64_t base, uint64_t m) { return base + s.inputs * (m / vw + m % vw) * s.ops; };
+    const bool multiVertex = bytesOf(type) * (s.vectorised ? vw : 1) >= hw.atomicStoreBytes;
+    if (multiVertex)
+        return ceilDiv(estimate(20, n), W) * W;
+    return W * estimate(13, ceilDiv(n, W));
+}
+
+uint64_t selectInPlace(const IpuParams& hw, uint64_t /*n*/)
+{
+    return hw.workers * (5 + 6 + 5 * 1);
 }
 
 uint64_t clamp(const IpuParams& hw, Precision type, uint64_t n)

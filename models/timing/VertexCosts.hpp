@@ -37,8 +37,8 @@ uint64_t convPartialNx1(const IpuParams& hw, const ConvShape& s);
 /** Picks the vertex a convolution uses: 1x1 kernels take ConvPartial1x1Out. */
 uint64_t convPartial(const IpuParams& hw, const ConvShape& s);
 
-enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, GeluErf, Neg, Square, Erf };
-enum class BinaryOpKind { Add, Sub, Mul, Div, Max, Equal, NotEqual };
+enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, GeluErf, Neg, Square, Erf, Abs, LogicalNot };
+enum class BinaryOpKind { Add, Sub, Mul, Div, Max, Equal, NotEqual, Greater };
 
 /** popops UnaryOp1D (in place: UnaryOp1DInPlace) over n elements: 20 + 6 x (preamble + the
  *  busiest worker's unrolled loop), poplibs-costs §3.4. */
@@ -54,6 +54,30 @@ uint64_t equalInt32(const IpuParams& hw, uint64_t n);
  *  elements, NOT_EQUAL (bool out, so never in place) 10 (fp16) or 18 (fp32) per 4 (popops'
  *  broadcastOpPerfInfo). No other op is priced here. */
 uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n);
+
+/** The expressions ipusim lowers to popops' generated map codelets (ExpressionGenerator.cpp),
+ *  as PopART writes them: HardSigmoid's max(0, min(1, alpha x + beta)), in place, and its
+ *  gradient's 11-operation select of alpha dy inside the linear part. */
+enum class MapExpr { HardSigmoid, HardSigmoidGrad, MaxArgGrad };
+/** What the generator's estimate reads of an expression: its fused operations (one per unary,
+ *  binary or ternary node; constants and placeholders are free), its tensor inputs, and whether
+ *  its codelet vectorises (SIGNUM, NOT, ERF and casts do not). */
+struct MapExprShape
+{
+    uint32_t ops = 1, inputs = 1;
+    bool vectorised = true;
+};
+MapExprShape shapeOf(MapExpr e);
+/** A generated map codelet over a tile's n contiguous elements (ExpressionGenerator's
+ *  setPerfEstimate): as one MultiVertex when a worker's vector store is atomic, 20 + inputs x
+ *  (n / vw + n mod vw) x ops rounded up to a multiple of the workers; else one vertex a worker,
+ *  13 + the same of its share, tile cycles workers x the busiest one's. */
+uint64_t fusedMap(const IpuParams& hw, MapExpr e, Precision type, uint64_t n);
+
+/** popops SelectInPlace over n elements, a 2-D worker vertex per worker: its estimator as
+ *  written, 5 + selectCycles of in1.size() (the count of regions, 1 a worker, not their
+ *  elements) with selectCycles(m) = 6 + 5 m, so 16 a worker whatever n; tile cycles 6 x 16. */
+uint64_t selectInPlace(const IpuParams& hw, uint64_t n);
 
 /** popops ClampInPlace over n elements, a 2-D worker vertex per worker: each worker's
  *  5 + clampCycles(its elements), clampCycles(m) = 6 + 2 cycles per vector (popops' Clamp

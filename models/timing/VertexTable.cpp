@@ -50,10 +50,15 @@ uint64_t byScalar(const IpuParams& hw, const VertexCall& c)
 {
     const auto& a = argsOf<ElementArgs>(c);
     const BinaryOpKind op = c.codelet.binaryOp();
-    if (InPlace == (op == BinaryOpKind::NotEqual))
-        throw std::logic_error(InPlace ? "BroadcastScalar1DInPlace of a comparison (bool out) does not exist"
-                                       : "BroadcastScalar1D is priced for NOT_EQUAL only (the others run in place)");
+    if (InPlace && (op == BinaryOpKind::NotEqual || op == BinaryOpKind::Greater))
+        throw std::logic_error("BroadcastScalar1DInPlace of a comparison (bool out) does not exist");
     return costs::broadcastScalar(hw, op, a.type, a.elements);
+}
+
+uint64_t fusedMap(const IpuParams& hw, const VertexCall& c)
+{
+    const auto& a = argsOf<ElementArgs>(c);
+    return costs::fusedMap(hw, c.codelet.mapExpr(), a.type, a.elements);
 }
 
 uint64_t nonLinearity(const IpuParams& hw, const VertexCall& c)
@@ -148,6 +153,8 @@ const std::array<VertexRow, kVertexCount> kTable = {{
     {Vertex::BroadcastScalar1DInPlace, "BroadcastScalar1DInPlace", VertexOps::Binary, estimate::byScalar<true>, "popops BroadcastScalar1DInPlaceSupervisor estimator, §3.9"},
     {Vertex::BroadcastScalar1D, "BroadcastScalar1D", VertexOps::Binary, estimate::byScalar<false>, "popops BroadcastScalar1DSupervisor estimator (broadcastOpPerfInfo), §3.9"},
     {Vertex::ClampInPlace, "ClampInPlace", VertexOps::None, estimate::ofElements<costs::clamp>, "popops ClampInPlace estimator (clampCycles)"},
+    {Vertex::SelectInPlace, "SelectInPlace", VertexOps::None, estimate::ofCount<costs::selectInPlace>, "popops SelectInPlace estimator, as written"},
+    {Vertex::FusedMap, "FusedMap", VertexOps::Map, estimate::fusedMap, "popops ExpressionGenerator's setPerfEstimate (generated map codelets), §3.12"},
     {Vertex::NonLinearity1DInPlace, "NonLinearity1DInPlace", VertexOps::NonLinearity, estimate::nonLinearity, "popnn NonLinearity1DInPlace estimator, §3.5"},
     {Vertex::NonLinearityGrad1D, "NonLinearityGrad1D", VertexOps::NonLinearity, estimate::nonLinearityGrad, "popnn NonLinearityGrad1D estimator, §3.5"},
     {Vertex::ScaledAddSupervisor, "ScaledAddSupervisor", VertexOps::None, estimate::ofElements<costs::scaledAdd>, "popops getScaledArithmeticSupervisorCycleEstimate, §3.6"},

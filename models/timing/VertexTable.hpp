@@ -27,6 +27,8 @@ enum class Vertex : uint8_t {
     BroadcastScalar1DInPlace,
     BroadcastScalar1D,
     ClampInPlace,
+    SelectInPlace,
+    FusedMap,
     NonLinearity1DInPlace,
     NonLinearityGrad1D,
     ScaledAddSupervisor,
@@ -49,7 +51,7 @@ enum class Vertex : uint8_t {
 inline constexpr std::size_t kVertexCount = std::size_t(Vertex::Copy) + 1;
 
 /** The template operation a vertex is instantiated with, if any. */
-enum class VertexOps : uint8_t { None, Unary, Binary, NonLinearity, Reduce }; // opsOf() indexes by it
+enum class VertexOps : uint8_t { None, Unary, Binary, NonLinearity, Reduce, Map }; // opsOf() indexes by it
 
 /** The reductions popops' reduce vertices are instantiated for, priced alike (§3.8; SQUARE_ADD
  *  squares as it adds, at ADD's cost). */
@@ -63,10 +65,12 @@ const std::vector<std::string>& unaryOpNames();
 const std::vector<std::string>& binaryOpNames();
 const std::vector<std::string>& nonLinearityNames();
 const std::vector<std::string>& reduceOpNames();
+const std::vector<std::string>& mapExprNames();
 std::optional<costs::UnaryOpKind> unaryOpNamed(const std::string& name);
 std::optional<costs::BinaryOpKind> binaryOpNamed(const std::string& name);
 std::optional<costs::NonLinearity> nonLinearityNamed(const std::string& name);
 std::optional<ReduceOp> reduceOpNamed(const std::string& name);
+std::optional<costs::MapExpr> mapExprNamed(const std::string& name);
 
 /** One instantiated codelet, as code memory counts it: a vertex with its operation, the
  *  operation named as PopLibs names it, e.g. BinaryOp1D<MULTIPLY> or ReduceStrided<ADD>. */
@@ -78,6 +82,7 @@ public:
     Codelet(Vertex vertex, costs::BinaryOpKind op); // BinaryOp1D(InPlace), BroadcastScalar1DInPlace
     Codelet(Vertex vertex, costs::NonLinearity op); // NonLinearity1DInPlace, NonLinearityGrad1D
     Codelet(Vertex vertex, ReduceOp op);            // the Reduce* vertices
+    Codelet(Vertex vertex, costs::MapExpr op);      // FusedMap, a generated codelet per expression
 
     Vertex vertex() const { return m_vertex; }
     /** The operation it is instantiated with; a logic error for a vertex of another kind. */
@@ -85,6 +90,7 @@ public:
     costs::BinaryOpKind binaryOp() const { return costs::BinaryOpKind(opOf(VertexOps::Binary)); }
     costs::NonLinearity nonLinearity() const { return costs::NonLinearity(opOf(VertexOps::NonLinearity)); }
     ReduceOp reduceOp() const { return ReduceOp(opOf(VertexOps::Reduce)); }
+    costs::MapExpr mapExpr() const { return costs::MapExpr(opOf(VertexOps::Map)); }
     std::string name() const;
     /** The codelet a name() spells; nothing for any other string. */
     static std::optional<Codelet> parse(const std::string& name);

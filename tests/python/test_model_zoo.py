@@ -24,6 +24,7 @@ ZOO = {
     "inception_v3": ("eval", 96),
     "mnasnet0_5": ("train", 64),
     "mobilenet_v2": ("train", 64),
+    "mobilenet_v3_large": ("train", 64),
     "regnet_y_400mf": ("train", 64),
     "resnet18": ("train", 64),
     "shufflenet_v2_x0_5": ("train", 64),

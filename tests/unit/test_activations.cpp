@@ -141,6 +141,20 @@ TEST_CASE("Activations: the recipes by hand", "[graph][activation]")
     // the scalar 11 + 6 (20 + 10 x 128), the cast from bool 12 + 6 (19 + 2 x 512 + 18), times dy
     // 11 + 6 (26 + 128 x 3).
     CHECK(cycles(OpKind::Clip) == 6 * (5 + 6 + 2 * 128));
+    // hard_sigmoid, one generated MultiVertex: 20 + 768 vectors x 4 ops = 3092, up to 3096; its
+    // gradient, not vectorised, a vertex a worker: 6 x (13 + 2 inputs x 128 x 11 ops).
+    CHECK(cycles(OpKind::HardSigmoid) == 3096);
+    CHECK(cycles(OpKind::HardSigmoidGrad) == 6 * (13 + 2 * 128 * 11));
+    // hard_swish, PopTorch's seven ops: the copy (an element a cycle) 3072, max 11 + 6 (20 + 3 x
+    // 128), abs 20 + 6 (17 + 5 x 512), the comparison 11 + 6 (20 + 8 x 128), + 3 11 + 6 (20 + 2 x
+    // 128), times x in place 11 + 6 (58 + 3 x 128), / 6 11 + 6 (20 + 8 x 256), the select 6 x 16.
+    CHECK(cycles(OpKind::HardSwish) == 3072 + (11 + 6 * (20 + 3 * 128)) + (20 + 6 * (17 + 5 * 512)) + (11 + 6 * (20 + 8 * 128)) +
+                                           (11 + 6 * (20 + 2 * 128)) + (11 + 6 * (58 + 3 * 128)) + (11 + 6 * (20 + 8 * 256)) + 6 * 16);
+    // Its gradient: two casts from bool 12 + 6 (19 + 2 x 512 + 18), six multiplies or adds
+    // 11 + 6 (26 + 3 x 128), the NOT 20 + 6 (17 + 21 x 512), / 6 as above, the max's codelet
+    // 6 x (13 + 3 inputs x 128 x 4 ops).
+    CHECK(cycles(OpKind::HardSwishGrad) == 2 * (12 + 6 * (19 + 2 * 512 + 18)) + 6 * (11 + 6 * (26 + 3 * 128)) +
+                                               (20 + 6 * (17 + 21 * 512)) + (11 + 6 * (20 + 8 * 256)) + 6 * (13 + 3 * 128 * 4));
     CHECK(cycles(OpKind::ClipGrad) == 2 * ((11 + 6 * (20 + 10 * 128)) + (12 + 6 * (19 + 2 * 512 + 18)) + (11 + 6 * (26 + 128 * 3))));
     CHECK(cycles(OpKind::ErfGrad) == 20 + 6 * (17 + 128 * 2) + 20 + 6 * (55 + 128 * 3) + 20 + 6 * (55 + 128 * 4) + 11 + 6 * (20 + 2 * 128) +
                                          11 + 6 * (26 + 128 * 3));
@@ -149,12 +163,14 @@ TEST_CASE("Activations: the recipes by hand", "[graph][activation]")
 TEST_CASE("Activations: each gradient reads what its derivative needs", "[graph][activation]")
 {
     // d relu = dy [y > 0]; d tanh = dy (1 - y^2); d sigmoid = dy y (1 - y); d exp = dy y;
-    // d sqrt = dy / (2 y); d erf = dy 2 / sqrt(pi) exp(-x^2); d clip = dy inside the bounds; GELU's
+    // d sqrt = dy / (2 y); d erf = dy 2 / sqrt(pi) exp(-x^2); d clip = dy inside the bounds;
+    // hard_sigmoid's and hard_swish's are functions of x; GELU's
     // derivative is a function of x only. A new row adds its line here.
     const std::map<std::string, GradientReads> expected = {{"relu", GradientReads::Output}, {"tanh", GradientReads::Output},
                                                            {"sigmoid", GradientReads::Output}, {"exp", GradientReads::Output},
                                                            {"sqrt", GradientReads::Output}, {"erf", GradientReads::Input},
-                                                           {"clip", GradientReads::Output},
+                                                           {"clip", GradientReads::Output}, {"hard_sigmoid", GradientReads::Input},
+                                                           {"hard_swish", GradientReads::Input},
                                                            {"gelu", GradientReads::Input}};
     for (const ActivationRow& row : activationTable()) {
         INFO("activation " << row.graphName);

@@ -100,6 +100,31 @@ const std::vector<Case> kCases = {
     {"ClampInPlace", {{"type", "fp16"}, {"elements", 1202}}, 6 * (5 + 6 + 2 * 51), "fp16", 1202},
     {"ClampInPlace", {{"type", "fp32"}, {"elements", 240}}, 6 * (5 + 6 + 2 * 20), "fp32", 240},
     {"ClampInPlace", {{"type", "fp32"}, {"elements", 1202}}, 6 * (5 + 6 + 2 * 101), "fp32", 1202},
+    // BroadcastScalar1D out of place, MAXIMUM 3 per 4 fp16 / per 2 fp32, GREATER_THAN 8 / 12 per 4
+    // (bool out): 240 -> 40 a worker.
+    {"BroadcastScalar1D", {{"op", "max"}, {"type", "fp16"}, {"elements", 240}}, 11 + 6 * (20 + 3 * 10), "fp16", 240},
+    {"BroadcastScalar1D", {{"op", "greater"}, {"type", "fp32"}, {"elements", 240}}, 11 + 6 * (20 + 12 * 10), "fp32", 240},
+    // UnaryOp1D<ABSOLUTE>: 5 an element (not a natural vector), in place 5 a vector; 240 -> 40 a
+    // worker. LOGICAL_NOT (bool): 21 an element.
+    {"UnaryOp1D", {{"op", "abs"}, {"type", "fp16"}, {"elements", 240}}, 20 + 6 * (17 + 5 * 40), "fp16", 240},
+    {"UnaryOp1DInPlace", {{"op", "abs"}, {"type", "fp16"}, {"elements", 240}}, 20 + 6 * (55 + 5 * 10), "fp16", 240},
+    {"UnaryOp1D", {{"op", "logical_not"}, {"type", "fp16"}, {"elements", 240}}, 20 + 6 * (17 + 21 * 40), "fp16", 240},
+    // SelectInPlace, its estimator as written: 6 x (5 + 6 + 5 x 1), whatever the size.
+    {"SelectInPlace", {{"elements", 240}}, 6 * 16, "-", 240},
+    {"SelectInPlace", {{"elements", 1200}}, 6 * 16, "-", 1200},
+    // FusedMap (ExpressionGenerator): hard_sigmoid, 4 fused ops on 1 input, vectorised, so one
+    // MultiVertex: 20 + (n / vw + n mod vw) x 4, up to a multiple of 6. fp16 240: 20 + 60 x 4 =
+    // 260 -> 264; 1202: 20 + (300 + 2) x 4 = 1228 -> 1230. fp32 240: 20 + 120 x 4 = 500 -> 504;
+    // 1201: 20 + (600 + 1) x 4 = 2424.
+    {"FusedMap", {{"expression", "hard_sigmoid"}, {"type", "fp16"}, {"elements", 240}}, 264, "fp16", 240},
+    {"FusedMap", {{"expression", "hard_sigmoid"}, {"type", "fp16"}, {"elements", 1202}}, 1230, "fp16", 1202},
+    {"FusedMap", {{"expression", "hard_sigmoid"}, {"type", "fp32"}, {"elements", 240}}, 504, "fp32", 240},
+    {"FusedMap", {{"expression", "hard_sigmoid"}, {"type", "fp32"}, {"elements", 1201}}, 2424, "fp32", 1201},
+    // hard_sigmoid_grad, 11 ops on 2 inputs, not vectorised: an fp16 store of one element is not
+    // atomic (2 < 4 bytes), so a vertex a worker, 6 x (13 + 2 x (40 / 4) x 11) for 240; fp32's is,
+    // one MultiVertex: 20 + 2 x 120 x 11 = 2660 -> 2664.
+    {"FusedMap", {{"expression", "hard_sigmoid_grad"}, {"type", "fp16"}, {"elements", 240}}, 6 * (13 + 2 * 10 * 11), "fp16", 240},
+    {"FusedMap", {{"expression", "hard_sigmoid_grad"}, {"type", "fp32"}, {"elements", 240}}, 2664, "fp32", 240},
     // NonLinearity1DInPlace<GELU> (§3.5): 9 + 6 x (20 + 3 + o (v + 1) + tail). fp16 3,072 is the
     // check value 4,041; fp16 1,027: v = 43, 262; fp32 3,072: v = 256, 15,585; fp32 1,200: v = 100,
     // 20 + 3 + 1,010 + 3 = 1,036.
@@ -201,7 +226,7 @@ const std::vector<Case> kCases = {
 
 // Vertices priced without a precision: pooling works in channel vectors, InverseStdDeviation in
 // fp32, EncodeOneHot on integer indices.
-const std::set<Vertex> kUntyped = {Vertex::MaxPooling, Vertex::SumPooling, Vertex::MaxPoolingGrad, Vertex::InverseStdDeviation,
+const std::set<Vertex> kUntyped = {Vertex::SelectInPlace, Vertex::MaxPooling, Vertex::SumPooling, Vertex::MaxPoolingGrad, Vertex::InverseStdDeviation,
                                    Vertex::EncodeOneHot};
 
 } // namespace
@@ -261,6 +286,19 @@ TEST_CASE("Vertex table: every row priced by name at two sizes in each precision
     }
 }
 
+TEST_CASE("Vertex table: a generated map codelet is one MultiVertex only where a worker's store is atomic", "[vertices]")
+{
+    // /system/ipu/atomic_store_bytes: at 2 bytes an fp16 element's store is atomic, so
+    // hard_sigmoid_grad over 240 fp16 runs as one MultiVertex, 20 + 2 x 60 x 11 = 1340 -> 1344.
+    IpuParams hw;
+    const VertexCall call{{Vertex::FusedMap, costs::MapExpr::HardSigmoidGrad}, ElementArgs{Precision::FP16, 240}};
+    CHECK(cyclesOf(hw, call) == 6 * (13 + 2 * 10 * 11));
+    hw.atomicStoreBytes = 2;
+    CHECK(cyclesOf(hw, call) == 1344);
+    hw.atomicStoreBytes = 16; // and at 16 bytes not even a vectorised fp16 store is: a vertex a worker
+    CHECK(cyclesOf(hw, {{Vertex::FusedMap, costs::MapExpr::HardSigmoid}, ElementArgs{Precision::FP16, 240}}) == 6 * (13 + 10 * 4));
+}
+
 TEST_CASE("Vertex table: comparisons exist where PopLibs has them", "[vertices]")
 {
     const IpuParams hw;
@@ -278,8 +316,10 @@ TEST_CASE("Vertex table: comparisons exist where PopLibs has them", "[vertices]"
     // scalar broadcast prices.
     CHECK_THROWS_WITH(price("BroadcastScalar1DInPlace", {{"op", "not_equal"}, {"type", "fp16"}, {"elements", 64}}),
                       Catch::Contains("/v/params/op"));
-    CHECK_THROWS_WITH(price("BroadcastScalar1D", {{"op", "mul"}, {"type", "fp16"}, {"elements", 64}}),
-                      Catch::Contains("/v/params/op") && Catch::Contains("expected one of not_equal"));
+    CHECK_THROWS_WITH(price("BroadcastScalar1D", {{"op", "equal"}, {"type", "fp16"}, {"elements", 64}}),
+                      Catch::Contains("/v/params/op") && Catch::Contains("expected one of add, sub, mul, div, max, not_equal, greater"));
+    CHECK_THROWS_WITH(price("BroadcastScalar1DInPlace", {{"op", "greater"}, {"type", "fp16"}, {"elements", 64}}),
+                      Catch::Contains("/v/params/op"));
     CHECK_THROWS_WITH(price("BinaryOp1DInPlace", {{"op", "not_equal"}, {"type", "fp16"}, {"elements", 64}}),
                       Catch::Contains("bool operands only"));
     CHECK(price("BinaryOp1D", {{"op", "not_equal"}, {"type", "fp16"}, {"elements", 64}}).codelet.name() == "BinaryOp1D<NOT_EQUAL>");

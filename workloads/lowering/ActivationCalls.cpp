@@ -8,6 +8,50 @@
 
 namespace ipusim {
 
+namespace {
+
+using costs::BinaryOpKind;
+using costs::UnaryOpKind;
+
+VertexCall scalarOut(BinaryOpKind op, Precision type, uint64_t e) { return {{Vertex::BroadcastScalar1D, op}, ElementArgs{type, e}}; }
+
+/** PopART has no HardSwish: PopTorch writes hardswish as where(abs(x) > 3, max(x, 0), (x + 3) x / 6)
+ *  (ActivationOps.cpp), seven ops with scalar constants, each its own compute set: max(x, 0) on
+ *  a copy of x, abs, the comparison (bool out), x + 3, times x in place, / 6, and the select in
+ *  place on the max. */
+std::vector<VertexCall> hardSwish(Precision type, uint64_t e)
+{
+    using namespace calls;
+    return {copy(e * bytesOf(type), bytesOf(type)), scalarOut(BinaryOpKind::Max, type, e), unary(UnaryOpKind::Abs, type, e),
+            scalarOut(BinaryOpKind::Greater, type, e), scalarOut(BinaryOpKind::Add, type, e),
+            {codelet::binaryInPlace(BinaryOpKind::Mul), ElementArgs{type, e}}, scalarOut(BinaryOpKind::Div, type, e),
+            {Vertex::SelectInPlace, CountArgs{e}}};
+}
+
+/** Its gradient, PopART's autodiff of those ops (estimate: the patterns' rewrites are not
+ *  traced): each select arm's condition cast and multiplied in (one arm's negated first), the
+ *  division's and both multiplication's gradients, the max's generated codelet, and the three
+ *  contributions to dx summed. Only the input is kept for it (the forward's intermediates are
+ *  not counted as saved). */
+std::vector<VertexCall> hardSwishGrad(Precision type, uint64_t e)
+{
+    using namespace calls;
+    const VertexCall castCondition{Vertex::Cast1D, CastArgs{std::nullopt, type, e}};
+    return {castCondition,
+            binary(BinaryOpKind::Mul, type, e),
+            unary(UnaryOpKind::LogicalNot, type, e),
+            castCondition,
+            binary(BinaryOpKind::Mul, type, e),
+            scalarOut(BinaryOpKind::Div, type, e),
+            binary(BinaryOpKind::Mul, type, e),
+            binary(BinaryOpKind::Mul, type, e),
+            {{Vertex::FusedMap, costs::MapExpr::MaxArgGrad}, ElementArgs{type, e}},
+            binary(BinaryOpKind::Add, type, e),
+            binary(BinaryOpKind::Add, type, e)};
+}
+
+} // namespace
+
 std::vector<VertexCall> activationCalls(OpKind kind, Precision type, uint64_t e)
 {
     using costs::BinaryOpKind;
@@ -50,6 +94,12 @@ std::vector<VertexCall> activationCalls(OpKind kind, Precision type, uint64_t e)
     case OpKind::ErfGrad:
         return {unary(UnaryOpKind::Square, type, e), unaryInPlace(UnaryOpKind::Neg, type, e), unaryInPlace(UnaryOpKind::Exp, type, e),
                 byScalar(BinaryOpKind::Mul, type, e), binary(BinaryOpKind::Mul, type, e)};
+    // PopTorch's hardsigmoid is PopART's HardSigmoidInplace: one generated map codelet of its four
+    // operations; the gradient one of eleven over dy and x (hardsigmoidx.cpp).
+    case OpKind::HardSigmoid: return {{{Vertex::FusedMap, costs::MapExpr::HardSigmoid}, ElementArgs{type, e}}};
+    case OpKind::HardSigmoidGrad: return {{{Vertex::FusedMap, costs::MapExpr::HardSigmoidGrad}, ElementArgs{type, e}}};
+    case OpKind::HardSwish: return hardSwish(type, e);
+    case OpKind::HardSwishGrad: return hardSwishGrad(type, e);
     default: throw std::logic_error("no activation recipe for op kind " + std::to_string(int(kind)));
     }
 }

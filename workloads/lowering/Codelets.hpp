@@ -9,6 +9,7 @@ namespace ipusim::codelet {
 inline Codelet unary(costs::UnaryOpKind op) { return {Vertex::UnaryOp1D, op}; }
 inline Codelet unaryInPlace(costs::UnaryOpKind op) { return {Vertex::UnaryOp1DInPlace, op}; }
 inline Codelet binary(costs::BinaryOpKind op) { return {Vertex::BinaryOp1D, op}; }
+inline Codelet binaryInPlace(costs::BinaryOpKind op) { return {Vertex::BinaryOp1DInPlace, op}; }
 /** A tensor op= a scalar, in place (a constant factor, the optimizers' scalars). */
 inline Codelet byScalar(costs::BinaryOpKind op) { return {Vertex::BroadcastScalar1DInPlace, op}; }
 /** A row reduction (softmax, LayerNorm, losses): ALL_REGIONS_CONTINUOUS. */
