@@ -117,12 +117,12 @@ private:
         const bool downstream = std::any_of(node.input().begin(), node.input().end(), [&](const std::string& in) { return m_blocked.count(in); });
         if (downstream) {
             if (node.op_type() != "Constant" && !handlers().count(node.op_type()))
-                m_blockers.push_back(fmt::format("{}: unsupported op{}", originOf(node), hintFor(node.op_type())));
+                m_blockers.emplace_back(node.op_type(), fmt::format("{}: unsupported op{}", originOf(node), hintFor(node.op_type())));
         } else {
             try {
                 return convert(node);
             } catch (const Blocked& b) {
-                m_blockers.push_back(b.what);
+                m_blockers.emplace_back(node.op_type(), b.what);
             }
         }
         m_blocked.insert(node.output().begin(), node.output().end());
@@ -135,8 +135,20 @@ private:
             return;
         const std::string supported = fmt::format("supported: {}", fmt::join(supportedOnnxOps(), ", "));
         if (m_blockers.size() == 1)
-            failFile(fmt::format("{}; {}", m_blockers[0], supported));
-        failFile(fmt::format("{} nodes stand in the way, in graph order:\n  {}\n{}", m_blockers.size(), fmt::join(m_blockers, "\n  "), supported));
+            failFile(fmt::format("{}; {}", m_blockers[0].second, supported));
+        // How many of each op first (a transformer's list runs to hundreds), most first.
+        std::map<std::string, std::size_t> count;
+        for (const auto& [op, what] : m_blockers)
+            ++count[op];
+        std::vector<std::pair<std::string, std::size_t>> byCount(count.begin(), count.end());
+        std::stable_sort(byCount.begin(), byCount.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+        std::vector<std::string> counts, lines;
+        for (const auto& [op, n] : byCount)
+            counts.push_back(fmt::format("{} {}", op, n));
+        for (const auto& [op, what] : m_blockers)
+            lines.push_back(what);
+        failFile(fmt::format("{} nodes stand in the way ({}), in graph order:\n  {}\n{}", m_blockers.size(), fmt::join(counts, ", "),
+                             fmt::join(lines, "\n  "), supported));
     }
 
     std::string nameOf(const onnx::NodeProto& node) const { return node.name().empty() ? node.output(0) : node.name(); }
@@ -1194,7 +1206,7 @@ private:
     std::map<std::string, std::vector<std::pair<const onnx::NodeProto*, int>>> m_readers; // value -> (node, operand)
     std::map<std::string, const onnx::NodeProto*> m_producers; // value -> the node that writes it
     std::set<const onnx::NodeProto*> m_fused;            // nodes mapped into the layer of a pattern's first node
-    std::vector<std::string> m_blockers;                 // what stops each node that cannot be imported
+    std::vector<std::pair<std::string, std::string>> m_blockers; // each node that cannot be imported: its op, what stops it
     std::set<std::string> m_blocked;                     // values of nodes that were not imported
     std::map<std::string, std::array<uint32_t, 2>> m_padOf; // a zero Pad's output -> the height and width it adds
     std::map<std::string, std::string> m_values;         // ONNX value -> the model input or layer that holds it
