@@ -136,7 +136,7 @@ OpLoop unaryLoop(UnaryOpKind op)
     // a vector a loop. LOGICAL_NOT exists for bool only, {17, not natural}: 21 an element (the
     // type a call gives is ignored).
     case UnaryOpKind::Abs: return {5, 1, 5, 1, 5, 5, 4, 2};
-    case UnaryOpKind::LogicalNot: return {21, 1, 21, 1, 21, 21};
+    case UnaryOpKind::LogicalNot: return {21, 1, 21, 1, 21, 21, 8, 8}; // in place {17, natural}: 8 bools a vector
     }
     throw std::logic_error("unknown unary op");
 }

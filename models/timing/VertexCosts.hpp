@@ -51,13 +51,14 @@ uint64_t equalInt32(const IpuParams& hw, uint64_t n);
 
 /** popops BroadcastScalar1D(InPlace), X op a scalar, over n elements (§3.9): 11 + 6 x (20 + the
  *  busiest worker's loop); ADD, SUB and MUL 2 cycles a vector, DIVIDE 8 (fp16) or 6 (fp32) per 2
- *  elements, NOT_EQUAL (bool out, so never in place) 10 (fp16) or 18 (fp32) per 4 (popops'
- *  broadcastOpPerfInfo). No other op is priced here. */
+ *  elements, MAXIMUM 3 per 4 (fp16) or per 2 (fp32), and the comparisons (bool out, so never in
+ *  place) NOT_EQUAL 10 or 18 per 4 and GREATER_THAN 8 or 12 per 4 (popops' broadcastOpPerfInfo).
+ *  EQUAL has no estimate here. */
 uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n);
 
 /** The expressions ipusim lowers to popops' generated map codelets (ExpressionGenerator.cpp),
- *  as PopART writes them: HardSigmoid's max(0, min(1, alpha x + beta)), in place, and its
- *  gradient's 11-operation select of alpha dy inside the linear part. */
+ *  as PopART writes them: HardSigmoid's max(0, min(1, alpha x + beta)), its gradient's
+ *  11-operation select of alpha dy inside the linear part, and Max's argument gradient. */
 enum class MapExpr { HardSigmoid, HardSigmoidGrad, MaxArgGrad };
 /** What the generator's estimate reads of an expression: its fused operations (one per unary,
  *  binary or ternary node; constants and placeholders are free), its tensor inputs, and whether

@@ -114,9 +114,11 @@ private:
      *  converted (its operands are unknown) but is listed if its op is unsupported too. */
     void convertOrRecord(const onnx::NodeProto& node)
     {
+        if (knownWithoutImport(node))
+            return; // a constant or a shape computation: nothing downstream waits on its import
         const bool downstream = std::any_of(node.input().begin(), node.input().end(), [&](const std::string& in) { return m_blocked.count(in); });
         if (downstream) {
-            if (node.op_type() != "Constant" && !handlers().count(node.op_type()))
+            if (!handlers().count(node.op_type()))
                 m_blockers.emplace_back(node.op_type(), fmt::format("{}: unsupported op{}", originOf(node), hintFor(node.op_type())));
         } else {
             try {
@@ -125,7 +127,17 @@ private:
                 m_blockers.emplace_back(node.op_type(), b.what);
             }
         }
-        m_blocked.insert(node.output().begin(), node.output().end());
+        for (const std::string& out : node.output())
+            if (!out.empty()) // an omitted optional output
+                m_blocked.insert(out);
+    }
+
+    /** A Constant, or a node whose every output shape inference's data propagation computed. */
+    bool knownWithoutImport(const onnx::NodeProto& node) const
+    {
+        return node.op_type() == "Constant" ||
+               (node.output_size() > 0 &&
+                std::all_of(node.output().begin(), node.output().end(), [&](const std::string& o) { return m_shapeValues.count(o) > 0; }));
     }
 
     /** One error for every node that stands in the way. */
@@ -133,9 +145,11 @@ private:
     {
         if (m_blockers.empty())
             return;
-        const std::string supported = fmt::format("supported: {}", fmt::join(supportedOnnxOps(), ", "));
+        // The supported ops, once, when some op is not one of them.
+        const bool unsupported = std::any_of(m_blockers.begin(), m_blockers.end(), [](const auto& b) { return !handlers().count(b.first); });
+        const std::string supported = unsupported ? fmt::format("supported: {}", fmt::join(supportedOnnxOps(), ", ")) : "";
         if (m_blockers.size() == 1)
-            failFile(fmt::format("{}; {}", m_blockers[0].second, supported));
+            failFile(unsupported ? fmt::format("{}; {}", m_blockers[0].second, supported) : m_blockers[0].second);
         // How many of each op first (a transformer's list runs to hundreds), most first.
         std::map<std::string, std::size_t> count;
         for (const auto& [op, what] : m_blockers)
@@ -147,8 +161,8 @@ private:
             counts.push_back(fmt::format("{} {}", op, n));
         for (const auto& [op, what] : m_blockers)
             lines.push_back(what);
-        failFile(fmt::format("{} nodes stand in the way ({}), in graph order:\n  {}\n{}", m_blockers.size(), fmt::join(counts, ", "),
-                             fmt::join(lines, "\n  "), supported));
+        failFile(fmt::format("{} nodes stand in the way ({}), in graph order:\n  {}{}", m_blockers.size(), fmt::join(counts, ", "),
+                             fmt::join(lines, "\n  "), unsupported ? "\n" + supported : ""));
     }
 
     std::string nameOf(const onnx::NodeProto& node) const { return node.name().empty() ? node.output(0) : node.name(); }
@@ -563,6 +577,10 @@ private:
                 failNode(node, fmt::format("expected the same padding, 0 to 65535, on both sides of each dimension, found pads [{}]",
                                            fmt::join(p, ", ")));
         }
+        const bool graphOutput = std::any_of(m_model.graph().output().begin(), m_model.graph().output().end(),
+                                             [&](const auto& o) { return o.name() == node.output(0); });
+        if (graphOutput)
+            failNode(node, "expected only convolutions or poolings to read it, not the host: a padded graph output is not modelled yet");
         auto readers = m_readers.find(node.output(0));
         if (rank < 2 || readers == m_readers.end() ||
             !std::all_of(readers->second.begin(), readers->second.end(), [](const auto& r) {
@@ -613,9 +631,7 @@ private:
         expectOperands(node);
         if (m_fused.count(&node))
             return; // mapped with the node that starts its pattern
-        if (op == "Constant" || (node.output_size() > 0 && std::all_of(node.output().begin(), node.output().end(), [&](const std::string& o) {
-                                     return m_shapeValues.count(o) > 0;
-                                 })))
+        if (knownWithoutImport(node))
             return; // a constant, or a shape computation whose values shape inference found
         if (foldIntegerArithmetic(node))
             return;

@@ -2,8 +2,9 @@
 """torchvision's image classifiers as a researcher exports them (torch.onnx.export, opset 17,
 without weights), at small images: each trains data-parallel on an IPU-POD16, and some pipelined
 over the four IPUs of an IPU-M2000, with cycles from simulating, or stops with an out-of-memory
-report. Models torch 1.13 cannot export in training mode (stochastic depth's Bernoulli, batch
-norm of a 1 x 1 image at batch 1) are exported in eval mode."""
+report. Models torch 1.13 cannot export in training mode are exported in eval mode: ConvNeXt's and
+EfficientNet's stochastic depth (Bernoulli), GoogLeNet's adaptive pooling to a size that does not
+divide its input, Inception's batch norm of a 1 x 1 image at batch 1."""
 import os
 import warnings
 
@@ -54,7 +55,13 @@ def config(path, system, strategy, run, blocks=()):
     return {"system": {"base": f"hardware/{system}.json"}, "workload": workload, "run": run}
 
 
+# Their fully connected classifiers (AlexNet's first: 9,216 x 4,096), with the weights' gradients,
+# accumulators and AdamW moments, do not fit one IPU's tiles at micro-batch 2.
+OUT_OF_MEMORY = {"alexnet", "vgg11_bn"}
+
+
 def test_cnn_zoo_trains_data_parallel_on_pod16(tmp_path):
+    out_of_memory = set()
     for name in ZOO:
         doc = config(export(name, tmp_path), "pod16", {"kind": "single", "replicas": 16},
                      {"gradient_accumulation": 2, "device_iterations": 1, "host_calls": 1})
@@ -62,10 +69,12 @@ def test_cnn_zoo_trains_data_parallel_on_pod16(tmp_path):
             summary = ipusim.run(doc, out_dir=tmp_path / name)
         except ipusim.OutOfMemory as oom:  # an honest answer too, with its report
             assert oom.report, name
+            out_of_memory.add(name)
             continue
         # Forward, backward and the update of every replica ran, and the gradients were averaged.
         assert summary.total_cycles > 0, name
         assert summary["samples_per_second"] > 0, name
+    assert out_of_memory == OUT_OF_MEMORY
 
 
 # Four stages by module prefix, as poptorch.BeginBlock would put them.

@@ -11,7 +11,7 @@
 # The header defines
 #   #define IPUSIM_ACTIVATIONS(X) X(Relu, "relu", "Relu", Output, true) ...
 # in the order of the keys (CMake reads them sorted). The recipe of each, its vertex calls, is a
-# case of activationCalls (workloads/lowering/ElementwiseOps.cpp); a test walks every row.
+# case of activationCalls (workloads/lowering/ActivationCalls.cpp); a test walks every row.
 function(ipusim_schema_activations schema_file out_file)
   file(READ "${schema_file}" schema)
   string(JSON ops GET "${schema}" definitions graph_ops)

@@ -536,7 +536,7 @@ private:
     }
 
     /** Max or average pooling over windows of kernel_size every stride, as torch.nn.MaxPool2d
-     *  and AvgPool2d (floor mode). */
+     *  and AvgPool2d (floor or ceil mode). */
     Value pool(const LayerSpec& l, std::size_t i, OpKind kind)
     {
         expectInputs(i, 1);

@@ -94,9 +94,11 @@ std::vector<VertexCall> activationCalls(OpKind kind, Precision type, uint64_t e)
     case OpKind::ErfGrad:
         return {unary(UnaryOpKind::Square, type, e), unaryInPlace(UnaryOpKind::Neg, type, e), unaryInPlace(UnaryOpKind::Exp, type, e),
                 byScalar(BinaryOpKind::Mul, type, e), binary(BinaryOpKind::Mul, type, e)};
-    // PopTorch's hardsigmoid is PopART's HardSigmoidInplace: one generated map codelet of its four
-    // operations; the gradient one of eleven over dy and x (hardsigmoidx.cpp).
-    case OpKind::HardSigmoid: return {{{Vertex::FusedMap, costs::MapExpr::HardSigmoid}, ElementArgs{type, e}}};
+    // PopTorch's hardsigmoid is PopART's HardSigmoid: its gradient reads x, so not the in-place
+    // variant but a copy of x and the in-place generated map codelet of its four operations on it;
+    // the gradient one codelet of eleven over dy and x (hardsigmoidx.cpp).
+    case OpKind::HardSigmoid:
+        return {copy(e * bytesOf(type), bytesOf(type)), {{Vertex::FusedMap, costs::MapExpr::HardSigmoid}, ElementArgs{type, e}}};
     case OpKind::HardSigmoidGrad: return {{{Vertex::FusedMap, costs::MapExpr::HardSigmoidGrad}, ElementArgs{type, e}}};
     case OpKind::HardSwish: return hardSwish(type, e);
     case OpKind::HardSwishGrad: return hardSwishGrad(type, e);
