@@ -497,12 +497,16 @@ private:
     }
 
     /** Whether `node` is the only reader of `value` and `value` is no graph output. */
+    bool isGraphOutput(const std::string& value) const
+    {
+        return std::any_of(m_model.graph().output().begin(), m_model.graph().output().end(),
+                           [&](const auto& o) { return o.name() == value; });
+    }
+
     bool onlyReader(const std::string& value, const onnx::NodeProto& node) const
     {
         auto it = m_readers.find(value);
-        const bool output = std::any_of(m_model.graph().output().begin(), m_model.graph().output().end(),
-                                        [&](const auto& o) { return o.name() == value; });
-        return !output && it != m_readers.end() && it->second.size() == 1 && it->second[0].first == &node;
+        return !isGraphOutput(value) && it != m_readers.end() && it->second.size() == 1 && it->second[0].first == &node;
     }
 
     bool scalarNear(const std::string& value, double expected) const
@@ -577,9 +581,7 @@ private:
                 failNode(node, fmt::format("expected the same padding, 0 to 65535, on both sides of each dimension, found pads [{}]",
                                            fmt::join(p, ", ")));
         }
-        const bool graphOutput = std::any_of(m_model.graph().output().begin(), m_model.graph().output().end(),
-                                             [&](const auto& o) { return o.name() == node.output(0); });
-        if (graphOutput)
+        if (isGraphOutput(node.output(0)))
             failNode(node, "expected only convolutions or poolings to read it, not the host: a padded graph output is not modelled yet");
         auto readers = m_readers.find(node.output(0));
         if (rank < 2 || readers == m_readers.end() ||
