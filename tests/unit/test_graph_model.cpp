@@ -613,6 +613,49 @@ TEST_CASE("Graph workload: a per-channel operand broadcasts over the image (sque
                                "(each dimension equal or 1, the batch equal), found [4, 8, 8, 16] and [4, 16, 1, 1]"));
 }
 
+TEST_CASE("Graph workload: global average pooling is popops' reduce over the tiles holding the image", "[graph]")
+{
+    // popnn's pool of a kernel covering the field is popops::reduce (Pooling.cpp,
+    // substPoolingWithReduction). x [4, 16, 8, 8] fp32 after a 1x1 conv: 64 outputs of runs of
+    // 64 elements, c spread over 256 tiles of 16 elements (64 bytes each).
+    const json graph = {{"inputs", json::array({{{"name", "x"}, {"shape", {16, 8, 8}}}})},
+                        {"ops", json::array({op("c", "conv2d", {"x"}, {{"out_channels", 16}, {"kernel_size", 1}}), op("s", "global_avg_pool", {"c"})})},
+                        {"outputs", {"s"}}};
+    const Experiment e = build(graphConfig(graph));
+    uint64_t tilesWithC = 0;
+    for (const auto& t : e.schedule.programs[0].tensors)
+        if (t.name == "c.out")
+            for (const auto& r : t.bytes.runs())
+                if (r.value) {
+                    CHECK(r.value == 64);
+                    tilesWithC += r.count;
+                }
+    REQUIRE(tilesWithC == 256);
+    std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
+    // Stage one: each tile sums its 16 elements into one fp32 partial (ALL_REGIONS_CONTINUOUS,
+    // §3.8: 6 workers x (ceil(ceil(16 / 6) / 2) + 12 x 1 + 17) = 6 x 31).
+    CHECK(cycles["s.local"] == 186);
+    // Stage two: 256 partials, 4 of each output, cross to the result's 4 tiles (256 bytes at a
+    // 64-byte grain), 16 outputs each: 6 x (ceil(ceil(16 x 4 / 6) / 2) + 12 x 3 + 17) = 6 x 59.
+    CHECK(cycles["s"] == 354);
+    // c, its bias, s.local and s: the 1 / 64 is the reduction's scale, at no cost.
+    CHECK(cycles.size() == 4);
+
+    // A squeeze-and-excitation pool of a large image (EfficientNet-B0's first block: [32, 112,
+    // 112] fp16) fits: no tile holds more than its own part of the image and its partials.
+    json big = graph;
+    big["inputs"][0]["shape"] = {32, 112, 112};
+    big["ops"][0]["out_channels"] = 32;
+    const Experiment one = build(graphConfig(big, {{"micro_batch", 1}, {"precision", "fp16"}}));
+    uint64_t largest = 0;
+    for (const auto& t : one.schedule.programs[0].tensors)
+        if (t.name.rfind("s ", 0) == 0 || t.name.rfind("s.", 0) == 0)
+            for (const auto& r : t.bytes.runs())
+                largest = std::max<uint64_t>(largest, r.value);
+    CHECK(largest > 0);
+    CHECK(largest <= 32 * 4); // at most one fp32 partial of each of the 32 outputs on a tile
+}
+
 TEST_CASE("Graph workload: learned element-wise parameters train as weights", "[graph]")
 {
     // A per-channel scale [8, 1, 1] of a [N, 8, 4, 4] activation: repeated over the batch and the image.

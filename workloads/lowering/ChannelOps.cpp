@@ -312,22 +312,32 @@ void GraphLowering::lowerBatchNormGrad(const Op& op)
 
 void GraphLowering::lowerReduceRepeats(const Op& op)
 {
-    // A broadcast operand's gradient: each tile sums its elements' repeats into partial sums of
-    // at most the whole operand (a run of elements sharing one repeated element sums into one);
-    // the partials meet on the tiles of the result (spread linearly), which add them up.
-    const int dy = op.inputs.at(0), out = op.outputs.at(0);
+    // A broadcast operand's gradient: the repeats of each of its elements sum, a run of
+    // elements sharing one repeated element into one partial sum, fp32 throughout.
+    reduceRuns(op, op.broadcastRun, {Precision::FP32, false});
+}
+
+void GraphLowering::reduceRuns(const Op& op, uint64_t run, RunReduction how)
+{
+    // popops::reduce over tiles: each tile sums the runs it holds into partial sums (at most one
+    // per output: runs of `run` elements, each of one output); the partials cross to the tiles
+    // of the result (spread linearly), which add them up.
+    const auto reduceCall = [&](Precision type, uint64_t outputs, uint64_t partials) {
+        return how.continuous ? calls::rowReduce(type, outputs, partials) : calls::partialsReduce(type, outputs, partials);
+    };
+    const int source = op.inputs.at(0), out = op.outputs.at(0);
     const TensorDesc& od = m_graph.tensor(out);
     const uint64_t outputs = std::max<uint64_t>(od.elements(), 1);
     const uint32_t T = m_hw.tiles;
-    const TileVector elems = elementsOn(dy);
+    const TileVector elems = elementsOn(source);
     ComputePlan local{op.name + ".local", TileCalls(T)}, sum{op.name, TileCalls(T)};
     TileVector partialBytes(T, 0);
     std::vector<ExchangeBytes> x(T);
     uint64_t partials = 0;
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) {
-            const uint64_t sums = std::min(ceilDiv(elems[t], op.broadcastRun), outputs);
-            local.calls.add(t, calls::partialsReduce(Precision::FP32, sums, ceilDiv(elems[t], sums)));
+            const uint64_t sums = std::min(ceilDiv(elems[t], run), outputs);
+            local.calls.add(t, reduceCall(how.localType, sums, ceilDiv(elems[t], sums)));
             partialBytes[t] = sums * 4;
             x[t].send += sums * 4;
             partials += sums;
@@ -338,11 +348,11 @@ void GraphLowering::lowerReduceRepeats(const Op& op)
         if (outMap[t]) {
             const uint64_t mine = outMap[t] / bytesOf(od.type);
             x[t].recv += mine * perOutput * 4;
-            sum.calls.add(t, calls::partialsReduce(Precision::FP32, mine, perOutput));
+            sum.calls.add(t, reduceCall(Precision::FP32, mine, perOutput));
         }
     OpPlan plan;
     const PlanTensor partialSums = plan.temporary(op.name + " partials", partialBytes);
-    plan.compute(std::move(local)).read(PlanTensor::graph(dy)).write(partialSums);
+    plan.compute(std::move(local)).read(PlanTensor::graph(source)).write(partialSums);
     plan.exchange(op.name + ".in", std::move(x));
     plan.compute(std::move(sum), false).read(partialSums).write(plan.output(out, outMap));
     emit(plan);
@@ -350,12 +360,16 @@ void GraphLowering::lowerReduceRepeats(const Op& op)
 
 void GraphLowering::lowerGlobalPool(const Op& op)
 {
-    // PopLibs' pooling planner puts each output's whole window on one tile: the image of every
-    // (sample, channel) crosses the exchange to the output's tile, which sums and scales it.
-    // The gradient: each image position gets its (sample, channel)'s gradient scaled by
-    // 1 / window, the gradients spread linearly, each tile receiving those of the images it
-    // holds part of.
-    const bool forward = op.kind == OpKind::GlobalAvgPool;
+    // Forward: popnn's pool is a popops::reduce when the kernel covers the whole field
+    // (Pooling.cpp, substPoolingWithReduction: the pooling planner never splits a kernel), the
+    // 1 / window scale folded into the reduction at no cost (§3.8). Each tile sums the pieces
+    // of images it holds (ALL_REGIONS_CONTINUOUS, the input's type in, fp32 partials out); the
+    // partials meet on the result's tiles.
+    if (op.kind == OpKind::GlobalAvgPool)
+        return reduceRuns(op, op.window, {m_graph.tensor(op.inputs.at(0)).type, true});
+    // The gradient (substPoolingGradientWithBroadcast): each image position gets its (sample,
+    // channel)'s gradient scaled by 1 / window, the gradients spread linearly, each tile
+    // receiving those of the images it holds part of.
     const int source = op.inputs.at(0), result = op.outputs.at(0);
     const Precision type = m_graph.tensor(source).type;
     const unsigned bytes = bytesOf(type);
@@ -363,24 +377,17 @@ void GraphLowering::lowerGlobalPool(const Op& op)
     const TileVector outMap = linearMapping(T, m_graph.tensor(result).bytes(), kGrainBytes);
     std::vector<ExchangeBytes> in(T);
     addSends(in, source);
-    TileVector windows(T, 0);
-    ComputePlan pool{op.name, TileCalls(T)};
+    ComputePlan scale{op.name, TileCalls(T)};
     for (uint32_t t = 0; t < T; ++t) {
-        const uint64_t e = outMap[t] / bytes; // the tile's outputs: rows of the image forward
+        const uint64_t e = outMap[t] / bytes;
         if (!outMap[t])
             continue;
-        windows[t] = forward ? e * op.window * bytes : 0;
-        in[t].recv += forward ? windows[t] : (ceilDiv(e, op.window) + 1) * bytes;
-        if (forward)
-            pool.calls.add(t, calls::rowReduce(type, e, op.window));
-        pool.calls.add(t, calls::byScalar(costs::BinaryOpKind::Mul, type, e)); // times 1 / window
+        in[t].recv += (ceilDiv(e, op.window) + 1) * bytes;
+        scale.calls.add(t, calls::byScalar(costs::BinaryOpKind::Mul, type, e)); // times 1 / window
     }
     OpPlan plan;
-    std::vector<PlanTensor> received; // forward: the windows, held where they are summed
-    if (forward)
-        received.push_back(plan.temporary(op.name + " windows", windows));
-    plan.exchange(op.name + ".in", std::move(in)).read(PlanTensor::graph(source)).writes = received;
-    plan.compute(std::move(pool), false).read(received).write(plan.output(result, outMap));
+    plan.exchange(op.name + ".in", std::move(in)).read(PlanTensor::graph(source));
+    plan.compute(std::move(scale), false).write(plan.output(result, outMap));
     emit(plan);
 }
 

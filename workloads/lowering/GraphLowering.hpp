@@ -146,6 +146,14 @@ private:
     void lowerGlobalPool(const Op& op);
     void lowerCopy(const Op& op);
     void lowerReduceRepeats(const Op& op);
+    /** How reduceRuns sums: the type the tiles' own runs are read in, and whether its vertices
+     *  are popops' ALL_REGIONS_CONTINUOUS reduce (else poplin's partials reduce). */
+    struct RunReduction
+    {
+        Precision localType;
+        bool continuous;
+    };
+    void reduceRuns(const Op& op, uint64_t run, RunReduction how);
     void lowerLoss(const Op& op);
     /** The vertices a loss runs on a tile holding `e` logits in `rows` rows of `perRow`. */
     [[nodiscard]] std::vector<VertexCall> lossCalls(const Op& op, Precision type, uint64_t e, uint64_t rows, uint64_t perRow) const;
