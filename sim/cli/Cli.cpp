@@ -7,6 +7,7 @@
 #include "sim/config/Schema.hpp"
 #include "sim/engine/CompiledConfig.hpp"
 #include "sim/engine/Interrupt.hpp"
+#include "sim/report/OpTable.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/run/Run.hpp"
 #include "sim/sweep/Sweep.hpp"
@@ -196,6 +197,8 @@ int main(int argc, char** argv)
     auto* paramsCmd = app.add_subcommand("params", "list every key a config takes, with default, unit, accepted values and description");
     std::string paramsFilter;
     paramsCmd->add_option("filter", paramsFilter, "only keys whose pointer contains this (e.g. /run/trace, /workload(bert))");
+    auto* opsCmd = app.add_subcommand("ops", "print the op table as Markdown: each ONNX op imported, the graph ops it becomes, the "
+                                             "vertices they compile to (each compiled in a probe) and where their cycles come from");
     std::string sweepFile;
     SweepOptions sweepOptions;
     auto* sweepCmd = app.add_subcommand("sweep", "run every point of a sweep (one process each); rows go to DIR/results.csv and .jsonl");
@@ -218,6 +221,10 @@ int main(int argc, char** argv)
             return paramsCommand(paramsFilter);
         if (compileCmd->parsed())
             return compileCommand(compile);
+        if (opsCmd->parsed()) {
+            fmt::print("{}", opTableMarkdown());
+            return int(kOk);
+        }
         if (sweepCmd->parsed()) {
             const Sweep sweep = Sweep::load(sweepFile);
             const std::optional<SweepTally> tally =

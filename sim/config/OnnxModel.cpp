@@ -600,25 +600,65 @@ private:
 public:
     using Handler = void (OnnxImporter::*)(const onnx::NodeProto&);
 
-    /** The mapping of each supported op (beside Constant, which is folded away). */
+    /** One supported op: its handler and what it becomes (the op table, onnxOpTable). */
+    struct Row
+    {
+        const char* op;
+        Handler handler;
+        std::vector<std::string> graphOps; // the graph ops it may become; none: folded away
+        const char* how;
+    };
+
+    /** Every supported op (beside Constant, which is folded away), in ONNX op order. */
+    static const std::vector<Row>& rows()
+    {
+        static const std::vector<Row> table = [] {
+            using I = OnnxImporter;
+            std::vector<Row> t = {
+                {"Add", &I::binary, {"add", "scale", "parameter"}, "one shape or numpy broadcasting of one operand; a weight operand is a learned `parameter`, a scalar constant a `scale`; after `MatMul` of a weight, a bias: one `linear`"},
+                {"AveragePool", &I::pool, {"avg_pool2d"}, "2-D, floor or ceil mode"},
+                {"BatchNormalization", &I::batchNorm, {"batch_norm"}, "training or inference statistics"},
+                {"Concat", &I::concat, {"concat"}, "of one input: that input"},
+                {"Conv", &I::conv, {"conv2d"}, "2-D, symmetric padding"},
+                {"Div", &I::binary, {"div", "scale"}, "as `Add`; by a scalar constant: a `scale`"},
+                {"Dropout", &I::unaryLayer, {"dropout"}, "training: a random mask; inference: the identity"},
+                {"Flatten", &I::flatten, {"flatten"}, "everything after the batch in one dimension"},
+                {"Gather", &I::gather, {"embedding", "gather"}, "of a weight: an embedding; of data: a constant index or list after the batch"},
+                {"Gemm", &I::matmul, {"linear"}, "a weight operand, optionally transposed, and a bias"},
+                {"GlobalAveragePool", &I::unaryLayer, {"global_avg_pool"}, "of an image's height and width"},
+                {"Identity", &I::identity, {}, "the operand under another name"},
+                {"InstanceNormalization", &I::instanceNorm, {"group_norm"}, "a group per channel; with `Reshape`s around it and per-channel `Mul` and `Add`, torch's `nn.GroupNorm`"},
+                {"LayerNormalization", &I::lastAxis, {"layer_norm"}, "last axis"},
+                {"LogSoftmax", &I::lastAxis, {"log_softmax"}, "last axis"},
+                {"MatMul", &I::matmul, {"linear", "matmul"}, "a weight operand: a linear layer; else a batched matmul"},
+                {"MaxPool", &I::pool, {"max_pool2d"}, "2-D, floor or ceil mode"},
+                {"Mul", &I::binary, {"mul", "scale", "parameter"}, "as `Add`"},
+                {"NegativeLogLikelihoodLoss", &I::loss, {"nll_loss"}, "mean reduction, no class weights"},
+                {"Pad", &I::pad, {}, "zeros on height and width, read by convolutions or poolings: their padding"},
+                {"ReduceMean", &I::reduceMean, {"global_avg_pool"}, "of an image's height and width"},
+                {"Reshape", &I::reshapeOrGroupNorm, {"reshape", "group_norm"}, "a constant shape, the batch first"},
+                {"Slice", &I::slices, {"slice"}, "one axis, step 1"},
+                {"Softmax", &I::lastAxis, {"softmax"}, "last axis"},
+                {"SoftmaxCrossEntropyLoss", &I::loss, {"cross_entropy"}, "mean reduction, no class weights"},
+                {"Split", &I::slices, {"slice"}, "a slice per output"},
+                {"Sub", &I::binary, {"sub", "scale", "parameter"}, "as `Add`"},
+                {"Transpose", &I::transpose, {"transpose"}, "the batch stays first"},
+                {"Unsqueeze", &I::unsqueeze, {}, "of a weight"}};
+            for (const ActivationRow& a : activationTable())
+                if (*a.onnxName)
+                    t.push_back({a.onnxName, &I::activation, {a.graphName}, "element-wise, an activation"});
+            std::sort(t.begin(), t.end(), [](const Row& x, const Row& y) { return std::string(x.op) < y.op; });
+            return t;
+        }();
+        return table;
+    }
+
     static const std::map<std::string, Handler>& handlers()
     {
         static const std::map<std::string, Handler> table = [] {
-            std::map<std::string, Handler> t = {
-                {"Add", &OnnxImporter::binary}, {"AveragePool", &OnnxImporter::pool}, {"BatchNormalization", &OnnxImporter::batchNorm},
-                {"Concat", &OnnxImporter::concat}, {"Conv", &OnnxImporter::conv}, {"Div", &OnnxImporter::binary},
-                {"Dropout", &OnnxImporter::unaryLayer}, {"Flatten", &OnnxImporter::flatten}, {"Gather", &OnnxImporter::gather},
-                {"Gemm", &OnnxImporter::matmul}, {"GlobalAveragePool", &OnnxImporter::unaryLayer}, {"Identity", &OnnxImporter::identity},
-                {"InstanceNormalization", &OnnxImporter::instanceNorm}, {"LayerNormalization", &OnnxImporter::lastAxis},
-                {"LogSoftmax", &OnnxImporter::lastAxis}, {"MatMul", &OnnxImporter::matmul}, {"MaxPool", &OnnxImporter::pool},
-                {"Mul", &OnnxImporter::binary}, {"NegativeLogLikelihoodLoss", &OnnxImporter::loss}, {"Pad", &OnnxImporter::pad},
-                {"ReduceMean", &OnnxImporter::reduceMean}, {"Reshape", &OnnxImporter::reshapeOrGroupNorm},
-                {"Slice", &OnnxImporter::slices}, {"Softmax", &OnnxImporter::lastAxis}, {"SoftmaxCrossEntropyLoss", &OnnxImporter::loss},
-                {"Split", &OnnxImporter::slices}, {"Sub", &OnnxImporter::binary}, {"Transpose", &OnnxImporter::transpose},
-                {"Unsqueeze", &OnnxImporter::unsqueeze}};
-            for (const ActivationRow& a : activationTable())
-                if (*a.onnxName)
-                    t.emplace(a.onnxName, &OnnxImporter::activation);
+            std::map<std::string, Handler> t;
+            for (const Row& r : rows())
+                t.emplace(r.op, r.handler);
             return t;
         }();
         return table;
@@ -1235,13 +1275,24 @@ private:
 
 } // namespace
 
+const std::vector<OnnxOpRow>& onnxOpTable()
+{
+    static const std::vector<OnnxOpRow> table = [] {
+        std::vector<OnnxOpRow> t{{"Constant", {}, "a value of shape computations and scalar operands"}};
+        for (const auto& r : OnnxImporter::rows())
+            t.push_back({r.op, r.graphOps, r.how});
+        std::sort(t.begin(), t.end(), [](const OnnxOpRow& x, const OnnxOpRow& y) { return x.op < y.op; });
+        return t;
+    }();
+    return table;
+}
+
 const std::vector<std::string>& supportedOnnxOps()
 {
     static const std::vector<std::string> ops = [] {
-        std::vector<std::string> names{"Constant"};
-        for (const auto& [op, handler] : OnnxImporter::handlers())
-            names.push_back(op);
-        std::sort(names.begin(), names.end());
+        std::vector<std::string> names;
+        for (const auto& r : onnxOpTable())
+            names.push_back(r.op);
         return names;
     }();
     return ops;

@@ -41,7 +41,19 @@ struct OnnxSource
  *  leaves dynamic, a block prefix no node has) name the node or the config pointer. */
 ModelSpec importOnnx(const OnnxSource& source, const Diagnostics& diag);
 
-/** The ONNX op types importOnnx maps, for messages and the README. */
+/** An ONNX op importOnnx maps: the graph ops (JSON graph names) it may become, none when it is
+ *  folded away, and how. */
+struct OnnxOpRow
+{
+    std::string op;
+    std::vector<std::string> graphOps;
+    std::string how;
+};
+
+/** The importer's registry, by ONNX op: what `ipusim ops` prints and docs/reference/ops.md is. */
+const std::vector<OnnxOpRow>& onnxOpTable();
+
+/** The ONNX op types importOnnx maps, sorted, for messages. */
 const std::vector<std::string>& supportedOnnxOps();
 
 } // namespace ipusim::config
