@@ -53,9 +53,10 @@ def test_options_blocks_and_strategy_make_the_tutorials_config():
     training(*batch(4000))
     config = training.simulated_report()["kinds"][0]["summary"]
     workload = json.loads(json.dumps(training.simulated_config()))["workload"]
-    # The loss follows layer4 in B4, and layer3_act layer3 in B3: the block of the node before.
-    assert workload["blocks"] == [{"name": "B1", "prefix": "/model/layer1/"}, {"name": "B2", "prefix": "/model/layer2/"},
-                                  {"name": "B3", "prefix": "/model/layer3/"}, {"name": "B4", "prefix": "/model/layer4/"}]
+    # Each poptorch.Block's ops go under its own scope; the loss follows layer4 in B4, and
+    # layer3_act layer3 in B3: the block of the node before.
+    assert workload["blocks"] == [{"name": "B1", "prefix": "/model/Block[B1]"}, {"name": "B2", "prefix": "/model/Block[B2]"},
+                                  {"name": "B3", "prefix": "/model/Block[B3]"}, {"name": "B4", "prefix": "/model/Block[B4]"}]
     assert workload["strategy"] == {"kind": "pipelined", "stages": [{"blocks": [b], "ipu": i} for i, b in enumerate(["B1", "B2", "B3", "B4"])]}
     # PopTorch's partials type applies to half matmuls: an fp32 model accumulates in fp32.
     assert (workload["mode"], workload["micro_batch"], workload["precision"], workload["partials"]) == ("train", 40, "fp32", "fp32")
@@ -139,6 +140,36 @@ def test_ipu_ids_auto_stage_and_begin_block():
         {"kind": "pipelined"}
     assert config["system"] == {"base": "hardware/m2000.json", "host": {"base": "hardware/host/poptorch_calibrated.json"}}
     assert inference.simulated_report()["kinds"][0]["summary"]["num_ipus"] == 4
+
+
+def test_a_parents_own_ops_after_begin_block_belong_to_the_current_block():
+    # ResNet's shape: BeginBlock on the later stages, torch.flatten in the model's own forward
+    # after the last; PopTorch runs the flatten and the head in the last block.
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 8, 3, padding=1)
+            self.layer1 = nn.Conv2d(8, 8, 3, padding=1)
+            self.layer2 = poptorch.BeginBlock(nn.Conv2d(8, 8, 3, padding=1), "late", ipu_id=1)
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(8, 10)
+
+        def forward(self, x):
+            x = torch.relu(self.layer2(self.layer1(self.stem(x))))
+            return self.fc(torch.flatten(self.pool(x), 1))
+
+    class Wrapped(nn.Module):  # as a model with its loss wraps it: Net's nodes are "/net/..."
+        def __init__(self):
+            super().__init__()
+            self.net = Net()
+
+        def forward(self, x):
+            return self.net(x)
+
+    inference = poptorch.inferenceModel(Wrapped(), poptorch.Options().deviceIterations(2))
+    inference(torch.randn(4, 3, 8, 8))
+    assert inference.simulated_config()["workload"]["blocks"] == [{"name": "model", "prefix": "/net/stem/", "ipu": 0},
+                                                                  {"name": "late", "prefix": "/net/layer2/", "ipu": 1}]
 
 
 def test_errors_name_the_node_or_the_argument():
@@ -254,11 +285,11 @@ def test_unnamed_blocks_and_a_module_called_in_several():
     inference = poptorch.inferenceModel(model, poptorch.Options().deviceIterations(20))
     x = torch.randn(80, 5)
     assert torch.allclose(inference(x), model(x))
-    # PopTorch numbers unnamed blocks 0, 1, ...; torch names the ReLU's later calls /act_1/ to
-    # /act_3/, which fall in the block of the node before them, so none needs a prefix.
+    # PopTorch numbers unnamed blocks 0, 1, ...; each block's scope holds what it runs, the
+    # shared ReLU's calls too.
     assert inference.simulated_config()["workload"]["blocks"] == [
-        {"name": "0", "prefix": "/layer1/", "ipu": 0}, {"name": "1", "prefix": "/layer2/", "ipu": 1},
-        {"name": "2", "prefix": "/layer3/", "ipu": 2}, {"name": "3", "prefix": "/softmax/", "ipu": 3}]
+        {"name": "0", "prefix": "/Block[0]", "ipu": 0}, {"name": "1", "prefix": "/Block[1]", "ipu": 1},
+        {"name": "2", "prefix": "/Block[2]", "ipu": 2}, {"name": "3", "prefix": "/Block[3]", "ipu": 3}]
 
     class Twice(nn.Module):
         def __init__(self):
@@ -271,8 +302,29 @@ def test_unnamed_blocks_and_a_module_called_in_several():
             with poptorch.Block("second", ipu_id=1):
                 return self.block(x)
 
-    with pytest.raises(ValueError, match="module 'block' is called in blocks 'first' and 'second'"):
-        poptorch.inferenceModel(Twice())(torch.randn(2, 5))
+    # A module called in two blocks runs in each, as in PopTorch: each call's ops are its block's.
+    twice = poptorch.inferenceModel(Twice(), poptorch.Options().deviceIterations(2))
+    twice(torch.randn(4, 5))
+    assert twice.simulated_config()["workload"]["blocks"] == [{"name": "first", "prefix": "/Block[first]", "ipu": 0},
+                                                              {"name": "second", "prefix": "/Block[second]", "ipu": 1}]
+    assert twice.simulated_config()["workload"]["strategy"] == {"kind": "pipelined"}
+
+    # A module called outside any block and then in one: each call's ops are the block's current.
+    class InAndOut(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(5, 5)
+            self.act = nn.ReLU()
+
+        def forward(self, x):
+            x = self.fc(self.act(x))
+            with poptorch.Block("late", ipu_id=1):
+                return self.fc(x)
+
+    in_and_out = poptorch.inferenceModel(InAndOut(), poptorch.Options().deviceIterations(2))
+    in_and_out(torch.randn(4, 5))
+    assert in_and_out.simulated_config()["workload"]["blocks"] == [{"name": "model", "prefix": "/act/", "ipu": 0},
+                                                                   {"name": "late", "prefix": "/Block[late]", "ipu": 1}]
 
 
 def test_output_modes_return_what_poptorch_returns_per_replica():
@@ -360,7 +412,7 @@ def test_lamb_bias_correction_and_loss_scaling():
         poptorch.optim.LAMB(weights, momentum=0.9)
 
 
-def test_blocks_of_functional_ops_and_short_data_sets_are_refused_early():
+def test_functional_ops_belong_to_the_block_current_when_they_run_and_short_data_sets_are_refused_early():
     class Functional(nn.Module):
         def __init__(self):
             super().__init__()
@@ -373,8 +425,13 @@ def test_blocks_of_functional_ops_and_short_data_sets_are_refused_early():
             with poptorch.Block("B", ipu_id=1):
                 return torch.relu(x @ self.w)
 
-    with pytest.raises(ValueError, match="poptorch.Block 'B' calls no module"):
-        poptorch.inferenceModel(Functional())(torch.zeros(2, 4))
+    # x @ w and torch.relu run in block B: they are B's, on IPU 1, as in PopTorch.
+    model = Functional()
+    functional = poptorch.inferenceModel(model, poptorch.Options().deviceIterations(2))
+    x = torch.randn(4, 4)
+    assert torch.allclose(functional(x), model(x))
+    assert functional.simulated_config()["workload"]["blocks"] == [{"name": "A", "prefix": "/Block[A]", "ipu": 0},
+                                                                   {"name": "B", "prefix": "/Block[B]", "ipu": 1}]
     dataset = torch.utils.data.TensorDataset(*batch(50))
     with pytest.raises(ValueError, match="the dataset's 50 samples are not a whole number of host calls of 16"):
         poptorch.DataLoader(poptorch.Options().deviceIterations(4), dataset, batch_size=4, drop_last=False)

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Block annotations (poptorch.Block, BlockFunction, BeginBlock) and where they fall in an ONNX
 export: the module paths torch.onnx.export writes into node names ("/model/layer1/conv/Conv"),
-which the simulator's "blocks" match by prefix."""
+which the simulator's "blocks" match by prefix. As in PopTorch, an op belongs to the block
+current when it runs: a poptorch.Block puts everything it runs, functional ops too, under a scope
+of its own ("/Block[B1]/..."); after a BeginBlock, a parent's own ops (torch.flatten in ResNet's
+forward) fall in the block of the node before them."""
 import functools
 import itertools
 
@@ -9,7 +12,7 @@ import torch
 
 _active = []  # the open Block contexts: (name, ipu_id)
 _auto_ids = itertools.count()  # names of unnamed blocks, "0", "1", ... in the order they begin
-_entered = None  # while a BlockRecorder records: the names of the blocks entered
+_recorder = None  # the BlockRecorder recording, if any
 
 
 def _name(user_id):
@@ -27,11 +30,13 @@ class Block:
 
     def __enter__(self):
         _active.append((_name(self.name), self.ipu))
-        if _entered is not None:
-            _entered.append(_active[-1][0])
+        if _recorder is not None:
+            _recorder.enter_block(_active[-1])
         return self
 
     def __exit__(self, *exc):
+        if _recorder is not None:
+            _recorder.exit_block()
         _active.pop()
         return False
 
@@ -89,19 +94,20 @@ class BlockRecorder:
         self._begun = None  # the block a BeginBlock started, active until the next one
 
     def __enter__(self):
-        global _auto_ids, _entered
+        global _auto_ids, _recorder
         _auto_ids = itertools.count()
-        _entered = []
+        _recorder = self
+        self._markers = []  # per open Block: whether it pushed a scope
         for module in self._parts:
             self._hooks.append(module.register_forward_pre_hook(self._called))
             self._hooks.append(module.register_forward_hook(self._returned))
         return self
 
     def __exit__(self, *exc):
-        global _entered
+        global _recorder
+        _recorder = None
         for hook in self._hooks:
             hook.remove()
-        self._entered, _entered = _entered, None
         return False
 
     def _call_scope(self, module):
@@ -119,15 +125,34 @@ class BlockRecorder:
     def _returned(self, _module, _inputs, _output):
         self._calling.pop()
 
+    def enter_block(self, block):
+        """A poptorch.Block entered while torch traces: its ops, functional ones too, go under a
+        scope of their own, "/Block[name]" (torch names a later entry's ops "/Block[name]_1/..."),
+        the prefix of the block's nodes. Modules called in it nest under that scope."""
+        state = torch._C._get_tracing_state()
+        self._markers.append(state is not None)
+        if state is None:
+            return
+        part = f"Block[{block[0]}]"
+        state.push_scope(f"torch.nn.Module::{part}")  # a module scope's form: torch names nodes by its part
+        scope = f"{self._calling[-1]}/{part}"
+        self._calling.append(scope)
+        self._recorded.setdefault(scope, block)  # no trailing "/": "/Block[B]_1/" is B's too
+
+    def exit_block(self):
+        if self._markers.pop():
+            torch._C._get_tracing_state().pop_scope()
+            self._calling.pop()
+
     def _called(self, module, _inputs):
         begin = getattr(module, "_ipusim_begin_block", None)
         if begin is not None:  # each call begins the block, as PopTorch's hook does
             self._begun = (_name(begin[0]), begin[1])
         block = _active[-1] if _active else self._begun
         scope = self._call_scope(module)
-        if block is None and self._recorded:
-            return  # in no block: the block before, as the simulator's prefixes give it
-        block = block or (None, 0)  # before any block: PopTorch's default block, on IPU 0
+        if block is None:  # in no block: the block current, the last recorded (before any: PopTorch's default, IPU 0)
+            self._recorded.setdefault(scope, next(reversed(self._recorded.values())) if self._recorded else (None, 0))
+            return
         if scope in self._recorded:
             if self._recorded[scope] != block:
                 raise ValueError(f"module {scope[1:-1]!r} is called in blocks {self._recorded[scope][0]!r} and {block[0]!r}: "
@@ -138,14 +163,11 @@ class BlockRecorder:
     def blocks(self):
         """[{"name", "prefix", "ipu"?}], dropping a module that gets its block anyway: from the
         longest prefix enclosing it, or (none enclosing it) from the block before."""
-        called = {name for name, _ in self._recorded.values()}
-        for name in self._entered:
-            if name not in called:
-                raise ValueError(f"poptorch.Block {name!r} calls no module: ipusim finds a block's ops by the modules called "
-                                 "in it, so put the block's functional ops (torch.relu, x @ w, ...) in a module")
         out = []
         placed = any(ipu is not None for name, ipu in self._recorded.values() if name is not None)
         for prefix, (name, ipu) in self._recorded.items():
+            if self._split(prefix, (name, ipu)):
+                continue  # its own ops (torch.flatten in its forward) go with the block current when they run
             if name is None:  # the default block needs naming only beside blocks on IPUs
                 if not placed:
                     continue
@@ -159,3 +181,9 @@ class BlockRecorder:
                 entry["ipu"] = ipu
             out.append(entry)
         return out
+
+    def _split(self, prefix, block):
+        """Whether a module call encloses calls in other blocks (ResNet's forward around the
+        layers BeginBlock starts). Its prefix is left out: its own nodes then fall in the block
+        of the node before, the block current when they run, as in PopTorch."""
+        return prefix.endswith("/") and any(p != prefix and p.startswith(prefix) and b != block for p, b in self._recorded.items())
