@@ -172,6 +172,64 @@ def test_a_parents_own_ops_after_begin_block_belong_to_the_current_block():
                                                                   {"name": "late", "prefix": "/net/layer2/", "ipu": 1}]
 
 
+@pytest.mark.parametrize("strategy, config", [
+    (lambda: poptorch.SerialPhasedExecution("B1", "B2", "B3", "B4"), "mnist/phased_serial.json"),
+    (lambda: poptorch.ParallelPhasedExecution([poptorch.Phase("B1"), poptorch.Phase("B2"), poptorch.Phase("B3"),
+                                               poptorch.Phase(poptorch.Stage("B4"))]).useSeparateBackwardPhase(False),
+     "mnist/phased_parallel.json")])
+def test_phased_execution_runs_at_the_phased_configs_throughput(strategy, config):
+    model = Network()
+    opts = poptorch.Options().deviceIterations(10)
+    opts.Training.gradientAccumulation(10)
+    opts.setExecutionStrategy(strategy())
+    training = poptorch.trainingModel(TrainingModelWithLoss(model), opts, poptorch.optim.AdamW(model.parameters(), lr=1e-3))
+    training(*batch(4000))
+    cli = ipusim.run(ipusim.CONFIGS / config, {"/run/epochs": 1}, inference=False)
+    assert training.simulated_report()["kinds"][0]["call_cycles"] * 15 == cli.total_cycles  # 15 host calls an epoch
+
+
+def test_phases_the_simulator_cannot_place_are_refused():
+    two_stages = poptorch.SerialPhasedExecution(poptorch.Phase(poptorch.Stage("B1").ipu(0), poptorch.Stage("B2").ipu(1)), "B3")
+    with pytest.raises(ValueError, match="phase 0 has 2 stages; the simulator runs one stage a phase"):
+        two_stages.ipusim()
+    parallel = poptorch.ParallelPhasedExecution("B1", "B2")
+    parallel.phase(1).ipus(0)
+    with pytest.raises(ValueError, match="phase 1 on IPU 0; the simulator runs phases alternately on IPUs 0 and 1, phase 1 on IPU 1"):
+        parallel.ipusim()
+    with pytest.raises(ValueError, match="expected the phases"):
+        poptorch.SerialPhasedExecution()
+    with pytest.raises(ValueError, match="the phase has 1 stage"):
+        poptorch.Phase("B1").ipus(0, 1)
+    with pytest.raises(TypeError, match="expected poptorch.Stage objects or block names"):
+        poptorch.Phase(3)
+
+
+def test_identity_loss_reduces_as_torch_and_trains_from_the_loss_beneath_it():
+    values = torch.tensor([1.0, 2.0, 6.0])
+    assert poptorch.identity_loss(values, "sum").item() == 9.0
+    assert poptorch.identity_loss(values, "mean").item() == 3.0
+    assert poptorch.identity_loss(values, "none") is values
+    with pytest.raises(ValueError, match="reduction: expected 'sum', 'mean' or 'none', found 'max'"):
+        poptorch.identity_loss(values, "max")
+
+    class WithIdentityLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(5, 3)
+
+        def forward(self, x, y):
+            out = self.fc(x)
+            return out, poptorch.identity_loss(nn.functional.nll_loss(nn.functional.log_softmax(out, 1), y), reduction="mean")
+
+    model = WithIdentityLoss()
+    training = poptorch.trainingModel(model, poptorch.Options().deviceIterations(2), poptorch.optim.SGD(model.parameters(), lr=0.1))
+    x, y = torch.randn(8, 5), torch.randint(0, 3, (8,))
+    out, loss = training(x, y)
+    assert out.shape == (4, 3) and loss.dim() == 0 and torch.isfinite(loss)  # the last micro-batch's (OutputMode.Final)
+    assert training.simulated_config()["workload"]["mode"] == "train"
+    assert training.simulated_report()["kinds"][0]["call_cycles"] > 0
+
+
 def test_errors_name_the_node_or_the_argument():
     class Hard(nn.Module):
         def __init__(self):

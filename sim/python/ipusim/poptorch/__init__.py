@@ -16,14 +16,15 @@ import torch
 from . import optim
 from ._blocks import BeginBlock, Block, BlockFunction
 from ._executor import Executor, simulator_config
-from ._options import (AutoStage, Options, OutputMode, PipelinedExecution, ShardedExecution, Stage,
-                       TensorLocationSettings, _non_negative)
+from ._options import (AutoStage, Liveness, Options, OutputMode, ParallelPhasedExecution, Phase, PipelinedExecution,
+                       SerialPhasedExecution, ShardedExecution, Stage, TensorLocationSettings, _non_negative)
 
 AnchorMode = OutputMode  # PopTorch's older name
 
 __all__ = ["Options", "OutputMode", "AnchorMode", "TensorLocationSettings", "Block", "BeginBlock", "BlockFunction", "Stage",
-           "PipelinedExecution", "ShardedExecution", "AutoStage", "DataLoader", "DataLoaderMode", "trainingModel",
-           "inferenceModel", "optim", "setLogLevel", "simulator_config"]
+           "PipelinedExecution", "ShardedExecution", "SerialPhasedExecution", "ParallelPhasedExecution", "Phase", "Liveness",
+           "AutoStage", "DataLoader", "DataLoaderMode", "trainingModel", "inferenceModel", "identity_loss", "optim", "setLogLevel",
+           "simulator_config"]
 
 
 class DataLoaderMode(enum.Enum):
@@ -57,6 +58,20 @@ class DataLoader(torch.utils.data.DataLoader):
         kwargs.pop("auto_distributed_partitioning", None)
         super().__init__(dataset, batch_size=self.combinedBatchSize, shuffle=shuffle, num_workers=min(num_workers, os.cpu_count() or 1),
                          drop_last=drop_last, **kwargs)
+
+
+def identity_loss(x, reduction):
+    """Marks x as the loss, reduced as torch's losses are ("sum", "mean" or "none"), and returns
+    it. The simulator trains from the loss op the export holds beneath it (a
+    SoftmaxCrossEntropyLoss or NegativeLogLikelihoodLoss, torch's cross_entropy or nll_loss); a
+    scalar is returned as it is, so the export gets no reduction of one value."""
+    if reduction not in ("sum", "mean", "none"):
+        raise ValueError(f"identity_loss: reduction: expected 'sum', 'mean' or 'none', found {reduction!r}")
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"identity_loss: x: expected a torch.Tensor, found {type(x).__name__}")
+    if x.dim() == 0 or reduction == "none":
+        return x
+    return x.sum() if reduction == "sum" else x.mean()
 
 
 def setLogLevel(level):

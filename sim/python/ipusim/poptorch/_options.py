@@ -64,6 +64,96 @@ class ShardedExecution(_Strategy):
     kind = "sharded"
 
 
+class Liveness(enum.IntEnum):
+    """Where phased execution keeps tensors between phases (values as PopTorch's). The
+    simulator's phases keep nothing on chip between their turns: weights and saved activations
+    stream from and to Streaming Memory whatever this says."""
+    AlwaysLive = 0
+    OffChipAfterFwd = 1
+    OffChipAfterFwdNoOverlap = 2
+    OffChipAfterEachPhase = 3
+
+
+class Phase:
+    """poptorch.Phase(Stage("A"), Stage("B")) or Phase("A", "B") (one stage of those blocks): what
+    one execution phase runs."""
+
+    def __init__(self, *stages_or_blocks):
+        if stages_or_blocks and all(isinstance(a, Stage) for a in stages_or_blocks):
+            self.stages = list(stages_or_blocks)
+        elif stages_or_blocks and all(isinstance(a, str) for a in stages_or_blocks):
+            self.stages = [Stage(*stages_or_blocks)]
+        else:
+            raise TypeError("Phase: expected poptorch.Stage objects or block names (strings), found "
+                            f"{[type(a).__name__ for a in stages_or_blocks]}")
+
+    def stage(self, index):
+        return self.stages[index]
+
+    def ipus(self, *ipus):
+        """One IPU per stage of the phase."""
+        if len(ipus) != len(self.stages):
+            raise ValueError(f"Phase.ipus: the phase has {len(self.stages)} stage(s), found {len(ipus)} IPUs")
+        for stage, ipu in zip(self.stages, ipus):
+            stage.ipu(ipu)
+        return self
+
+
+class _PhasedExecution(_Strategy):
+    """Phases of blocks that take turns, their weights streamed in from Streaming Memory: serial
+    on IPU 0, parallel alternating between IPUs 0 and 1 (the next phase's loads overlapping this
+    one's compute). Each phase runs one stage; the simulator places the phases itself."""
+    kind = "phased"
+    serial = True
+
+    def __init__(self, *phases):
+        if len(phases) == 1 and isinstance(phases[0], list) and all(isinstance(p, Phase) for p in phases[0]):
+            phases = phases[0]  # a list of phases, as PopTorch's examples pass them
+        if not phases:
+            raise ValueError(f"{type(self).__name__}: expected the phases (PopTorch has no automatic staging for phased execution)")
+        self.phases = [p if isinstance(p, Phase) else Phase(*(p if isinstance(p, list) else [p])) for p in phases]
+        self.stages = []
+
+    def phase(self, index):
+        return self.phases[index]
+
+    def useSeparateBackwardPhase(self, use=True):
+        _note(f"useSeparateBackwardPhase({use!r}) is not simulated: each phase's backward pass is a turn of its own")
+        return self
+
+    def ipusim(self):
+        name = type(self).__name__
+        stages = []
+        for i, phase in enumerate(self.phases):
+            if len(phase.stages) != 1:
+                raise ValueError(f"{name}: phase {i} has {len(phase.stages)} stages; the simulator runs one stage a phase "
+                                 "(give its blocks as one Stage: Phase(\"A\", \"B\"))")
+            stage = phase.stages[0]
+            ipu = 0 if self.serial else i % 2
+            if stage._ipu is not None and stage._ipu != ipu:
+                raise ValueError(f"{name}: phase {i} on IPU {stage._ipu}; the simulator runs " +
+                                 ("every phase on IPU 0" if self.serial else "phases alternately on IPUs 0 and 1") +
+                                 f", phase {i} on IPU {ipu}")
+            stages.append({"blocks": list(stage.blocks), "ipu": ipu})
+        return {"kind": "phased", "phased": "serial" if self.serial else "parallel", "stages": stages}
+
+
+class SerialPhasedExecution(_PhasedExecution):
+    serial = True
+
+    def setTensorsLiveness(self, liveness):
+        _note(f"setTensorsLiveness({Liveness(liveness).name}) is not simulated: phases keep nothing on chip between their turns")
+        return self
+
+
+class ParallelPhasedExecution(_PhasedExecution):
+    serial = False
+
+    def sendTensorsOffChipAfterFwd(self, off_chip=True):
+        _note(f"sendTensorsOffChipAfterFwd({off_chip!r}) is not simulated: phases keep nothing on chip between their turns")
+        return self
+
+
 class TensorLocationSettings:
     def __init__(self):
         self.on_chip = True
@@ -210,7 +300,8 @@ class Options:
 
     def setExecutionStrategy(self, strategy):
         if not isinstance(strategy, _Strategy):
-            raise TypeError(f"setExecutionStrategy: expected PipelinedExecution or ShardedExecution, found {type(strategy).__name__}")
+            raise TypeError("setExecutionStrategy: expected PipelinedExecution, ShardedExecution, SerialPhasedExecution or "
+                            f"ParallelPhasedExecution, found {type(strategy).__name__}")
         self.strategy = strategy
         return self
 
