@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/config/OnnxModel.hpp"
 
+#include "sim/config/OnnxBatch.hpp"
+
 #include "workloads/graph/Activation.hpp"
 
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <numeric>
 #include <set>
 #include <unordered_map>
 
@@ -260,8 +263,8 @@ private:
 
     /** Whether every reader of `value` takes it as a weight: in a weight position, as an operand
      *  of an element-wise op that is 1-D (a bias) or of lower rank than the other operand (data
-     *  carries the batch: a per-channel [C, 1, 1] scale), or through a transpose, identity or
-     *  unsqueeze whose output is read as a weight. */
+     *  carries the batch: a per-channel [C, 1, 1] scale), or through a transpose, identity,
+     *  unsqueeze or slice whose output is read as a weight (a causal mask buffer's [:S, :S]). */
     bool weightLike(const std::string& value) const
     {
         auto it = m_readers.find(value);
@@ -273,7 +276,7 @@ private:
             const bool lowerRank = elementwise && node->input_size() == 2 && rankOf(value) < rankOf(node->input(1 - k));
             if (weightPosition(op, std::size_t(k)) || (op == "MatMul" && k == 1) || (elementwise && rankOf(value) == 1) || lowerRank)
                 continue;
-            if ((op == "Transpose" || op == "Identity" || op == "Unsqueeze") && weightLike(node->output(0)))
+            if ((op == "Transpose" || op == "Identity" || op == "Unsqueeze" || (op == "Slice" && k == 0)) && weightLike(node->output(0)))
                 continue;
             return false;
         }
@@ -553,6 +556,122 @@ private:
     {
         m_values[node.output(0)] = l.name;
         m_spec.layers.push_back(std::move(l));
+        inheritBatch(node, node.output(0));
+    }
+
+    // --- the batch (OnnxBatch.hpp) ------------------------------------------------------
+
+    /** Data operands, not weights or constants. */
+    bool isData(const std::string& value) const { return m_values.count(value) && !m_params.count(value); }
+
+    BatchAt batchOf(const std::string& value) const
+    {
+        auto it = m_batch.find(value);
+        return it == m_batch.end() ? BatchAt{} : it->second;
+    }
+
+    void setBatch(const std::string& value, BatchAt at)
+    {
+        if (at == BatchAt{})
+            m_batch.erase(value);
+        else
+            m_batch[value] = at;
+    }
+
+    /** An element-wise or per-row op's output: the batch where its first data operand has it. */
+    void inheritBatch(const onnx::NodeProto& node, const std::string& out)
+    {
+        for (const std::string& in : node.input())
+            if (isData(in))
+                return setBatch(out, batchOf(in));
+    }
+
+    /** A value's full shape, when every dimension is known. */
+    std::optional<std::vector<int64_t>> fullDims(const std::string& value) const
+    {
+        auto it = m_dims.find(value);
+        if (it == m_dims.end() || it->second.empty())
+            return std::nullopt;
+        std::vector<int64_t> out;
+        for (const Dim& d : it->second) {
+            if (!d.size)
+                return std::nullopt;
+            out.push_back(*d.size);
+        }
+        return out;
+    }
+
+    /** Input k's full shape, where the batch is moved or folded (the file must give it). */
+    std::vector<int64_t> knownDims(const onnx::NodeProto& node, int k) const
+    {
+        const auto dims = fullDims(node.input(k));
+        if (!dims || m_fileBatch < 1)
+            failNode(node, fmt::format("expected a known shape of input {} (\"{}\") and batch: shape inference left it {}", k,
+                                       node.input(k), dimsText(m_dims.count(node.input(k)) ? m_dims.at(node.input(k)) : std::vector<Dim>())));
+        return *dims;
+    }
+
+    /** Whether data value `value` has the batch as its leading dimension, as layers do. */
+    bool batchLeads(const std::string& value) const
+    {
+        if (batchOf(value) == BatchAt{})
+            return true;
+        const auto dims = fullDims(value);
+        return dims && leading(*dims, batchOf(value), m_fileBatch);
+    }
+
+    /** Ops that follow a batch folded into another dimension or moved: the rest need it leading. */
+    static bool followsTheBatch(const std::string& op)
+    {
+        static const std::set<std::string> ops = {"Reshape", "Transpose", "MatMul", "Gemm", "Add", "Sub", "Mul", "Div", "Softmax",
+                                                  "LogSoftmax", "LayerNormalization", "Dropout", "Identity", "Split", "Slice", "Concat",
+                                                  "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"};
+        return ops.count(op) || std::any_of(activationTable().begin(), activationTable().end(),
+                                            [&](const ActivationRow& a) { return op == a.onnxName; });
+    }
+
+    void expectLeadingBatch(const onnx::NodeProto& node) const
+    {
+        if (followsTheBatch(node.op_type()))
+            return;
+        for (int k = 0; k < node.input_size(); ++k)
+            if (isData(node.input(k)) && !batchLeads(node.input(k)))
+                failNode(node, fmt::format("expected the batch as the first dimension of input {} (\"{}\" {}, the batch in dimension {}): "
+                                           "{} of a folded or moved batch is not modelled yet",
+                                           k, node.input(k), dimsText(m_dims.at(node.input(k))), batchOf(node.input(k)).dim,
+                                           node.op_type()));
+    }
+
+    /** Data operands of one op (an element-wise op, a matmul) must hold the batch alike. */
+    void expectOneBatch(const onnx::NodeProto& node) const
+    {
+        std::optional<BatchAt> first;
+        for (int k = 0; k < node.input_size(); ++k)
+            if (isData(node.input(k))) {
+                if (first && *first != batchOf(node.input(k)))
+                    failNode(node, fmt::format("expected the batch in the same place in every data operand: input {} (\"{}\") has it "
+                                               "elsewhere than input 0",
+                                               k, node.input(k)));
+                first = batchOf(node.input(k));
+            }
+    }
+
+    /** ONNX axis `axis` of input 0 as a layer's axis (counted with the batch first). */
+    uint32_t layerAxisOf(const onnx::NodeProto& node, int64_t axis) const
+    {
+        const auto rank = int64_t(rankOf(node.input(0)));
+        if (axis < 0)
+            axis += rank;
+        if (batchOf(node.input(0)) == BatchAt{}) // the batch leads: the axis as ONNX counts it
+            return axisOf(node, axis);
+        const auto dims = knownDims(node, 0);
+        if (axis < 0 || axis >= rank)
+            failNode(node, fmt::format("expected an axis of 0 to {}, found {}", rank - 1, axis));
+        const auto at = layerAxis(dims, batchOf(node.input(0)), m_fileBatch, std::size_t(axis));
+        if (!at)
+            failNode(node, fmt::format("expected an axis other than the batch's: dimension {} of {} holds the batch", axis,
+                                       dimsText(m_dims.at(node.input(0)))));
+        return *at;
     }
 
     /** A zero pad of an image's height and width, read by convolutions or poolings only (torch
@@ -595,7 +714,11 @@ private:
     }
 
     /** A node that only renames its input (Identity, a Dropout in inference export). */
-    void alias(const onnx::NodeProto& node) { m_values[node.output(0)] = valueOf(node, 0); }
+    void alias(const onnx::NodeProto& node)
+    {
+        m_values[node.output(0)] = valueOf(node, 0);
+        setBatch(node.output(0), batchOf(node.input(0)));
+    }
 
 public:
     using Handler = void (OnnxImporter::*)(const onnx::NodeProto&);
@@ -623,26 +746,26 @@ public:
                 {"Div", &I::binary, {"div", "scale"}, "as `Add`; by a scalar constant: a `scale`"},
                 {"Dropout", &I::unaryLayer, {"dropout"}, "training: a random mask; inference: the identity"},
                 {"Flatten", &I::flatten, {"flatten"}, "everything after the batch in one dimension"},
-                {"Gather", &I::gather, {"embedding", "gather"}, "of a weight: an embedding; of data: a constant index or list after the batch"},
+                {"Gather", &I::gather, {"embedding", "parameter", "gather"}, "of a weight: an embedding, or at constant indices (positions from arange) the rows taken, a learned parameter; of data: a constant index or list after the batch"},
                 {"Gemm", &I::matmul, {"linear"}, "a weight operand, optionally transposed, and a bias"},
                 {"GlobalAveragePool", &I::unaryLayer, {"global_avg_pool"}, "of an image's height and width"},
                 {"Identity", &I::identity, {}, "the operand under another name"},
                 {"InstanceNormalization", &I::instanceNorm, {"group_norm"}, "a group per channel; with `Reshape`s around it and per-channel `Mul` and `Add`, torch's `nn.GroupNorm`"},
                 {"LayerNormalization", &I::lastAxis, {"layer_norm"}, "last axis"},
                 {"LogSoftmax", &I::lastAxis, {"log_softmax"}, "last axis"},
-                {"MatMul", &I::matmul, {"linear", "matmul"}, "a weight operand: a linear layer; else a batched matmul"},
+                {"MatMul", &I::matmul, {"linear", "matmul"}, "a weight operand: a linear layer (by an embedding table transposed: tied to it); else a batched matmul"},
                 {"MaxPool", &I::pool, {"max_pool2d"}, "2-D, floor or ceil mode"},
                 {"Mul", &I::binary, {"mul", "scale", "parameter"}, "as `Add`"},
-                {"NegativeLogLikelihoodLoss", &I::loss, {"nll_loss"}, "mean reduction, no class weights"},
+                {"NegativeLogLikelihoodLoss", &I::loss, {"nll_loss", "transpose"}, "as SoftmaxCrossEntropyLoss"},
                 {"Pad", &I::pad, {}, "zeros on height and width, read by convolutions or poolings: their padding"},
                 {"ReduceMean", &I::reduceMean, {"global_avg_pool"}, "of an image's height and width"},
-                {"Reshape", &I::reshapeOrGroupNorm, {"reshape", "group_norm"}, "a constant shape, the batch first"},
-                {"Slice", &I::slices, {"slice"}, "one axis, step 1"},
+                {"Reshape", &I::reshapeOrGroupNorm, {"reshape", "group_norm"}, "a constant shape; the batch followed from its stride where it folds into a dimension (reshape(-1, V)) or unfolds"},
+                {"Slice", &I::slices, {"slice"}, "one axis, step 1; of a weight or buffer (a causal mask's [:S, :S]): a weight of its own"},
                 {"Softmax", &I::lastAxis, {"softmax"}, "last axis"},
-                {"SoftmaxCrossEntropyLoss", &I::loss, {"cross_entropy"}, "mean reduction, no class weights"},
+                {"SoftmaxCrossEntropyLoss", &I::loss, {"cross_entropy", "transpose"}, "mean reduction, no class weights; [N, C, d1, ...] logits through a view moving the classes last"},
                 {"Split", &I::slices, {"slice"}, "a slice per output"},
                 {"Sub", &I::binary, {"sub", "scale", "parameter"}, "as `Add`"},
-                {"Transpose", &I::transpose, {"transpose"}, "the batch stays first"},
+                {"Transpose", &I::transpose, {"transpose"}, "a view; the batch followed where it moves (nn.MultiheadAttention)"},
                 {"Unsqueeze", &I::unsqueeze, {}, "of a weight"}};
             for (const ActivationRow& a : activationTable())
                 if (*a.onnxName)
@@ -677,6 +800,7 @@ private:
             return; // a constant, or a shape computation whose values shape inference found
         if (foldIntegerArithmetic(node))
             return;
+        expectLeadingBatch(node);
         auto handler = handlers().find(op);
         if (handler != handlers().end())
             return (this->*handler->second)(node);
@@ -826,8 +950,15 @@ private:
         const bool gemm = node.op_type() == "Gemm";
         if (gemm && intAttr(node, "transA", 0) != 0)
             failNode(node, "expected transA 0");
-        if (!gemm && !m_params.count(node.input(1))) // two activations
+        if (!gemm && !m_params.count(node.input(1))) { // two activations: the batch among the leading dimensions
+            expectOneBatch(node);
+            const BatchAt at = batchOf(node.input(0));
+            if (at.dim >= 0 && at != BatchAt{} && std::size_t(at.dim) + 2 >= rankOf(node.input(0)))
+                failNode(node, "expected the batch in a leading dimension of a matmul of two activations, not in its rows or columns");
             return add(node, layerFor(node, LayerKind::MatMul, {0, 1}));
+        }
+        if (batchOf(node.input(0)) != BatchAt{})
+            layerAxisOf(node, int64_t(rankOf(node.input(0))) - 1); // the reduced dimension is no batch's
         const auto w = dimsOfParam(node, 1);
         if (w.size() != 2)
             failNode(node, fmt::format("expected a 2-D weight, found {} dimensions", w.size()));
@@ -841,7 +972,26 @@ private:
             failNode(node, fmt::format("expected an input whose last dimension is {} for weight \"{}\" [{}], found {}", reduced,
                                        node.input(1), fmt::join(w, ", "), *k));
         l.bias = gemm && node.input_size() > 2 && !node.input(2).empty();
+        l.tiedWeight = tiedEmbedding(node.input(1), transposed);
         add(node, l);
+    }
+
+    /** A linear layer's weight that is an embedding table seen transposed (GPT-2's LM head,
+     *  x @ wte.weight.t()): the embedding layer, whose weight it shares; "" otherwise. */
+    std::string tiedEmbedding(const std::string& weight, bool transposedByGemm) const
+    {
+        std::string root = weight;
+        bool transposed = transposedByGemm;
+        for (auto p = m_producers.find(root); p != m_producers.end() && m_params.count(p->second->input(0));
+             p = m_producers.find(root)) {
+            if (p->second->op_type() == "Transpose")
+                transposed = !transposed;
+            else if (p->second->op_type() != "Identity")
+                break;
+            root = p->second->input(0);
+        }
+        auto it = m_embeddingOf.find(root);
+        return transposed && it != m_embeddingOf.end() ? it->second : "";
     }
 
     void binary(const onnx::NodeProto& node)
@@ -869,6 +1019,7 @@ private:
                 return;
             }
         }
+        expectOneBatch(node);
         // A weight operand is a learned element-wise parameter (a per-channel scale, GroupNorm's
         // affine after InstanceNormalization), broadcast over the batch.
         for (int k : {0, 1})
@@ -899,6 +1050,8 @@ private:
         const auto rank = int64_t(rankOf(node.input(0)));
         if (axis != -1 && axis != rank - 1)
             failNode(node, fmt::format("expected axis -1 (the last of {} dimensions), found {}", rank, axis));
+        if (batchOf(node.input(0)) != BatchAt{})
+            layerAxisOf(node, rank - 1); // not along the batch
         LayerSpec l = layerFor(node, kinds.at(node.op_type()), {0});
         if (l.kind == LayerKind::LayerNorm)
             l.affine = learnedScaleAndBias(node);
@@ -926,7 +1079,23 @@ private:
         if (node.input_size() > 2 && !node.input(2).empty())
             failNode(node, "expected no class weights");
         const bool nll = node.op_type() == "NegativeLogLikelihoodLoss";
-        add(node, layerFor(node, nll ? LayerKind::NllLoss : LayerKind::CrossEntropy, {0, 1}));
+        LayerSpec l = layerFor(node, nll ? LayerKind::NllLoss : LayerKind::CrossEntropy, {0, 1});
+        // ONNX's classes are dimension 1 ([N, C, d1, ...]); the layers' are the last: a view
+        // moves them there.
+        const std::size_t rank = rankOf(node.input(0));
+        if (rank >= 3) {
+            std::vector<int64_t> perm{0};
+            for (std::size_t k = 2; k < rank; ++k)
+                perm.push_back(int64_t(k));
+            perm.push_back(1);
+            LayerSpec view = layerFor(node, LayerKind::Transpose, {0});
+            view.name += ":classes_last";
+            view.perm = batchOf(node.input(0)) == BatchAt{} ? std::vector<uint32_t>(perm.begin(), perm.end())
+                                                            : layerPerm(knownDims(node, 0), batchOf(node.input(0)), m_fileBatch, perm);
+            l.inputs[0] = view.name;
+            m_spec.layers.push_back(std::move(view));
+        }
+        add(node, l);
     }
 
     /** The mean of each channel's image (x.mean([2, 3]) of NCHW): global average pooling, then
@@ -965,6 +1134,8 @@ private:
         const auto target = constantInts(node.input(1));
         if (!target || target->empty())
             failNode(node, "expected a constant target shape (a shape computed in the graph is not supported)");
+        if (m_fileBatch >= 1 && fullDims(node.input(0)))
+            return reshapeFollowingTheBatch(node, *target);
         const int64_t first = target->front();
         if (!(first == 0 || first == -1 || first == m_fileBatch))
             failNode(node, fmt::format("expected the batch dimension first in the target shape [{}]", fmt::join(*target, ", ")));
@@ -980,6 +1151,43 @@ private:
             l.shape.push_back(d);
         }
         add(node, l);
+    }
+
+    /** A reshape whose input's shape is known: the batch found again in the target from its
+     *  stride (it may fold into a dimension, `reshape(-1, V)`, or unfold back), the layer's shape
+     *  the target's per-sample view. */
+    void reshapeFollowingTheBatch(const onnx::NodeProto& node, std::vector<int64_t> target)
+    {
+        const std::vector<int64_t> in = knownDims(node, 0);
+        const int64_t total = std::accumulate(in.begin(), in.end(), int64_t(1), std::multiplies<int64_t>());
+        int64_t known = 1;
+        for (std::size_t k = 0; k < target.size(); ++k) {
+            if (target[k] == 0 && intAttr(node, "allowzero", 0) == 0) {
+                if (k >= in.size())
+                    failNode(node, fmt::format("expected an input dimension {} for the 0 in the target shape", k));
+                target[k] = in[k];
+            }
+            if (target[k] < -1 || target[k] == 0)
+                failNode(node, fmt::format("expected target dimensions of at least 1 (or one -1), found [{}]", fmt::join(target, ", ")));
+            known *= target[k] == -1 ? 1 : target[k];
+        }
+        if (std::count(target.begin(), target.end(), -1) > 1 || total % known != 0)
+            failNode(node, fmt::format("expected a target shape of {} elements (the input {}), found [{}]", total,
+                                       dimsText(m_dims.at(node.input(0))), fmt::join(target, ", ")));
+        for (int64_t& d : target)
+            d = d == -1 ? total / known : d;
+        if (std::accumulate(target.begin(), target.end(), int64_t(1), std::multiplies<int64_t>()) != total)
+            failNode(node, fmt::format("expected a target shape of {} elements (the input {}), found [{}]", total,
+                                       dimsText(m_dims.at(node.input(0))), fmt::join(target, ", ")));
+        const auto at = batchAfterReshape(in, batchOf(node.input(0)), target, m_fileBatch);
+        if (!at)
+            failNode(node, fmt::format("expected each sample's elements to stay together: reshaping {} to [{}] splits the batch of {} "
+                                       "across dimensions",
+                                       dimsText(m_dims.at(node.input(0))), fmt::join(target, ", "), m_fileBatch));
+        LayerSpec l = layerFor(node, LayerKind::Reshape, {0});
+        l.shape = sampleShape(target, *at, m_fileBatch);
+        add(node, l);
+        setBatch(node.output(0), *at);
     }
 
     void transpose(const onnx::NodeProto& node)
@@ -1001,12 +1209,19 @@ private:
             return;
         }
         LayerSpec l = layerFor(node, LayerKind::Transpose, {0});
-        for (int64_t d : intsAttr(node, "perm", fallback)) {
+        const std::vector<int64_t> perm = intsAttr(node, "perm", fallback);
+        for (int64_t d : perm)
             if (d < 0 || (rank && std::size_t(d) >= rank))
                 failNode(node, fmt::format("expected perm values 0 to {}, found {}", rank ? rank - 1 : 0, d));
-            l.perm.push_back(uint32_t(d));
+        const BatchAt at = batchOf(node.input(0));
+        if (at == BatchAt{} && !perm.empty() && perm[0] == 0) { // the batch stays first
+            for (int64_t d : perm)
+                l.perm.push_back(uint32_t(d));
+            return add(node, l);
         }
+        l.perm = layerPerm(knownDims(node, 0), at, m_fileBatch, perm); // the batch moves (nn.MultiheadAttention)
         add(node, l);
+        setBatch(node.output(0), batchAfterTranspose(at, perm));
     }
 
     /** An ONNX axis (negative: from the end) as a dimension after the batch. */
@@ -1027,14 +1242,20 @@ private:
         std::vector<int> inputs;
         for (int k = 0; k < node.input_size(); ++k)
             inputs.push_back(k);
+        expectOneBatch(node);
         LayerSpec l = layerFor(node, LayerKind::Concat, inputs);
-        l.axis = axisOf(node, intAttr(node, "axis", 1));
+        l.axis = layerAxisOf(node, intAttr(node, "axis", 1));
         add(node, l);
     }
 
     /** Slice (one axis, step 1, constant bounds) and Split (each output a slice). */
     void slices(const onnx::NodeProto& node)
     {
+        if (m_params.count(node.input(0))) { // a part of a weight or buffer (a causal mask's [:S, :S]): a weight of its own
+            for (const std::string& out : node.output())
+                m_params.insert(out);
+            return;
+        }
         const bool split = node.op_type() == "Split";
         auto constant = [&](int k) -> std::vector<int64_t> {
             if (node.input_size() <= k || node.input(k).empty())
@@ -1044,15 +1265,18 @@ private:
                 failNode(node, fmt::format("expected input {} (\"{}\") to be a constant", k, node.input(k)));
             return *v;
         };
-        const uint32_t axis = axisOf(node, split ? intAttr(node, "axis", 0) : [&] {
+        int64_t onnxAxis = split ? intAttr(node, "axis", 0) : [&] {
             const auto axes = constant(3);
             if (axes.size() > 1)
                 failNode(node, "expected one axis: a slice of several dimensions is not modelled yet");
             return axes.empty() ? int64_t(0) : axes[0];
-        }());
+        }();
+        if (onnxAxis < 0)
+            onnxAxis += int64_t(rankOf(node.input(0)));
+        const uint32_t axis = layerAxisOf(node, onnxAxis);
         // The size is needed for an even split and for bounds counted from the end; otherwise the
         // graph builder clamps the bounds to the size it infers.
-        const auto size = dimOf(node.input(0), axis);
+        const auto size = dimOf(node.input(0), std::size_t(std::max<int64_t>(onnxAxis, 0)));
         auto known = [&]() {
             if (!size)
                 failNode(node, fmt::format("expected a known size of dimension {} for an even split or a bound from the end", axis));
@@ -1064,8 +1288,10 @@ private:
             if (sizes.empty())
                 sizes.assign(std::size_t(node.output_size()), known() / node.output_size());
             int64_t at = 0;
-            for (int64_t n : sizes)
-                parts.push_back({at, at += n});
+            for (int64_t n : sizes) {
+                parts.emplace_back(at, at + n);
+                at += n;
+            }
         } else {
             const auto starts = constant(1), ends = constant(2), steps = constant(4);
             if (starts.size() != 1 || ends.size() != 1 || (!steps.empty() && steps != std::vector<int64_t>{1}))
@@ -1075,12 +1301,16 @@ private:
         }
         for (std::size_t k = 0; k < parts.size() && int(k) < node.output_size(); ++k) {
             LayerSpec l = layerFor(node, LayerKind::Slice, {0});
-            if (split)
-                l.name += ":" + std::to_string(k);
+            if (split && k > 0) { // one layer per output, each named by its index
+                l.name = nameOf(node) + ":" + std::to_string(k);
+                m_layerNames.insert(l.name);
+            } else if (split)
+                l.name += ":0";
             l.axis = axis;
             l.start = uint64_t(parts[k].first);
             l.end = uint64_t(parts[k].second);
             m_values[node.output(int(k))] = l.name;
+            setBatch(node.output(int(k)), batchOf(node.input(0)));
             m_spec.layers.push_back(std::move(l));
         }
     }
@@ -1089,12 +1319,19 @@ private:
     {
         if (!m_params.count(node.input(0)))
             return dataGather(node);
+        if (!isData(node.input(1)) && constantInts(node.input(1))) {
+            // Rows of a table at constant indices (GPT-2's position embedding of arange(S)): the
+            // rows taken are a learned tensor, broadcast over the batch where it is read.
+            m_params.insert(node.output(0));
+            return;
+        }
         if (intAttr(node, "axis", 0) != 0)
             failNode(node, "expected axis 0 (rows of an embedding table)");
         const auto table = dimsOfParam(node, 0);
         if (table.size() != 2)
             failNode(node, "expected a 2-D table [rows, dim]");
         LayerSpec l = layerFor(node, LayerKind::Embedding, {1});
+        m_embeddingOf.emplace(node.input(0), l.name);
         l.rows = uint64_t(table[0]);
         l.features = uint64_t(table[1]);
         add(node, l);
@@ -1271,6 +1508,8 @@ private:
     std::set<std::string> m_layerNames;
     std::set<std::size_t> m_usedBlocks;
     int64_t m_fileBatch = -1;
+    std::map<std::string, BatchAt> m_batch;            // data values whose batch is not the leading dimension (OnnxBatch.hpp)
+    std::map<std::string, std::string> m_embeddingOf;  // an embedding table (weight) -> its embedding layer
 };
 
 } // namespace

@@ -562,3 +562,91 @@ TEST_CASE("ONNX import: torch's exact GELU (x / sqrt 2, Erf, + 1, times x, times
     CHECK(kinds == std::vector<LayerKind>{LayerKind::Linear, LayerKind::Scale, LayerKind::Erf, LayerKind::Scale, LayerKind::Mul,
                                           LayerKind::Scale, LayerKind::Linear});
 }
+
+namespace {
+
+/** A Constant node writing int64 `values` (a 1-D tensor) to `out`. */
+void intConstant(onnx::GraphProto* g, const std::string& out, std::vector<int64_t> values)
+{
+    auto* a = node(g, "/" + out, "Constant", {}, {out})->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto_DataType_INT64);
+    a->mutable_t()->add_dims(int64_t(values.size()));
+    for (int64_t v : values)
+        a->mutable_t()->add_int64_data(v);
+}
+
+/** A token model as GPT-2's head writes it, exported at batch 2: x [2, 4, 8] through a linear
+ *  layer to [2, 4, 16], logits.reshape(-1, 16) against labels.reshape(-1), the logits split in two
+ *  halves and added, and an attention-like detour that moves the batch (transpose(1, 0, 2), a
+ *  softmax, and back). */
+onnx::ModelProto tokenModel()
+{
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    declare(g->add_input(), "x", {2, 4, 8});
+    declare(g->add_input(), "labels", {2, 4}, onnx::TensorProto_DataType_INT64);
+    declare(g->add_input(), "fc.weight", {8, 16});
+    intsAttr(node(g, "/t/Transpose", "Transpose", {"x"}, {"xt"}), "perm", {1, 0, 2}); // [4, 2, 8]: the batch at 1
+    node(g, "/t/Softmax", "Softmax", {"xt"}, {"st"});
+    intsAttr(node(g, "/t/Transpose_1", "Transpose", {"st"}, {"s"}), "perm", {1, 0, 2});
+    node(g, "/fc/MatMul", "MatMul", {"s", "fc.weight"}, {"h"});
+    intConstant(g, "rows", {-1, 16});
+    node(g, "/Reshape", "Reshape", {"h", "rows"}, {"flat"}); // [8, 16]: the batch folded with S = 4
+    intConstant(g, "halves", {8, 8});
+    intAttr(node(g, "/Split", "Split", {"flat", "halves"}, {"a", "b"}), "axis", 1);
+    node(g, "/Add", "Add", {"a", "b"}, {"logits"});
+    intConstant(g, "all", {-1});
+    node(g, "/Reshape_1", "Reshape", {"labels", "all"}, {"flat_labels"});
+    node(g, "/loss", "SoftmaxCrossEntropyLoss", {"logits", "flat_labels"}, {"loss"});
+    declare(g->add_output(), "loss", {});
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("ONNX import: the batch followed through reshapes that fold it and transposes that move it", "[onnx][batch]")
+{
+    const TempFile f(tokenModel(), "token");
+    const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+    std::map<std::string, const LayerSpec*> layer;
+    for (const auto& l : spec.layers)
+        layer[l.name] = &l;
+    // Per sample: the transposes are [S, D] -> [S, D] views (the batch moves, not the sample's
+    // dimensions), the reshape [4, 16], the halves [0, 8) and [8, 16) of dimension 2 (the last).
+    CHECK(layer.at("/t/Transpose")->perm == std::vector<uint32_t>{0, 1, 2});
+    CHECK(layer.at("/t/Transpose_1")->perm == std::vector<uint32_t>{0, 1, 2});
+    CHECK(layer.at("/Reshape")->shape == std::vector<int64_t>{4, 16});
+    CHECK(layer.at("/Reshape_1")->shape == std::vector<int64_t>{4});
+    CHECK((layer.at("/Split:0")->axis == 2 && layer.at("/Split:0")->start == 0 && layer.at("/Split:0")->end == 8));
+    CHECK((layer.at("/Split:1")->axis == 2 && layer.at("/Split:1")->start == 8 && layer.at("/Split:1")->end == 16));
+    CHECK(layer.at("/loss")->kind == LayerKind::CrossEntropy);
+    // It trains: 4 tokens a sample, each a linear layer of 8 x 16 (2 x 128 FLOPs) forward.
+    const Experiment e = build(onnxConfig(f.path, {{"mode", "train"}}));
+    CHECK(e.schedule.modelFlopsPerSample >= 4 * 2 * 128);
+
+    // Errors: a reshape that cuts the batch's runs, an op along the batch.
+    onnx::ModelProto cutting;
+    cutting.set_ir_version(8);
+    cutting.add_opset_import()->set_version(17);
+    auto* g = cutting.mutable_graph();
+    declare(g->add_input(), "x", {2, 3, 2});
+    intsAttr(node(g, "/Transpose", "Transpose", {"x"}, {"xt"}), "perm", {1, 0, 2}); // [3, 2, 2]: runs of 2 a sample, 4 apart
+    intConstant(g, "shape", {4, 3});
+    node(g, "/Reshape", "Reshape", {"xt", "shape"}, {"y"}); // rows of 3 cut the runs
+    declare(g->add_output(), "y", {4, 3});
+    const TempFile cut(cutting, "token_cut");
+    CHECK_THAT(errorOf(onnxConfig(cut.path)), Catch::Contains("ONNX node \"/Reshape\" (Reshape): expected each sample's elements to stay "
+                                                              "together: reshaping [3, 2, 2] to [4, 3] splits the batch of 2 across dimensions"));
+    onnx::ModelProto bad = tokenModel();
+    auto* concat = bad.mutable_graph()->mutable_node(1); // the softmax of [4, 2, 8] -> a concat along the batch
+    concat->set_op_type("Concat");
+    concat->add_input("xt");
+    intAttr(concat, "axis", 1);
+    const TempFile along(bad, "token_along");
+    CHECK_THAT(errorOf(onnxConfig(along.path)),
+               Catch::Contains("ONNX node \"/t/Softmax\" (Concat): expected an axis other than the batch's: dimension 1 of [4, 2, 8] holds the batch"));
+}
