@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: MIT
+"""Transformers a researcher writes in plain PyTorch, exported as the README exports (opset 17,
+training mode, without weights): a GPT-2-style decoder (token and arange position embeddings,
+causal mask, GELU, tied LM head, per-token cross-entropy over logits.reshape(-1, V)). Its batch
+folds into the tokens and unfolds again; the import follows it, so an export at batch 1 and one at
+batch 2 simulate alike."""
+import math
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="python3-torch is not installed")
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+
+import ipusim  # noqa: E402
+
+VOCAB, SEQ, WIDTH, HEADS, LAYERS = 512, 32, 64, 4, 2
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(WIDTH), nn.LayerNorm(WIDTH)
+        self.qkv, self.proj = nn.Linear(WIDTH, 3 * WIDTH), nn.Linear(WIDTH, WIDTH)
+        self.fc, self.out = nn.Linear(WIDTH, 4 * WIDTH), nn.Linear(4 * WIDTH, WIDTH)
+
+    def forward(self, x, mask):
+        b, s, d = x.shape
+        q, k, v = (t.reshape(b, s, HEADS, d // HEADS).transpose(1, 2) for t in self.qkv(self.ln1(x)).split(d, dim=2))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d // HEADS) + mask
+        x = x + self.proj((scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, d))
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+class Gpt(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(VOCAB, WIDTH), nn.Embedding(SEQ, WIDTH)
+        self.blocks = nn.ModuleList([DecoderBlock() for _ in range(LAYERS)])
+        self.ln = nn.LayerNorm(WIDTH)
+        self.register_buffer("mask", torch.triu(torch.full((SEQ, SEQ), -1e4), 1))
+
+    def forward(self, ids, labels=None):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
+        for block in self.blocks:
+            x = block(x, self.mask[:ids.shape[1], :ids.shape[1]])
+        logits = self.ln(x) @ self.wte.weight.t()  # the LM head tied to the token embedding
+        return logits if labels is None else F.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1))
+
+
+def export(folder, batch, training=True):
+    path = folder / f"gpt_b{batch}{'' if training else '_infer'}.onnx"
+    tokens = torch.randint(0, VOCAB, (batch, SEQ))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Gpt().train(training), (tokens, tokens) if training else (tokens,), str(path),
+                          input_names=["ids", "labels"] if training else ["ids"], opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL,
+                          do_constant_folding=False, export_params=False)
+    return path
+
+
+def config(path, system, strategy, mode="train"):
+    return {"system": {"base": f"hardware/{system}.json"},
+            "workload": {"kind": "onnx", "file": str(path), "mode": mode, "micro_batch": 2, "precision": "fp16",
+                         "partials": "fp16", "strategy": strategy},
+            "run": {"gradient_accumulation": 4 if mode == "train" else 1, "device_iterations": 1, "host_calls": 1}}
+
+
+def test_gpt_decoder_trains_data_parallel_on_pod16_from_either_batch(tmp_path):
+    runs = [ipusim.run(config(export(tmp_path, b), "pod16", {"kind": "single", "replicas": 16}), out_dir=tmp_path / f"b{b}")
+            for b in (2, 1)]
+    assert runs[0].total_cycles > 0
+    assert runs[0].total_cycles == runs[1].total_cycles  # the batch followed alike from an export at 2 and at 1
+    # The weights: torch's parameters, the LM head sharing the token embedding's, and the causal
+    # mask buffer (an export without weights does not tell a buffer from a parameter), in fp16.
+    parameters = sum(p.numel() for p in Gpt().parameters())
+    assert runs[0].memory[0]["bytes_by_kind"]["weight"] == 2 * (parameters + SEQ * SEQ)
+    # 2 x (multiply-adds) a token forward: each layer's four linear layers (12 d^2) and the
+    # attention's two matmuls (2 S d), and the head (V d); training adds the backward's.
+    forward = 2 * SEQ * (LAYERS * (12 * WIDTH * WIDTH + 2 * SEQ * WIDTH) + VOCAB * WIDTH)
+    assert runs[0]["flops"]["model_flops_per_sample"] >= 3 * forward
+
+
+def test_gpt_decoder_runs_inference(tmp_path):
+    summary = ipusim.run(config(export(tmp_path, 2, training=False), "mk2", {"kind": "single"}, mode="infer"), out_dir=tmp_path / "infer")
+    assert summary.total_cycles > 0
+    assert summary["samples"] == 2
+    parameters = sum(p.numel() for p in Gpt().parameters())
+    assert summary.memory[0]["bytes_by_kind"]["weight"] == 2 * (parameters + SEQ * SEQ)  # no optimizer state, the same weights
