@@ -2,6 +2,7 @@
 #include "sim/config/OnnxModel.hpp"
 
 #include "sim/config/OnnxBatch.hpp"
+#include "sim/config/OnnxConstantFold.hpp"
 
 #include "workloads/graph/Activation.hpp"
 
@@ -259,6 +260,19 @@ private:
             else
                 m_params.insert(vi.name());
         }
+        // The batch is the first data input's leading dimension. An input without it (a relative
+        // position index buffer [49 * 49] beside images [1, 3, H, W]) is a buffer: a weight.
+        const auto batchOfInput = [](const onnx::ValueInfoProto& vi) { return dimsOf(vi.type()).empty() ? std::optional<int64_t>() : dimsOf(vi.type())[0].size; };
+        if (!m_dataInputs.empty()) {
+            const auto batch = batchOfInput(m_dataInputs.front());
+            const auto buffer = [&](const onnx::ValueInfoProto& vi) {
+                return batch && !m_src.inputs.count(vi.name()) && batchOfInput(vi) && *batchOfInput(vi) != *batch;
+            };
+            for (const auto& vi : m_dataInputs)
+                if (buffer(vi))
+                    m_params.insert(vi.name());
+            m_dataInputs.erase(std::remove_if(m_dataInputs.begin(), m_dataInputs.end(), buffer), m_dataInputs.end());
+        }
     }
 
     /** Whether every reader of `value` takes it as a weight: in a weight position, as an operand
@@ -315,7 +329,8 @@ private:
                     in.shape.push_back(uint64_t(*dims[k].size));
                 }
             }
-            m_fileBatch = dims[0].size.value_or(-1);
+            if (m_spec.inputs.empty())
+                m_fileBatch = dims[0].size.value_or(-1);
             m_values[vi.name()] = vi.name();
             m_spec.inputs.push_back(in);
         }
@@ -538,6 +553,7 @@ private:
         l.origin = fmt::format("ONNX nodes \"{}\" to \"{}\" (GELU, erf form)", nameOf(div), nameOf(*half));
         m_fused.insert({erf, plusOne, times, half});
         m_values[half->output(0)] = l.name;
+        setBatch(half->output(0), batchOf(x));
         m_spec.layers.push_back(std::move(l));
         return true;
     }
@@ -656,21 +672,25 @@ private:
             }
     }
 
-    /** ONNX axis `axis` of input 0 as a layer's axis (counted with the batch first). */
-    uint32_t layerAxisOf(const onnx::NodeProto& node, int64_t axis) const
+    /** ONNX axis `axis` of data input k as a layer's axis (counted with the batch first). */
+    uint32_t layerAxisOf(const onnx::NodeProto& node, int64_t axis, int k = 0) const
     {
-        const auto rank = int64_t(rankOf(node.input(0)));
+        const std::string& value = node.input(k);
+        const auto rank = int64_t(rankOf(value));
         if (axis < 0)
             axis += rank;
-        if (batchOf(node.input(0)) == BatchAt{}) // the batch leads: the axis as ONNX counts it
-            return axisOf(node, axis);
-        const auto dims = knownDims(node, 0);
+        if (batchOf(value) == BatchAt{}) { // the batch leads: the axis as ONNX counts it
+            if (axis < 1 || (rank && axis >= rank))
+                failNode(node, fmt::format("expected an axis after the batch (1 to {}), found {}", rank - 1, axis));
+            return uint32_t(axis);
+        }
+        const auto dims = knownDims(node, k);
         if (axis < 0 || axis >= rank)
             failNode(node, fmt::format("expected an axis of 0 to {}, found {}", rank - 1, axis));
-        const auto at = layerAxis(dims, batchOf(node.input(0)), m_fileBatch, std::size_t(axis));
+        const auto at = layerAxis(dims, batchOf(value), m_fileBatch, std::size_t(axis));
         if (!at)
             failNode(node, fmt::format("expected an axis other than the batch's: dimension {} of {} holds the batch", axis,
-                                       dimsText(m_dims.at(node.input(0)))));
+                                       dimsText(m_dims.at(value))));
         return *at;
     }
 
@@ -745,6 +765,7 @@ public:
                 {"Conv", &I::conv, {"conv2d"}, "2-D, symmetric padding"},
                 {"Div", &I::binary, {"div", "scale"}, "as `Add`; by a scalar constant: a `scale`"},
                 {"Dropout", &I::unaryLayer, {"dropout"}, "training: a random mask; inference: the identity"},
+                {"Expand", &I::expand, {"parameter"}, "of a weight [1, ...] over the batch (a class token): the weight, repeated where read"},
                 {"Flatten", &I::flatten, {"flatten"}, "everything after the batch in one dimension"},
                 {"Gather", &I::gather, {"embedding", "parameter", "gather"}, "of a weight: an embedding, or at constant indices (positions from arange) the rows taken, a learned parameter; of data: a constant index or list after the batch"},
                 {"Gemm", &I::matmul, {"linear"}, "a weight operand, optionally transposed, and a bias"},
@@ -798,7 +819,7 @@ private:
             return; // mapped with the node that starts its pattern
         if (knownWithoutImport(node))
             return; // a constant, or a shape computation whose values shape inference found
-        if (foldIntegerArithmetic(node))
+        if (foldConstantNode(node))
             return;
         expectLeadingBatch(node);
         auto handler = handlers().find(op);
@@ -855,8 +876,30 @@ private:
 
     void reshapeOrGroupNorm(const onnx::NodeProto& node)
     {
+        if (m_params.count(node.input(0))) // a weight or buffer seen in another shape: a weight
+            return void(m_params.insert(node.output(0)));
         if (!groupNorm(node))
             reshape(node);
+    }
+
+    /** A weight [1, ...] repeated over the batch (ViT's class_token.expand(n, -1, -1)): a weight
+     *  of the per-sample shape, repeated where it is read. */
+    void expand(const onnx::NodeProto& node)
+    {
+        if (!m_params.count(node.input(0)))
+            failUnsupported(node, " of data (Expand of a weight over the batch is supported)");
+        const auto shape = constantInts(node.input(1));
+        const auto w = dimsOfParam(node, 0);
+        bool batchOnly = shape && shape->size() == w.size() && w[0] == 1;
+        for (std::size_t k = 1; batchOnly && k < w.size(); ++k)
+            batchOnly = (*shape)[k] == -1 || (*shape)[k] == 1 || (*shape)[k] == w[k];
+        if (!batchOnly || !((*shape)[0] == m_fileBatch || (*shape)[0] == 1 || (*shape)[0] == -1))
+            failNode(node, fmt::format("expected weight \"{}\" [{}] repeated over the batch only ([{}, ...] with the rest kept)",
+                                       node.input(0), fmt::join(w, ", "), m_fileBatch));
+        m_params.insert(node.output(0));
+        m_dims[node.output(0)].clear();
+        for (std::size_t k = 1; k < w.size(); ++k)
+            m_dims[node.output(0)].push_back({w[k], ""});
     }
 
     void reduceMean(const onnx::NodeProto& node)
@@ -865,24 +908,52 @@ private:
             failUnsupported(node, fmt::format(" over other axes than an image's height and width (x.mean([2, 3])); {}", kLayerNormHint));
     }
 
-    /** Integer arithmetic on known values (a chunk's bounds: size / 2, ...), which ONNX's
-     *  data propagation leaves out for Div: computed here as a constant. */
-    bool foldIntegerArithmetic(const onnx::NodeProto& node)
+    /** A shape computation on known integers that ONNX's data propagation leaves out (a
+     *  chunk's bounds: size / 2; expand(n, -1, -1)'s Where of Equal; arange; Shape of a value
+     *  whose shape is known): computed here (OnnxConstantFold.hpp) as a constant. */
+    bool foldConstantNode(const onnx::NodeProto& node)
     {
-        static const std::map<std::string, std::function<int64_t(int64_t, int64_t)>> ops = {
-            {"Add", std::plus<int64_t>()}, {"Sub", std::minus<int64_t>()}, {"Mul", std::multiplies<int64_t>()},
-            {"Div", [](int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }}};
-        auto op = ops.find(node.op_type());
-        if (op == ops.end() || node.input_size() != 2)
+        if (node.output_size() != 1 || node.output(0).empty())
             return false;
-        const auto a = constantInts(node.input(0)), b = constantInts(node.input(1));
-        if (!a || !b || a->empty() || b->empty() || (a->size() != b->size() && a->size() != 1 && b->size() != 1))
-            return false;
-        std::vector<int64_t> out(std::max(a->size(), b->size()));
-        for (std::size_t k = 0; k < out.size(); ++k)
-            out[k] = op->second((*a)[a->size() == 1 ? 0 : k], (*b)[b->size() == 1 ? 0 : k]);
-        m_shapeValues[node.output(0)] = out;
-        return true;
+        if (node.op_type() == "Shape") {
+            const auto dims = fullDims(node.input(0));
+            if (!dims || attr(node, "start") || attr(node, "end"))
+                return false;
+            m_shapeValues[node.output(0)] = *dims;
+            return true;
+        }
+        std::vector<std::optional<std::vector<int64_t>>> operands;
+        for (const std::string& in : node.input())
+            operands.push_back(in.empty() ? std::nullopt : knownIntegers(in));
+        const auto value = foldIntegers(node, operands);
+        if (value)
+            m_shapeValues[node.output(0)] = *value;
+        return value.has_value();
+    }
+
+    /** The values of an integer or boolean constant or shape computation; nothing for data,
+     *  weights and floating-point constants. */
+    std::optional<std::vector<int64_t>> knownIntegers(const std::string& name) const
+    {
+        if (m_shapeValues.count(name))
+            return m_shapeValues.at(name);
+        auto it = m_constants.find(name);
+        if (it == m_constants.end())
+            return std::nullopt;
+        const onnx::TensorProto& t = it->second;
+        using T = onnx::TensorProto_DataType;
+        if (t.data_type() == T::TensorProto_DataType_INT64)
+            return constantInts(name);
+        std::vector<int64_t> v(t.int32_data().begin(), t.int32_data().end()); // int32 and bool values
+        if (t.data_type() == T::TensorProto_DataType_INT32 && v.empty())
+            for (std::size_t k = 0; k + sizeof(int32_t) <= t.raw_data().size(); k += sizeof(int32_t))
+                v.push_back(*reinterpret_cast<const int32_t*>(t.raw_data().data() + k));
+        else if (t.data_type() == T::TensorProto_DataType_BOOL && v.empty())
+            for (char c : t.raw_data())
+                v.push_back(c != 0);
+        else if (t.data_type() != T::TensorProto_DataType_INT32 && t.data_type() != T::TensorProto_DataType_BOOL)
+            return std::nullopt;
+        return v;
     }
 
     /** Every op this maps reads at least its required operands and writes an output. */
@@ -890,7 +961,7 @@ private:
     {
         static const std::map<std::string, int> required = {
             {"Conv", 2}, {"BatchNormalization", 5}, {"Gemm", 2}, {"MatMul", 2}, {"Add", 2}, {"Sub", 2}, {"Mul", 2}, {"Div", 2},
-            {"Reshape", 2}, {"Gather", 2}, {"SoftmaxCrossEntropyLoss", 2}, {"NegativeLogLikelihoodLoss", 2}, {"LayerNormalization", 2}, {"InstanceNormalization", 3}};
+            {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"SoftmaxCrossEntropyLoss", 2}, {"NegativeLogLikelihoodLoss", 2}, {"LayerNormalization", 2}, {"InstanceNormalization", 3}};
         auto it = required.find(node.op_type());
         const int needed = it == required.end() ? 1 : it->second;
         if (node.op_type() != "Constant" && node.input_size() < needed)
@@ -1016,6 +1087,7 @@ private:
                 linear->kind == LayerKind::Linear && !linear->bias && onlyReader(node.input(1 - k), node)) {
                 linear->bias = true;
                 m_values[node.output(0)] = linear->name;
+                setBatch(node.output(0), batchOf(node.input(1 - k)));
                 return;
             }
         }
@@ -1224,17 +1296,6 @@ private:
         setBatch(node.output(0), batchAfterTranspose(at, perm));
     }
 
-    /** An ONNX axis (negative: from the end) as a dimension after the batch. */
-    uint32_t axisOf(const onnx::NodeProto& node, int64_t axis) const
-    {
-        const auto rank = int64_t(rankOf(node.input(0)));
-        if (axis < 0)
-            axis += rank;
-        if (axis < 1 || (rank && axis >= rank))
-            failNode(node, fmt::format("expected an axis after the batch (1 to {}), found {}", rank - 1, axis));
-        return uint32_t(axis);
-    }
-
     void concat(const onnx::NodeProto& node)
     {
         if (node.input_size() == 1) // torch.cat of one tensor (DenseNet's first layer of a block)
@@ -1243,8 +1304,14 @@ private:
         for (int k = 0; k < node.input_size(); ++k)
             inputs.push_back(k);
         expectOneBatch(node);
+        for (int k = 0; k < node.input_size(); ++k) // a weight operand (a class token) repeats over the batch
+            if (m_params.count(node.input(k)) && !m_values.count(node.input(k)))
+                addParameter(node, k);
         LayerSpec l = layerFor(node, LayerKind::Concat, inputs);
-        l.axis = layerAxisOf(node, intAttr(node, "axis", 1));
+        int data = 0; // the axis as a data operand counts it
+        while (data + 1 < node.input_size() && !isData(node.input(data)))
+            ++data;
+        l.axis = layerAxisOf(node, intAttr(node, "axis", 1), data);
         add(node, l);
     }
 
@@ -1311,6 +1378,13 @@ private:
             l.end = uint64_t(parts[k].second);
             m_values[node.output(int(k))] = l.name;
             setBatch(node.output(int(k)), batchOf(node.input(0)));
+            if (auto dims = fullDims(node.input(0)); dims && !fullDims(node.output(int(k)))) {
+                // The part's shape, where shape inference did not know the bounds (computed here).
+                (*dims)[std::size_t(onnxAxis)] = std::min<int64_t>(parts[k].second, (*dims)[std::size_t(onnxAxis)]) - parts[k].first;
+                m_dims[node.output(int(k))].clear();
+                for (int64_t d : *dims)
+                    m_dims[node.output(int(k))].push_back({d, ""});
+            }
             m_spec.layers.push_back(std::move(l));
         }
     }
@@ -1319,9 +1393,10 @@ private:
     {
         if (!m_params.count(node.input(0)))
             return dataGather(node);
-        if (!isData(node.input(1)) && constantInts(node.input(1))) {
-            // Rows of a table at constant indices (GPT-2's position embedding of arange(S)): the
-            // rows taken are a learned tensor, broadcast over the batch where it is read.
+        if (!isData(node.input(1)) && (constantInts(node.input(1)) || m_params.count(node.input(1)))) {
+            // Rows of a table at constant indices (GPT-2's position embedding of arange(S), a
+            // relative position bias by an index buffer): the rows taken are a learned tensor,
+            // broadcast over the batch where it is read.
             m_params.insert(node.output(0));
             return;
         }

@@ -675,7 +675,7 @@ TEST_CASE("Graph workload: learned element-wise parameters train as weights", "[
     json bad = graph;
     bad["ops"][1] = op("s", "relu", {"gamma"});
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/1/inputs/0: expected an activation, found parameter "
-                                                          "\"gamma\" (an operand of add, sub, mul or div only)"));
+                                                          "\"gamma\" (an operand of add, sub, mul, div or concat only)"));
     bad = graph;
     bad["ops"][0]["shape"] = {8, 2, 1};
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/1/inputs: expected operands of one shape, or one that "

@@ -118,9 +118,9 @@ private:
             loadStream(m_streamOf.at(name));
         const LayerKind reader = m_model.layers[layer].kind;
         if (it->second.parameter && reader != LayerKind::Add && reader != LayerKind::Sub && reader != LayerKind::Mul &&
-            reader != LayerKind::Div)
+            reader != LayerKind::Div && reader != LayerKind::Concat)
             fail(layer, fmt::format("inputs/{}", k), fmt::format("expected an activation, found parameter \"{}\" (an operand of "
-                                                                 "add, sub, mul or div only)", name));
+                                                                 "add, sub, mul, div or concat only)", name));
         return it->second;
     }
 
@@ -624,18 +624,26 @@ private:
         std::vector<Value> in;
         for (std::size_t k = 0; k < l.inputs.size(); ++k)
             in.push_back(input(i, k));
-        const uint32_t axis = axisOf(l, i, in[0].shape);
-        std::vector<uint64_t> out = in[0].shape;
+        // A parameter operand (a class token) has no batch: it repeats over it, and its shape is
+        // compared with the activations' after the batch.
+        const auto batched = std::find_if(in.begin(), in.end(), [](const Value& v) { return !v.parameter; });
+        if (batched == in.end())
+            fail(i, "inputs", "expected an activation among the inputs (parameters alone have no batch)");
+        const uint32_t axis = axisOf(l, i, batched->shape);
+        std::vector<uint64_t> out = batched->shape;
         out[axis] = 0;
         std::vector<int> tensors;
         for (std::size_t k = 0; k < in.size(); ++k) {
-            std::vector<uint64_t> a = in[k].shape, b = in[0].shape;
+            std::vector<uint64_t> a = in[k].shape, b = batched->shape;
+            if (in[k].parameter)
+                a.insert(a.begin(), b[0]);
             if (a.size() == b.size())
                 a[axis] = b[axis] = 0;
             if (a != b)
-                fail(i, fmt::format("inputs/{}", k), fmt::format("expected {} with any size in dimension {}, found {}",
-                                                                 shapeText(in[0].shape), axis, shapeText(in[k].shape)));
-            out[axis] += in[k].shape[axis];
+                fail(i, fmt::format("inputs/{}", k), fmt::format("expected {} with any size in dimension {}{}, found {}", shapeText(batched->shape),
+                                                                 axis, in[k].parameter ? " (a parameter: without the batch)" : "",
+                                                                 shapeText(in[k].shape)));
+            out[axis] += in[k].shape[in[k].parameter ? axis - 1 : axis];
             tensors.push_back(in[k].tensor);
         }
         Value y{tensor(l.name + ".out", out), out};

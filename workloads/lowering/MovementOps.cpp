@@ -24,12 +24,21 @@ void GraphLowering::lowerCopy(const Op& op)
     const TileVector outMap = linearMapping(T, od.bytes(), kGrainBytes);
     std::vector<ExchangeBytes> x(T);
     uint64_t moved = 0;
+    // A concatenated parameter (a class token, no batch) goes into every sample: its tiles send
+    // it once per sample, what the batched inputs leave of the output.
+    uint64_t batchedBytes = 0, parameterBytes = 0;
+    for (int in : op.inputs)
+        (m_graph.tensor(in).role == TensorRole::Weight ? parameterBytes : batchedBytes) += m_graph.tensor(in).bytes();
+    const double repeats = op.kind == OpKind::Concat && parameterBytes ? double(od.bytes() - batchedBytes) / double(parameterBytes) : 1.0;
     for (int in : op.inputs) {
         const TileVector bytes = m_b.denseBytes(handleOf(in));
-        const double share = op.kind == OpKind::Slice ? double(od.bytes()) / double(std::max<uint64_t>(m_graph.tensor(in).bytes(), 1)) : 1.0;
+        const bool parameter = m_graph.tensor(in).role == TensorRole::Weight && op.kind == OpKind::Concat;
+        const double share = op.kind == OpKind::Slice ? double(od.bytes()) / double(std::max<uint64_t>(m_graph.tensor(in).bytes(), 1))
+                             : parameter       ? repeats
+                                               : 1.0;
         for (uint32_t t = 0; t < T; ++t)
             x[t].send += uint64_t(double(bytes[t]) * share);
-        moved += op.kind == OpKind::Slice ? od.bytes() : m_graph.tensor(in).bytes();
+        moved += op.kind == OpKind::Slice ? od.bytes() : uint64_t(double(m_graph.tensor(in).bytes()) * share);
     }
     const double received = double(moved) / double(std::max<uint64_t>(od.bytes(), 1)); // a slice's gradient: the part only
     ComputePlan copy{op.name, TileCalls(T)};

@@ -203,7 +203,10 @@ private:
         case OpKind::Slice: unary(op, OpKind::SliceGrad, dy, -1); break;
         case OpKind::Concat: // each input's part of the gradient
             for (std::size_t k = 0; k < op.inputs.size(); ++k)
-                unaryOn(op, op.inputs[k], OpKind::Slice, {dy}, ".grad_" + std::to_string(k));
+                if (m_g.tensor(op.inputs[k]).role == TensorRole::Weight)
+                    concatParameter(op, k, dy);
+                else
+                    unaryOn(op, op.inputs[k], OpKind::Slice, {dy}, ".grad_" + std::to_string(k));
             break;
 #define IPUSIM_ACTIVATION_CASE(kind, ...) case OpKind::kind:
         IPUSIM_ACTIVATIONS(IPUSIM_ACTIVATION_CASE) activation(op, y, dy); break;
@@ -299,6 +302,21 @@ private:
             emit(op.name + suffix + ".sum", OpKind::ReduceRepeats, {full}, {dx}, op);
             contribute(x, dx, op);
         }
+    }
+
+    /** A parameter concatenated to every sample (a class token): its part of each sample's
+     *  gradient, then the sum over the samples (ReduceRepeats, each element its own run). */
+    void concatParameter(const Op& op, std::size_t k, int dy)
+    {
+        const int x = op.inputs[k];
+        std::vector<uint64_t> shape = m_g.tensor(x).shape;
+        shape.insert(shape.begin(), m_g.tensor(dy).shape.at(0)); // the batch
+        const std::string suffix = ".grad_" + std::to_string(k);
+        const int full = m_g.addTensor("d" + m_g.tensor(x).name + ".full", shape, m_g.tensor(dy).type, TensorRole::Gradient);
+        emit(op.name + suffix, OpKind::Slice, {dy}, {full}, op);
+        const int dx = newGrad(x, TensorRole::WeightGradient);
+        emit(op.name + suffix + ".sum", OpKind::ReduceRepeats, {full}, {dx}, op)->broadcastRun = 1;
+        contribute(x, dx, op);
     }
 
     /** The gradient of input `x` of `op`, made by one op of `kind` from `in`. */
