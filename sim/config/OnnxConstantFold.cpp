@@ -110,6 +110,12 @@ std::optional<Values> foldIntegers(const onnx::NodeProto& node, const std::vecto
     const Values& a = *in(0);
     if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity")
         return a;
+    if (op == "Concat" && intAttr(node, "axis", 0) == 0) { // of 1-D values, as shapes are
+        Values out;
+        for (const auto& v : operands)
+            out.insert(out.end(), v->begin(), v->end());
+        return out;
+    }
     if (op == "Cast")
         return integerType(intAttr(node, "to", 0)) ? std::optional<Values>(a) : std::nullopt;
     if (op == "Not" || op == "Abs" || op == "Neg") {

@@ -17,8 +17,8 @@ namespace ipusim::config {
 /** A node's output over integer (or boolean, as 0 and 1) operands known as flat values (a
  *  scalar is one value; broadcasting is numpy's over such 1-D values), as ONNX defines the op:
  *  Add, Sub, Mul, Div, Mod, Equal, Less, Greater, Not, And, Or, Where, Cast (to an integer or
- *  boolean type), Reshape, Squeeze, Unsqueeze, Identity, Expand, ConstantOfShape (of an integer
- *  value), Range, Abs, Neg. Nothing for another op, an unknown operand or values that do not
+ *  boolean type), Reshape, Squeeze, Unsqueeze, Identity, Concat (on axis 0), Expand,
+ *  ConstantOfShape (of an integer value), Range, Abs, Neg. Nothing for another op, an unknown operand or values that do not
  *  broadcast. */
 std::optional<std::vector<int64_t>> foldIntegers(const onnx::NodeProto& node, const std::vector<std::optional<std::vector<int64_t>>>& operands);
 

@@ -51,6 +51,7 @@ TEST_CASE("ONNX constant folding: arange, casts, masks and what is not folded", 
     CHECK(*foldIntegers(nodeOf("Not"), Operands{V{1, 0}}) == V{0, 1});
     CHECK(*foldIntegers(nodeOf("Expand"), Operands{V{4}, V{2, 3}}) == V{4, 4, 4, 4, 4, 4});
     CHECK(*foldIntegers(nodeOf("Reshape"), Operands{V{1, 2, 3, 4}, V{2, 2}}) == V{1, 2, 3, 4});
+    CHECK(*foldIntegers(nodeOf("Concat"), Operands{V{2}, V{-1}, V{49, 3}}) == V{2, -1, 49, 3});
     onnx::NodeProto cast = nodeOf("Cast");
     auto* to = cast.add_attribute();
     to->set_name("to");
