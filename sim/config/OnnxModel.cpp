@@ -602,6 +602,13 @@ private:
                 return setBatch(out, batchOf(in));
     }
 
+    /** A value's shape as the file gives or infers it, for messages ("[?]" when unknown). */
+    std::string shapeText(const std::string& value) const
+    {
+        auto it = m_dims.find(value);
+        return it == m_dims.end() || it->second.empty() ? "[?]" : dimsText(it->second);
+    }
+
     /** A value's full shape, when every dimension is known. */
     std::optional<std::vector<int64_t>> fullDims(const std::string& value) const
     {
@@ -623,7 +630,7 @@ private:
         const auto dims = fullDims(node.input(k));
         if (!dims || m_fileBatch < 1)
             failNode(node, fmt::format("expected a known shape of input {} (\"{}\") and batch: shape inference left it {}", k,
-                                       node.input(k), dimsText(m_dims.count(node.input(k)) ? m_dims.at(node.input(k)) : std::vector<Dim>())));
+                                       node.input(k), shapeText(node.input(k))));
         return *dims;
     }
 
@@ -654,7 +661,7 @@ private:
             if (isData(node.input(k)) && !batchLeads(node.input(k)))
                 failNode(node, fmt::format("expected the batch as the first dimension of input {} (\"{}\" {}, the batch in dimension {}): "
                                            "{} of a folded or moved batch is not modelled yet",
-                                           k, node.input(k), dimsText(m_dims.at(node.input(k))), batchOf(node.input(k)).dim,
+                                           k, node.input(k), shapeText(node.input(k)), batchOf(node.input(k)).dim,
                                            node.op_type()));
     }
 
@@ -690,7 +697,7 @@ private:
         const auto at = layerAxis(dims, batchOf(value), m_fileBatch, std::size_t(axis));
         if (!at)
             failNode(node, fmt::format("expected an axis other than the batch's: dimension {} of {} holds the batch", axis,
-                                       dimsText(m_dims.at(value))));
+                                       shapeText(value)));
         return *at;
     }
 
@@ -1245,17 +1252,17 @@ private:
         }
         if (std::count(target.begin(), target.end(), -1) > 1 || total % known != 0)
             failNode(node, fmt::format("expected a target shape of {} elements (the input {}), found [{}]", total,
-                                       dimsText(m_dims.at(node.input(0))), fmt::join(target, ", ")));
+                                       shapeText(node.input(0)), fmt::join(target, ", ")));
         for (int64_t& d : target)
             d = d == -1 ? total / known : d;
         if (std::accumulate(target.begin(), target.end(), int64_t(1), std::multiplies<int64_t>()) != total)
             failNode(node, fmt::format("expected a target shape of {} elements (the input {}), found [{}]", total,
-                                       dimsText(m_dims.at(node.input(0))), fmt::join(target, ", ")));
+                                       shapeText(node.input(0)), fmt::join(target, ", ")));
         const auto at = batchAfterReshape(in, batchOf(node.input(0)), target, m_fileBatch);
         if (!at)
             failNode(node, fmt::format("expected each sample's elements to stay together: reshaping {} to [{}] splits the batch of {} "
                                        "across dimensions",
-                                       dimsText(m_dims.at(node.input(0))), fmt::join(target, ", "), m_fileBatch));
+                                       shapeText(node.input(0)), fmt::join(target, ", "), m_fileBatch));
         LayerSpec l = layerFor(node, LayerKind::Reshape, {0});
         l.shape = sampleShape(target, *at, m_fileBatch);
         add(node, l);
