@@ -772,6 +772,7 @@ public:
                 {"Conv", &I::conv, {"conv2d"}, "2-D, symmetric padding"},
                 {"Div", &I::binary, {"div", "scale"}, "as `Add`; by a scalar constant: a `scale`"},
                 {"Dropout", &I::unaryLayer, {"dropout"}, "training: a random mask; inference: the identity"},
+                {"Pow", &I::pow, {"sqrt", "reciprocal"}, "by a constant exponent 0.5 (a sqrt), -1 (a reciprocal) or 1 (the operand)"},
                 {"Expand", &I::expand, {"parameter"}, "of a weight [1, ...] over the batch (a class token): the weight, repeated where read"},
                 {"Flatten", &I::flatten, {"flatten"}, "everything after the batch in one dimension"},
                 {"Gather", &I::gather, {"embedding", "parameter", "gather"}, "of a weight: an embedding, or at constant indices (positions from arange) the rows taken, a learned parameter; of data: a constant index or list after the batch"},
@@ -889,6 +890,19 @@ private:
             reshape(node);
     }
 
+    /** x ** c of a constant c that is an activation: 0.5 is sqrt, -1 reciprocal, 1 the operand
+     *  (PopART's Pow of another exponent is not modelled yet). */
+    void pow(const onnx::NodeProto& node)
+    {
+        const auto c = node.input_size() > 1 ? constantScalar(node.input(1)) : std::nullopt;
+        if (!c || !(*c == 0.5 || *c == -1.0 || *c == 1.0))
+            failUnsupported(node, fmt::format(" of exponent {} (0.5, -1 or 1 are sqrt, reciprocal and the operand; {})",
+                                              c ? fmt::format("{}", *c) : std::string("computed in the graph"), kLayerNormHint));
+        if (*c == 1.0)
+            return alias(node);
+        add(node, layerFor(node, *c == 0.5 ? LayerKind::Sqrt : LayerKind::Reciprocal, {0}));
+    }
+
     /** A weight [1, ...] repeated over the batch (ViT's class_token.expand(n, -1, -1)): a weight
      *  of the per-sample shape, repeated where it is read. */
     void expand(const onnx::NodeProto& node)
@@ -968,7 +982,7 @@ private:
     {
         static const std::map<std::string, int> required = {
             {"Conv", 2}, {"BatchNormalization", 5}, {"Gemm", 2}, {"MatMul", 2}, {"Add", 2}, {"Sub", 2}, {"Mul", 2}, {"Div", 2},
-            {"Reshape", 2}, {"Expand", 2}, {"Gather", 2}, {"SoftmaxCrossEntropyLoss", 2}, {"NegativeLogLikelihoodLoss", 2}, {"LayerNormalization", 2}, {"InstanceNormalization", 3}};
+            {"Reshape", 2}, {"Expand", 2}, {"Pow", 2}, {"Gather", 2}, {"SoftmaxCrossEntropyLoss", 2}, {"NegativeLogLikelihoodLoss", 2}, {"LayerNormalization", 2}, {"InstanceNormalization", 3}};
         auto it = required.find(node.op_type());
         const int needed = it == required.end() ? 1 : it->second;
         if (node.op_type() != "Constant" && node.input_size() < needed)

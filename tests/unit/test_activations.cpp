@@ -161,6 +161,11 @@ TEST_CASE("Activations: the recipes by hand", "[graph][activation]")
     // 6 x (13 + 3 inputs x 128 x 4 ops).
     CHECK(cycles(OpKind::HardSwishGrad) == 2 * (12 + 6 * (19 + 2 * 512 + 18)) + 6 * (11 + 6 * (26 + 3 * 128)) +
                                                (20 + 6 * (17 + 21 * 512)) + (11 + 6 * (20 + 8 * 256)) + 6 * (13 + 3 * 128 * 4));
+    // reciprocal, DIVIDE 11 + 6 (26 + 128 x 21); its gradient: square 20 + 6 (17 + 128 x 2), DIVIDE,
+    // negate in place 20 + 6 (55 + 128 x 3), times dy 11 + 6 (26 + 128 x 3).
+    CHECK(cycles(OpKind::Reciprocal) == 11 + 6 * (26 + 128 * 21));
+    CHECK(cycles(OpKind::ReciprocalGrad) ==
+          20 + 6 * (17 + 128 * 2) + 11 + 6 * (26 + 128 * 21) + 20 + 6 * (55 + 128 * 3) + 11 + 6 * (26 + 128 * 3));
     CHECK(cycles(OpKind::ClipGrad) == 2 * ((11 + 6 * (20 + 10 * 128)) + (12 + 6 * (19 + 2 * 512 + 18)) + (11 + 6 * (26 + 128 * 3))));
     CHECK(cycles(OpKind::ErfGrad) == 20 + 6 * (17 + 128 * 2) + 20 + 6 * (55 + 128 * 3) + 20 + 6 * (55 + 128 * 4) + 11 + 6 * (20 + 2 * 128) +
                                          11 + 6 * (26 + 128 * 3));
@@ -170,13 +175,14 @@ TEST_CASE("Activations: each gradient reads what its derivative needs", "[graph]
 {
     // d relu = dy [y > 0]; d tanh = dy (1 - y^2); d sigmoid = dy y (1 - y); d exp = dy y;
     // d sqrt = dy / (2 y); d erf = dy 2 / sqrt(pi) exp(-x^2); d clip = dy inside the bounds;
+    // d reciprocal = -dy / x^2, as PopART's pattern computes it from x;
     // hard_sigmoid's and hard_swish's are functions of x; GELU's
     // derivative is a function of x only. A new row adds its line here.
     const std::map<std::string, GradientReads> expected = {{"relu", GradientReads::Output}, {"tanh", GradientReads::Output},
                                                            {"sigmoid", GradientReads::Output}, {"exp", GradientReads::Output},
                                                            {"sqrt", GradientReads::Output}, {"erf", GradientReads::Input},
                                                            {"clip", GradientReads::Output}, {"hard_sigmoid", GradientReads::Input},
-                                                           {"hard_swish", GradientReads::Input},
+                                                           {"hard_swish", GradientReads::Input}, {"reciprocal", GradientReads::Input},
                                                            {"gelu", GradientReads::Input}};
     for (const ActivationRow& row : activationTable()) {
         INFO("activation " << row.graphName);

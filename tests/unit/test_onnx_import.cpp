@@ -251,11 +251,10 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
 {
     {
         onnx::ModelProto m = mlpModel();
-        m.mutable_graph()->mutable_node(1)->set_op_type("Pow");
-        const TempFile f(m, "pow");
+        m.mutable_graph()->mutable_node(1)->set_op_type("Softplus");
+        const TempFile f(m, "softplus");
         CHECK_THAT(errorOf(onnxConfig(f.path)),
-                   Catch::Contains("/workload/file: ONNX node \"/relu1/Relu\" (Pow): unsupported op (LayerNorm exports as one "
-                                   "LayerNormalization node with opset_version=17); supported: Add, AveragePool"));
+                   Catch::Contains("/workload/file: ONNX node \"/relu1/Relu\" (Softplus): unsupported op; supported: Add, AveragePool"));
     }
     {
         // Every node that stands in the way in one error, in graph order: an unsupported op, one
@@ -268,7 +267,8 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
         axes->set_data_type(onnx::TensorProto_DataType_INT64);
         axes->add_dims(1);
         axes->add_int64_data(1);
-        g->mutable_node(1)->set_op_type("Pow");
+        g->mutable_node(1)->set_op_type("Pow"); // of an exponent the graph computes
+        g->mutable_node(1)->add_input("h");
         g->mutable_node(3)->set_output(0, "mm");
         node(g, "/act/Celu", "Celu", {"mm"}, {"c"});
         node(g, "/view/Unsqueeze", "Unsqueeze", {"h", "axes"}, {"v"});
@@ -277,8 +277,9 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
         const TempFile f(m, "blockers");
         const std::string error = errorOf(onnxConfig(f.path));
         CHECK_THAT(error, Catch::Contains("/workload/file: 3 nodes stand in the way (Celu 1, Pow 1, Unsqueeze 1), in graph order:\n"
-                                          "  ONNX node \"/relu1/Relu\" (Pow): unsupported op (LayerNorm exports as one "
-                                          "LayerNormalization node with opset_version=17)\n"
+                                          "  ONNX node \"/relu1/Relu\" (Pow): unsupported op of exponent computed in the graph (0.5, -1 "
+                                          "or 1 are sqrt, reciprocal and the operand; LayerNorm exports as one LayerNormalization node "
+                                          "with opset_version=17)\n"
                                           "  ONNX node \"/act/Celu\" (Celu): unsupported op\n"
                                           "  ONNX node \"/view/Unsqueeze\" (Unsqueeze): unsupported op of data (Unsqueeze of a weight is "
                                           "supported)\nsupported: Add, AveragePool"));
@@ -649,4 +650,33 @@ TEST_CASE("ONNX import: the batch followed through reshapes that fold it and tra
     const TempFile along(bad, "token_along");
     CHECK_THAT(errorOf(onnxConfig(along.path)),
                Catch::Contains("ONNX node \"/t/Softmax\" (Concat): expected an axis other than the batch's: dimension 1 of [4, 2, 8] holds the batch"));
+}
+
+TEST_CASE("ONNX import: Pow by a constant 0.5, -1 or 1 is sqrt, reciprocal or the operand, and Reciprocal reciprocal", "[onnx]")
+{
+    const auto kindsOf = [](float exponent, const std::string& op) {
+        onnx::ModelProto m = mlpModel();
+        auto* g = m.mutable_graph();
+        constant(g, "c", {exponent});
+        g->mutable_node(1)->set_op_type(op); // the ReLU
+        if (op == "Pow")
+            g->mutable_node(1)->add_input("c");
+        const TempFile f(m, "pow");
+        std::vector<LayerKind> kinds;
+        for (const auto& l : config::importOnnx({f.path, {}, {}, false}, Throwing()).layers)
+            kinds.push_back(l.kind);
+        return kinds;
+    };
+    using K = std::vector<LayerKind>;
+    CHECK(kindsOf(0.5f, "Pow") == K{LayerKind::Linear, LayerKind::Sqrt, LayerKind::Linear});
+    CHECK(kindsOf(-1.0f, "Pow") == K{LayerKind::Linear, LayerKind::Reciprocal, LayerKind::Linear});
+    CHECK(kindsOf(1.0f, "Pow") == K{LayerKind::Linear, LayerKind::Linear});
+    CHECK(kindsOf(0.0f, "Reciprocal") == K{LayerKind::Linear, LayerKind::Reciprocal, LayerKind::Linear});
+    onnx::ModelProto m = mlpModel();
+    constant(m.mutable_graph(), "c", {2.0f});
+    m.mutable_graph()->mutable_node(1)->set_op_type("Pow");
+    m.mutable_graph()->mutable_node(1)->add_input("c");
+    const TempFile f(m, "pow2");
+    CHECK_THAT(errorOf(onnxConfig(f.path)), Catch::Contains("ONNX node \"/relu1/Relu\" (Pow): unsupported op of exponent 2 (0.5, -1 or 1 "
+                                                            "are sqrt, reciprocal and the operand;"));
 }

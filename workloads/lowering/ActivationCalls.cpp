@@ -87,6 +87,14 @@ std::vector<VertexCall> activationCalls(OpKind kind, Precision type, uint64_t e)
     // the output by 2 (ScaleInplace: a scalar broadcast) and divides the incoming gradient by it.
     case OpKind::Sqrt: return {unary(UnaryOpKind::Sqrt, type, e)};
     case OpKind::SqrtGrad: return {byScalar(BinaryOpKind::Mul, type, e), binary(BinaryOpKind::Div, type, e)};
+    // PopART's Reciprocal is popops::map(DIVIDE, 1, x): priced as BinaryOp1D<DIVIDE> over x, the
+    // constant broadcast (estimate: the vertex popops picks for a scalar first operand of a
+    // non-commutative op is not restated in poplibs-costs). Its gradient (ReciprocalGradOpPattern)
+    // is four passes: x squared, 1 / that (DIVIDE again), negated in place, times dy.
+    case OpKind::Reciprocal: return {binary(BinaryOpKind::Div, type, e)};
+    case OpKind::ReciprocalGrad:
+        return {unary(UnaryOpKind::Square, type, e), binary(BinaryOpKind::Div, type, e), unaryInPlace(UnaryOpKind::Neg, type, e),
+                binary(BinaryOpKind::Mul, type, e)};
     // PopART's Erf is UnaryOp<ERF>; its gradient, dy 2 / sqrt(pi) exp(-x^2), five passes: x
     // squared, negated and exponentiated in place, times the constant (a scalar broadcast in
     // place), times dy.
