@@ -768,7 +768,7 @@ public:
                 {"Add", &I::binary, {"add", "scale", "parameter"}, "one shape or numpy broadcasting of one operand; a weight operand is a learned `parameter`, a scalar constant a `scale`; after `MatMul` of a weight, a bias: one `linear`"},
                 {"AveragePool", &I::pool, {"avg_pool2d"}, "2-D, floor or ceil mode"},
                 {"BatchNormalization", &I::batchNorm, {"batch_norm"}, "training or inference statistics"},
-                {"Concat", &I::concat, {"concat"}, "of one input: that input"},
+                {"Concat", &I::concat, {"concat"}, "of one input: that input; of weights only (an RNN's packed gates): a weight; a weight operand (a class token) repeats over the batch"},
                 {"Conv", &I::conv, {"conv2d"}, "2-D, symmetric padding"},
                 {"Div", &I::binary, {"div", "scale"}, "as `Add`; by a scalar constant: a `scale`"},
                 {"Dropout", &I::unaryLayer, {"dropout"}, "training: a random mask; inference: the identity"},
@@ -1321,6 +1321,8 @@ private:
     {
         if (node.input_size() == 1) // torch.cat of one tensor (DenseNet's first layer of a block)
             return alias(node);
+        if (std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) { return m_params.count(in) > 0; }))
+            return void(m_params.insert(node.output(0))); // weights packed together (an RNN's gates): a weight
         std::vector<int> inputs;
         for (int k = 0; k < node.input_size(); ++k)
             inputs.push_back(k);

@@ -680,3 +680,25 @@ TEST_CASE("ONNX import: Pow by a constant 0.5, -1 or 1 is sqrt, reciprocal or th
     CHECK_THAT(errorOf(onnxConfig(f.path)), Catch::Contains("ONNX node \"/relu1/Relu\" (Pow): unsupported op of exponent 2 (0.5, -1 or 1 "
                                                             "are sqrt, reciprocal and the operand;"));
 }
+
+TEST_CASE("ONNX import: weights packed by Concat (an RNN's gates) are a weight", "[onnx]")
+{
+    // fc2's [10, 1024] weight as two [5, 1024] halves concatenated, then transposed.
+    onnx::ModelProto m = mlpModel();
+    auto* g = m.mutable_graph();
+    declare(g->mutable_input(3), "fc2.top", {5, 1024});
+    declare(g->add_input(), "fc2.bottom", {5, 1024});
+    const onnx::NodeProto gemm = g->node(0), relu = g->node(1), transpose = g->node(2), matmul = g->node(3);
+    g->clear_node();
+    *g->add_node() = gemm;
+    *g->add_node() = relu;
+    intAttr(node(g, "/fc2/Concat", "Concat", {"fc2.top", "fc2.bottom"}, {"fc2.weight"}), "axis", 0);
+    *g->add_node() = transpose;
+    *g->add_node() = matmul;
+    const TempFile f(m, "packed");
+    const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+    REQUIRE(spec.layers.size() == 3);
+    CHECK(spec.layers[2].kind == LayerKind::Linear);
+    CHECK(spec.layers[2].features == 10);
+    CHECK(spec.inputs.size() == 1); // the halves are weights, not data
+}
