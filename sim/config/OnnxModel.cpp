@@ -262,7 +262,10 @@ private:
         }
         // The batch is the first data input's leading dimension. An input without it (a relative
         // position index buffer [49 * 49] beside images [1, 3, H, W]) is a buffer: a weight.
-        const auto batchOfInput = [](const onnx::ValueInfoProto& vi) { return dimsOf(vi.type()).empty() ? std::optional<int64_t>() : dimsOf(vi.type())[0].size; };
+        const auto batchOfInput = [](const onnx::ValueInfoProto& vi) {
+            const std::vector<Dim> dims = dimsOf(vi.type());
+            return dims.empty() ? std::optional<int64_t>() : dims[0].size;
+        };
         if (!m_dataInputs.empty()) {
             const auto batch = batchOfInput(m_dataInputs.front());
             const auto buffer = [&](const onnx::ValueInfoProto& vi) {
@@ -665,17 +668,20 @@ private:
                                            node.op_type()));
     }
 
-    /** Data operands of one op (an element-wise op, a matmul) must hold the batch alike. */
+    /** Data operands of one op (an element-wise op, a matmul) must hold the batch alike (a
+     *  leading batch and a batch of one left out are alike: their per-sample views agree). */
     void expectOneBatch(const onnx::NodeProto& node) const
     {
-        std::optional<BatchAt> first;
+        std::optional<int> first;
         for (int k = 0; k < node.input_size(); ++k)
             if (isData(node.input(k))) {
-                if (first && *first != batchOf(node.input(k)))
-                    failNode(node, fmt::format("expected the batch in the same place in every data operand: input {} (\"{}\") has it "
-                                               "elsewhere than input 0",
-                                               k, node.input(k)));
-                first = batchOf(node.input(k));
+                const std::string& in = node.input(k);
+                const bool alike = !first || batchOf(node.input(*first)) == batchOf(in) || (batchLeads(node.input(*first)) && batchLeads(in));
+                if (!alike)
+                    failNode(node, fmt::format("expected the batch in the same place in every data operand: input {} (\"{}\" {}) has it "
+                                               "elsewhere than input {} (\"{}\" {})",
+                                               k, in, shapeText(in), *first, node.input(*first), shapeText(node.input(*first))));
+                first = first.value_or(k);
             }
     }
 
