@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/config/OnnxConstantFold.hpp"
 
+#include <onnx/defs/tensor_proto_util.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstdlib>
@@ -49,32 +50,13 @@ int64_t intAttr(const onnx::NodeProto& node, const std::string& name, int64_t fa
     return fallback;
 }
 
-bool integerType(int64_t type)
-{
-    using T = onnx::TensorProto_DataType;
-    return type == T::TensorProto_DataType_INT64 || type == T::TensorProto_DataType_INT32 || type == T::TensorProto_DataType_BOOL ||
-           type == T::TensorProto_DataType_INT8 || type == T::TensorProto_DataType_INT16 || type == T::TensorProto_DataType_UINT8;
-}
-
 /** ConstantOfShape's value: an integer or boolean scalar (0 without one). */
 std::optional<int64_t> fillValue(const onnx::NodeProto& node)
 {
     for (const auto& a : node.attribute())
         if (a.name() == "value") {
-            const onnx::TensorProto& t = a.t();
-            if (!integerType(t.data_type()))
-                return std::nullopt;
-            if (t.int64_data_size() == 1)
-                return t.int64_data(0);
-            if (t.int32_data_size() == 1)
-                return t.int32_data(0);
-            if (t.data_type() == onnx::TensorProto_DataType_INT64 && t.raw_data().size() == sizeof(int64_t))
-                return *reinterpret_cast<const int64_t*>(t.raw_data().data());
-            if (t.data_type() == onnx::TensorProto_DataType_INT32 && t.raw_data().size() == sizeof(int32_t))
-                return *reinterpret_cast<const int32_t*>(t.raw_data().data());
-            if (t.raw_data().size() == 1)
-                return int64_t(uint8_t(t.raw_data()[0]));
-            return std::nullopt;
+            const auto values = integerValues(a.t());
+            return values && values->size() == 1 ? std::optional<int64_t>(values->front()) : std::nullopt;
         }
     return 0;
 }
@@ -87,7 +69,34 @@ int64_t count(const Values& shape)
     return n;
 }
 
+/** Whether a Cast's target type holds integers (or booleans): values that stay exact. */
+bool integerType(int64_t type)
+{
+    using T = onnx::TensorProto_DataType;
+    return type == T::TensorProto_DataType_INT64 || type == T::TensorProto_DataType_INT32 || type == T::TensorProto_DataType_BOOL ||
+           type == T::TensorProto_DataType_INT8 || type == T::TensorProto_DataType_INT16 || type == T::TensorProto_DataType_UINT8;
+}
+
 } // namespace
+
+std::optional<Values> integerValues(const onnx::TensorProto& t)
+{
+    using T = onnx::TensorProto_DataType;
+    switch (t.data_type()) {
+    case T::TensorProto_DataType_INT64: return onnx::ParseData<int64_t>(&t);
+    case T::TensorProto_DataType_INT32: {
+        const auto v = onnx::ParseData<int32_t>(&t);
+        return Values(v.begin(), v.end());
+    }
+    case T::TensorProto_DataType_BOOL: { // one byte a value raw, else int32_data
+        Values v(t.int32_data().begin(), t.int32_data().end());
+        for (char c : t.raw_data())
+            v.push_back(c != 0);
+        return v;
+    }
+    default: return std::nullopt;
+    }
+}
 
 std::optional<Values> foldIntegers(const onnx::NodeProto& node, const std::vector<std::optional<Values>>& operands)
 {

@@ -6,7 +6,8 @@
 
 namespace onnx {
 class NodeProto;
-}
+class TensorProto;
+} // namespace onnx
 
 // Shape computations as torch writes them (x.size(), expand(n, -1, -1), arange, masks of
 // indices) are integer arithmetic on known values. ONNX shape inference's data propagation
@@ -20,6 +21,9 @@ namespace ipusim::config {
  *  boolean type), Reshape, Squeeze, Unsqueeze, Identity, Concat (on axis 0), Expand,
  *  ConstantOfShape (of an integer value), Range, Abs, Neg. Nothing for another op, an unknown operand or values that do not
  *  broadcast. */
+/** An integer or boolean tensor's values (as 0 and 1); nothing for another type. */
+std::optional<std::vector<int64_t>> integerValues(const onnx::TensorProto& t);
+
 std::optional<std::vector<int64_t>> foldIntegers(const onnx::NodeProto& node, const std::vector<std::optional<std::vector<int64_t>>>& operands);
 
 } // namespace ipusim::config

@@ -7,6 +7,7 @@
 #include "workloads/graph/Activation.hpp"
 
 #include <fmt/format.h>
+#include <onnx/defs/tensor_proto_util.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -422,12 +423,7 @@ private:
         if (it == m_constants.end())
             return std::nullopt;
         const onnx::TensorProto& t = it->second;
-        std::vector<int64_t> v(t.int64_data().begin(), t.int64_data().end());
-        if (v.empty() && t.has_raw_data() && t.data_type() == onnx::TensorProto_DataType_INT64) {
-            v.resize(t.raw_data().size() / sizeof(int64_t));
-            std::copy_n(t.raw_data().data(), v.size() * sizeof(int64_t), reinterpret_cast<char*>(v.data()));
-        }
-        return v;
+        return t.data_type() == onnx::TensorProto_DataType_INT64 ? onnx::ParseData<int64_t>(&t) : std::vector<int64_t>();
     }
 
     /** The value of a single-element floating-point constant. */
@@ -437,20 +433,10 @@ private:
         if (it == m_constants.end() || !scalarConstant(name))
             return std::nullopt;
         const onnx::TensorProto& t = it->second;
-        if (t.float_data_size() == 1)
-            return t.float_data(0);
-        if (t.double_data_size() == 1)
-            return t.double_data(0);
-        if (t.data_type() == onnx::TensorProto_DataType_FLOAT && t.raw_data().size() == sizeof(float)) {
-            float v = 0;
-            std::copy_n(t.raw_data().data(), sizeof v, reinterpret_cast<char*>(&v));
-            return v;
-        }
-        if (t.data_type() == onnx::TensorProto_DataType_DOUBLE && t.raw_data().size() == sizeof(double)) {
-            double v = 0;
-            std::copy_n(t.raw_data().data(), sizeof v, reinterpret_cast<char*>(&v));
-            return v;
-        }
+        if (t.data_type() == onnx::TensorProto_DataType_FLOAT)
+            return double(onnx::ParseData<float>(&t).at(0));
+        if (t.data_type() == onnx::TensorProto_DataType_DOUBLE)
+            return onnx::ParseData<double>(&t).at(0);
         return std::nullopt;
     }
 
@@ -965,22 +951,7 @@ private:
         if (m_shapeValues.count(name))
             return m_shapeValues.at(name);
         auto it = m_constants.find(name);
-        if (it == m_constants.end())
-            return std::nullopt;
-        const onnx::TensorProto& t = it->second;
-        using T = onnx::TensorProto_DataType;
-        if (t.data_type() == T::TensorProto_DataType_INT64)
-            return constantInts(name);
-        std::vector<int64_t> v(t.int32_data().begin(), t.int32_data().end()); // int32 and bool values
-        if (t.data_type() == T::TensorProto_DataType_INT32 && v.empty())
-            for (std::size_t k = 0; k + sizeof(int32_t) <= t.raw_data().size(); k += sizeof(int32_t))
-                v.push_back(*reinterpret_cast<const int32_t*>(t.raw_data().data() + k));
-        else if (t.data_type() == T::TensorProto_DataType_BOOL && v.empty())
-            for (char c : t.raw_data())
-                v.push_back(c != 0);
-        else if (t.data_type() != T::TensorProto_DataType_INT32 && t.data_type() != T::TensorProto_DataType_BOOL)
-            return std::nullopt;
-        return v;
+        return it == m_constants.end() ? std::nullopt : integerValues(it->second);
     }
 
     /** Every op this maps reads at least its required operands and writes an output. */
@@ -1397,11 +1368,10 @@ private:
         }
         for (std::size_t k = 0; k < parts.size() && int(k) < node.output_size(); ++k) {
             LayerSpec l = layerFor(node, LayerKind::Slice, {0});
-            if (split && k > 0) { // one layer per output, each named by its index
+            if (split) { // one layer per output, each named by its index
                 l.name = nameOf(node) + ":" + std::to_string(k);
                 m_layerNames.insert(l.name);
-            } else if (split)
-                l.name += ":0";
+            }
             l.axis = axis;
             l.start = uint64_t(parts[k].first);
             l.end = uint64_t(parts[k].second);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 namespace ipusim {
@@ -297,11 +298,20 @@ private:
                 contribute(x, full, op);
                 continue;
             }
-            const bool weight = m_g.tensor(x).role == TensorRole::Weight; // a learned element-wise parameter
-            const int dx = newGrad(x, weight ? TensorRole::WeightGradient : TensorRole::Gradient);
-            emit(op.name + suffix + ".sum", OpKind::ReduceRepeats, {full}, {dx}, op);
-            contribute(x, dx, op);
+            sumRepeats(op, x, full, suffix);
         }
+    }
+
+    /** The gradient of operand x, repeated over `full`'s elements: their sum (ReduceRepeats of
+     *  runs of `run` elements sharing one of x's, op's own by default), a weight's gradient where
+     *  x is a learned parameter. */
+    void sumRepeats(const Op& op, int x, int full, const std::string& suffix, std::optional<uint64_t> run = std::nullopt)
+    {
+        const bool weight = m_g.tensor(x).role == TensorRole::Weight;
+        const int dx = newGrad(x, weight ? TensorRole::WeightGradient : TensorRole::Gradient);
+        Op* sum = emit(op.name + suffix + ".sum", OpKind::ReduceRepeats, {full}, {dx}, op);
+        sum->broadcastRun = run.value_or(op.broadcastRun);
+        contribute(x, dx, op); // after the last use of `sum`: contributing may add ops
     }
 
     /** A parameter concatenated to every sample (a class token): its part of each sample's
@@ -314,9 +324,7 @@ private:
         const std::string suffix = ".grad_" + std::to_string(k);
         const int full = m_g.addTensor("d" + m_g.tensor(x).name + ".full", shape, m_g.tensor(dy).type, TensorRole::Gradient);
         emit(op.name + suffix, OpKind::Slice, {dy}, {full}, op);
-        const int dx = newGrad(x, TensorRole::WeightGradient);
-        emit(op.name + suffix + ".sum", OpKind::ReduceRepeats, {full}, {dx}, op)->broadcastRun = 1;
-        contribute(x, dx, op);
+        sumRepeats(op, x, full, suffix, 1); // each element its own run
     }
 
     /** The gradient of input `x` of `op`, made by one op of `kind` from `in`. */
