@@ -254,6 +254,7 @@ LayerSpec layerOf(const json& op)
     l.bias = op.value("bias", true);
     l.affine = op.value("affine", true);
     l.shape = op.value("shape", std::vector<int64_t>());
+    l.learned = op.value("learned", true);
     l.perm = op.value("dims", std::vector<uint32_t>());
     l.axis = op.value("dim", 1u);
     l.start = op.value("start", uint64_t(0));
@@ -320,6 +321,7 @@ WorkloadSpec decodeOnnx(const LoadedConfig& cfg, const SystemParams& system, con
     source.path = config::workloadModelFile(cfg);
     for (const auto& [name, shape] : w.at("inputs").items())
         source.inputs[name] = shape.get<std::vector<uint64_t>>();
+    source.buffers = w.at("buffers").get<std::vector<std::string>>();
     for (const json& b : w.at("blocks")) {
         OnnxBlock block{b.at("name"), b.at("prefix"), std::nullopt};
         if (b.contains("ipu"))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/config/OnnxModel.hpp"
 
+#include "sim/config/ConfigError.hpp"
 #include "sim/config/OnnxBatch.hpp"
 #include "sim/config/OnnxConstantFold.hpp"
 
@@ -254,8 +255,9 @@ private:
             for (const auto& out : node.output())
                 m_producers[out] = &node;
         }
+        declareBuffers();
         for (const auto& vi : g.input()) {
-            const bool isData = m_src.inputs.count(vi.name()) > 0 || !weightLike(vi.name());
+            const bool isData = !m_buffers.count(vi.name()) && (m_src.inputs.count(vi.name()) > 0 || !weightLike(vi.name()));
             if (isData && !m_params.count(vi.name()))
                 m_dataInputs.push_back(vi);
             else
@@ -299,6 +301,40 @@ private:
             return false;
         }
         return true;
+    }
+
+    /** The config's buffers: graph inputs, not data, each a model tensor that is not learned. */
+    void declareBuffers()
+    {
+        const auto& g = m_model.graph();
+        for (std::size_t i = 0; i < m_src.buffers.size(); ++i) {
+            const std::string& name = m_src.buffers[i];
+            const bool input = std::any_of(g.input().begin(), g.input().end(), [&](const auto& vi) { return vi.name() == name; });
+            if (!input)
+                m_diag.fail(fmt::format("/workload/buffers/{}", i), fmt::format("expected the name of a graph input of \"{}\", found \"{}\"", m_src.path, name));
+            if (m_src.inputs.count(name))
+                m_diag.fail(fmt::format("/workload/buffers/{}", i), fmt::format("expected a buffer or a data input, found \"{}\" as both (in /workload/inputs too)", name));
+            m_params.insert(name);
+            m_buffers.insert(name);
+        }
+    }
+
+    /** `out`, computed from model tensor `from` alone (a part, a view, a transpose of it), is a
+     *  model tensor too, a buffer when `from` is. */
+    void deriveModelTensor(const std::string& out, const std::string& from)
+    {
+        m_params.insert(out);
+        if (m_buffers.count(from))
+            m_buffers.insert(out);
+    }
+
+    /** A buffer in the weight position of a layer that learns its weight cannot stay unlearned. */
+    void expectLearned(const onnx::NodeProto& node, int k) const
+    {
+        if (m_buffers.count(node.input(k)))
+            failNode(node, fmt::format("expected a learned weight at input {}, found buffer \"{}\" (a buffer is supported as an "
+                                       "element-wise or concatenated operand; drop it from /workload/buffers to learn it)",
+                                       k, node.input(k)));
     }
 
     void declareInputs()
@@ -862,7 +898,7 @@ private:
     {
         if (!m_params.count(node.input(0)))
             return alias(node);
-        m_params.insert(node.output(0));
+        deriveModelTensor(node.output(0), node.input(0));
         m_dims[node.output(0)] = m_dims[node.input(0)];
     }
 
@@ -871,13 +907,13 @@ private:
     {
         if (!m_params.count(node.input(0)))
             failUnsupported(node, " of data (Unsqueeze of a weight is supported)");
-        m_params.insert(node.output(0));
+        deriveModelTensor(node.output(0), node.input(0));
     }
 
     void reshapeOrGroupNorm(const onnx::NodeProto& node)
     {
-        if (m_params.count(node.input(0))) // a weight or buffer seen in another shape: a weight
-            return void(m_params.insert(node.output(0)));
+        if (m_params.count(node.input(0))) // a weight or buffer seen in another shape
+            return deriveModelTensor(node.output(0), node.input(0));
         if (!groupNorm(node))
             reshape(node);
     }
@@ -909,7 +945,7 @@ private:
         if (!batchOnly || !((*shape)[0] == m_fileBatch || (*shape)[0] == 1 || (*shape)[0] == -1))
             failNode(node, fmt::format("expected weight \"{}\" [{}] repeated over the batch only ([{}, ...] with the rest kept)",
                                        node.input(0), fmt::join(w, ", "), m_fileBatch));
-        m_params.insert(node.output(0));
+        deriveModelTensor(node.output(0), node.input(0));
         m_dims[node.output(0)].clear();
         for (std::size_t k = 1; k < w.size(); ++k)
             m_dims[node.output(0)].push_back({w[k], ""});
@@ -979,6 +1015,7 @@ private:
 
     void conv(const onnx::NodeProto& node)
     {
+        expectLearned(node, 1);
         const auto w = dimsOfParam(node, 1);
         if (w.size() != 4)
             failNode(node, fmt::format("expected a 2-D convolution (weight [out, in, kh, kw]), found a weight of {} dimensions", w.size()));
@@ -1028,6 +1065,7 @@ private:
         }
         if (batchOf(node.input(0)) != BatchAt{})
             layerAxisOf(node, int64_t(rankOf(node.input(0))) - 1); // the reduced dimension is no batch's
+        expectLearned(node, 1);
         const auto w = dimsOfParam(node, 1);
         if (w.size() != 2)
             failNode(node, fmt::format("expected a 2-D weight, found {} dimensions", w.size()));
@@ -1081,7 +1119,7 @@ private:
         // more than two dimensions so).
         for (int k : {0, 1}) {
             LayerSpec* linear = producer(node.input(1 - k));
-            if (node.op_type() == "Add" && m_params.count(node.input(k)) && rankOf(node.input(k)) == 1 && linear &&
+            if (node.op_type() == "Add" && m_params.count(node.input(k)) && !m_buffers.count(node.input(k)) && rankOf(node.input(k)) == 1 && linear &&
                 linear->kind == LayerKind::Linear && !linear->bias && onlyReader(node.input(1 - k), node)) {
                 linear->bias = true;
                 m_values[node.output(0)] = linear->name;
@@ -1107,6 +1145,7 @@ private:
         if (!m_layerNames.insert(weight).second)
             l.name += "#" + std::to_string(m_layerNames.size());
         l.shape = dimsOfParam(node, k);
+        l.learned = !m_buffers.count(weight);
         m_values[weight] = l.name;
         m_spec.layers.push_back(std::move(l));
     }
@@ -1274,7 +1313,7 @@ private:
                     failNode(node, fmt::format("expected perm values 0 to {}, found {}", w.size() - 1, d));
                 out.push_back({w[std::size_t(d)], ""});
             }
-            m_params.insert(node.output(0));
+            deriveModelTensor(node.output(0), node.input(0));
             m_dims[node.output(0)] = out;
             return;
         }
@@ -1298,8 +1337,15 @@ private:
     {
         if (node.input_size() == 1) // torch.cat of one tensor (DenseNet's first layer of a block)
             return alias(node);
-        if (std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) { return m_params.count(in) > 0; }))
-            return void(m_params.insert(node.output(0))); // weights packed together (an RNN's gates): a weight
+        const auto modelTensors = [&](const std::set<std::string>& set) {
+            return std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) { return set.count(in) > 0; });
+        };
+        if (modelTensors(m_params)) { // weights packed together (an RNN's gates): a weight, buffers: a buffer
+            m_params.insert(node.output(0));
+            if (modelTensors(m_buffers))
+                m_buffers.insert(node.output(0));
+            return;
+        }
         std::vector<int> inputs;
         for (int k = 0; k < node.input_size(); ++k)
             inputs.push_back(k);
@@ -1318,9 +1364,9 @@ private:
     /** Slice (one axis, step 1, constant bounds) and Split (each output a slice). */
     void slices(const onnx::NodeProto& node)
     {
-        if (m_params.count(node.input(0))) { // a part of a weight or buffer (a causal mask's [:S, :S]): a weight of its own
+        if (m_params.count(node.input(0))) { // a part of a weight or buffer (a causal mask's [:S, :S]): one of its own
             for (const std::string& out : node.output())
-                m_params.insert(out);
+                deriveModelTensor(out, node.input(0));
             return;
         }
         const bool split = node.op_type() == "Split";
@@ -1396,11 +1442,12 @@ private:
             // Rows of a table at constant indices (GPT-2's position embedding of arange(S), a
             // relative position bias by an index buffer): the rows taken are a learned tensor,
             // broadcast over the batch where it is read.
-            m_params.insert(node.output(0));
+            deriveModelTensor(node.output(0), node.input(0));
             return;
         }
         if (intAttr(node, "axis", 0) != 0)
             failNode(node, "expected axis 0 (rows of an embedding table)");
+        expectLearned(node, 0);
         const auto table = dimsOfParam(node, 0);
         if (table.size() != 2)
             failNode(node, "expected a 2-D table [rows, dim]");
@@ -1567,7 +1614,8 @@ private:
     const Diagnostics& m_diag;
     onnx::ModelProto m_model;
     ModelSpec m_spec;
-    std::set<std::string> m_params;                      // weights: initializers and weight-only inputs
+    std::set<std::string> m_params;                      // model tensors: initializers, weight-only inputs, buffers
+    std::set<std::string> m_buffers;                     // model tensors kept but not learned (the config's buffers)
     std::map<std::string, std::vector<Dim>> m_dims;      // value -> its shape, as the file gives or infers it
     std::map<std::string, onnx::TensorProto> m_constants;
     std::map<std::string, std::vector<int64_t>> m_shapeValues; // shape computations' values (data propagation)
@@ -1609,6 +1657,18 @@ const std::vector<std::string>& supportedOnnxOps()
         return names;
     }();
     return ops;
+}
+
+std::vector<std::string> onnxGraphInputs(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    onnx::ModelProto model;
+    if (!in || !model.ParseFromIstream(&in))
+        throw ConfigError(path, "", "expected an ONNX model (a ModelProto)");
+    std::vector<std::string> names;
+    for (const auto& vi : model.graph().input())
+        names.push_back(vi.name());
+    return names;
 }
 
 ModelSpec importOnnx(const OnnxSource& source, const Diagnostics& diag)

@@ -33,6 +33,9 @@ struct OnnxSource
     bool crossEntropy = false;
     /** Float data inputs cross from the host as 8-bit values, cast on the IPU. */
     bool eightBitInputs = false;
+    /** Graph inputs that are state kept but not learned (torch's registered buffers): element-
+     *  wise and concatenated operands without gradient or optimizer state. */
+    std::vector<std::string> buffers{};
 };
 
 /** Reads an ONNX model (opset 13 to 17, as torch.onnx.export writes it), runs ONNX shape
@@ -40,6 +43,11 @@ struct OnnxSource
  *  dimension is the batch. Errors (an unreadable file, an unsupported op, a shape the file
  *  leaves dynamic, a block prefix no node has) name the node or the config pointer. */
 ModelSpec importOnnx(const OnnxSource& source, const Diagnostics& diag);
+
+/** The graph input names of an ONNX model file, in order (what a front end checks its buffer
+ *  names against: torch leaves out the buffers a model never reads). Throws ConfigError naming
+ *  the file when it cannot be read as a ModelProto. */
+std::vector<std::string> onnxGraphInputs(const std::string& path);
 
 /** An ONNX op importOnnx maps: the graph ops (JSON graph names) it may become, none when it is
  *  folded away, and how. */

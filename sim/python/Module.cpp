@@ -5,6 +5,7 @@
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/HardwarePresets.hpp"
+#include "sim/config/OnnxModel.hpp"
 #include "sim/config/Schema.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/run/Run.hpp"
@@ -146,5 +147,6 @@ PYBIND11_MODULE(_ipusim, m)
     m.def("params", &params);
     m.def("hardware_presets", &hardwarePresets);
     m.def("host_models", &ipusim::config::hostModelNames);
+    m.def("onnx_graph_inputs", &ipusim::config::onnxGraphInputs, py::arg("path"));
     m.def("sweep", &sweep, py::arg("file"), py::arg("out_dir"), py::arg("jobs"), py::arg("resume"));
 }

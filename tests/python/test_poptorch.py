@@ -493,3 +493,27 @@ def test_functional_ops_belong_to_the_block_current_when_they_run_and_short_data
     dataset = torch.utils.data.TensorDataset(*batch(50))
     with pytest.raises(ValueError, match="the dataset's 50 samples are not a whole number of host calls of 16"):
         poptorch.DataLoader(poptorch.Options().deviceIterations(4), dataset, batch_size=4, drop_last=False)
+
+
+def test_buffers_the_model_reads_are_named_and_copied_to_the_later_stage_not_learned():
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(8, 8)
+            self.b = poptorch.BeginBlock(nn.Linear(8, 8), "b", ipu_id=1)
+            self.register_buffer("mask", torch.ones(8))
+            self.register_buffer("unused", torch.zeros(1))  # never read: torch's export leaves it out
+
+        def forward(self, x):
+            return self.b(self.a(x) * self.mask) * self.mask  # the mask read on both IPUs
+
+    model = Masked()
+    inference = poptorch.inferenceModel(model, poptorch.Options().deviceIterations(4))
+    x = torch.randn(4, 8)
+    assert torch.allclose(inference(x), model(x))
+    config = inference.simulated_config()
+    assert config["workload"]["buffers"] == ["mask"]
+    summary = inference.simulated_report()["kinds"][0]["summary"]
+    memory = {m["ipu"]: m["bytes_by_kind"] for m in summary["memory"]}
+    assert memory[0]["weight"] == 4 * (8 * 8 + 8) and memory[0]["buffer"] == 4 * 8  # a's weights, the mask beside them
+    assert memory[1]["weight"] == 4 * (8 * 8 + 8) and "buffer" not in memory[1]  # b's; the mask arrives by IPU copy

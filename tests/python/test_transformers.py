@@ -38,10 +38,10 @@ class DecoderBlock(nn.Module):
 
 
 class Gpt(nn.Module):
-    def __init__(self):
+    def __init__(self, layers=LAYERS):
         super().__init__()
         self.wte, self.wpe = nn.Embedding(VOCAB, WIDTH), nn.Embedding(SEQ, WIDTH)
-        self.blocks = nn.ModuleList([DecoderBlock() for _ in range(LAYERS)])
+        self.blocks = nn.ModuleList([DecoderBlock() for _ in range(layers)])
         self.ln = nn.LayerNorm(WIDTH)
         self.register_buffer("mask", torch.triu(torch.full((SEQ, SEQ), -1e4), 1))
 
@@ -53,34 +53,35 @@ class Gpt(nn.Module):
         return logits if labels is None else F.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1))
 
 
-def export(folder, batch, training=True):
-    path = folder / f"gpt_b{batch}{'' if training else '_infer'}.onnx"
+def export(folder, batch, training=True, layers=LAYERS):
+    path = folder / f"gpt{layers}_b{batch}{'' if training else '_infer'}.onnx"
     tokens = torch.randint(0, VOCAB, (batch, SEQ))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(Gpt().train(training), (tokens, tokens) if training else (tokens,), str(path),
+        torch.onnx.export(Gpt(layers).train(training), (tokens, tokens) if training else (tokens,), str(path),
                           input_names=["ids", "labels"] if training else ["ids"], opset_version=17,
                           training=torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL,
                           do_constant_folding=False, export_params=False)
     return path
 
 
-def config(path, system, strategy, mode="train"):
+def config(path, system, strategy, mode="train", buffers=(), accumulation=4):
     return {"system": {"base": f"hardware/{system}.json"},
             "workload": {"kind": "onnx", "file": str(path), "mode": mode, "micro_batch": 2, "precision": "fp16",
-                         "partials": "fp16", "strategy": strategy},
-            "run": {"gradient_accumulation": 4 if mode == "train" else 1, "device_iterations": 1, "host_calls": 1}}
+                         "partials": "fp16", "strategy": strategy, "buffers": list(buffers)},
+            "run": {"gradient_accumulation": accumulation if mode == "train" else 1, "device_iterations": 1, "host_calls": 1}}
 
 
 def test_gpt_decoder_trains_data_parallel_on_pod16_from_either_batch(tmp_path):
-    runs = [ipusim.run(config(export(tmp_path, b), "pod16", {"kind": "single", "replicas": 16}), out_dir=tmp_path / f"b{b}")
-            for b in (2, 1)]
+    runs = [ipusim.run(config(export(tmp_path, b), "pod16", {"kind": "single", "replicas": 16}, buffers=["mask"]),
+                       out_dir=tmp_path / f"b{b}") for b in (2, 1)]
     assert runs[0].total_cycles > 0
     assert runs[0].total_cycles == runs[1].total_cycles  # the batch followed alike from an export at 2 and at 1
-    # The weights: torch's parameters, the LM head sharing the token embedding's, and the causal
-    # mask buffer (an export without weights does not tell a buffer from a parameter), in fp16.
+    # The weights: torch's parameters, the LM head sharing the token embedding's, in fp16; the
+    # causal mask a buffer (named in the config: not learned, no optimizer state).
     parameters = sum(p.numel() for p in Gpt().parameters())
-    assert runs[0].memory[0]["bytes_by_kind"]["weight"] == 2 * (parameters + SEQ * SEQ)
+    assert runs[0].memory[0]["bytes_by_kind"]["weight"] == 2 * parameters
+    assert runs[0].memory[0]["bytes_by_kind"]["buffer"] == 2 * SEQ * SEQ
     # 2 x multiply-adds a token forward: each layer's four linear layers (12 d^2) and the
     # attention's two matmuls (2 S d), and the head (V d); training three times that (the
     # embeddings are gathers, not multiply-adds).
@@ -92,8 +93,37 @@ def test_gpt_decoder_runs_inference(tmp_path):
     summary = ipusim.run(config(export(tmp_path, 2, training=False), "mk2", {"kind": "single"}, mode="infer"), out_dir=tmp_path / "infer")
     assert summary.total_cycles > 0
     assert summary["samples"] == 2
+    # Without /workload/buffers an export without weights cannot tell the mask buffer from a
+    # parameter: it is a weight too.
     parameters = sum(p.numel() for p in Gpt().parameters())
-    assert summary.memory[0]["bytes_by_kind"]["weight"] == 2 * (parameters + SEQ * SEQ)  # no optimizer state, the same weights
+    assert summary.memory[0]["bytes_by_kind"]["weight"] == 2 * (parameters + SEQ * SEQ)
+
+
+def test_gpt_decoder_pipelines_over_an_m2000_with_the_tied_head_beside_the_embedding(tmp_path):
+    # Three layers on IPUs 1 to 3; the embeddings on IPU 0, and the head there too, as PopART
+    # copies no learned weight between IPUs (optimum-graphcore's pipelined GPT-2 places it so).
+    blocks = [{"name": "embeddings", "prefix": "/wte/", "ipu": 0}] + \
+             [{"name": f"layer{i}", "prefix": f"/blocks.{i}/", "ipu": i + 1} for i in range(3)] + \
+             [{"name": "head", "prefix": "/ln/", "ipu": 0}]
+    doc = config(export(tmp_path, 2, layers=3), "m2000", {"kind": "pipelined"}, buffers=["mask"], accumulation=16)
+    doc["workload"]["blocks"] = blocks
+    summary = ipusim.run(doc, out_dir=tmp_path / "pipelined")
+    pipeline = summary["pipeline"]
+    assert [s["ipu"] for s in pipeline["stages"]] == [0, 1, 2, 3, 0]
+    assert all(w["cycles_per_micro_batch"] > 0 for w in pipeline["ipu_work"])
+    memory = {m["ipu"]: m["bytes_by_kind"] for m in summary.memory}
+    # IPU 0 holds both embedding tables and the final norm, the head reading the token table.
+    assert memory[0]["weight"] == 2 * (VOCAB * WIDTH + SEQ * WIDTH + 2 * WIDTH)
+    # The mask lives with the first layer; later layers receive a copy every micro-batch (the
+    # IPU-copy buffer of IPU 2 and 3 is larger than IPU 1's by the mask's bytes).
+    assert memory[1]["buffer"] == 2 * SEQ * SEQ and "buffer" not in memory[2]
+    assert memory[2]["ipu copy buffer"] - memory[1]["ipu copy buffer"] == 2 * SEQ * SEQ
+    # A block reading the tied weight from another IPU is refused, naming the way out.
+    blocks[-1]["ipu"] = 3
+    doc = config(export(tmp_path, 2, layers=3), "m2000", {"kind": "pipelined"}, buffers=["mask"], accumulation=16)
+    doc["workload"]["blocks"] = blocks[:3] + [dict(blocks[3], ipu=2), blocks[4]]
+    with pytest.raises(ipusim.ConfigError, match="tied weights: put both blocks' stages on one IPU"):
+        ipusim.run(doc, out_dir=tmp_path / "refused")
 
 
 def test_vision_transformer_trains_data_parallel_on_pod16(tmp_path):

@@ -193,7 +193,8 @@ TEST_CASE("BERT: bad placements and shapes name the JSON path", "[bert][errors]"
     CHECK_THAT(errorOf(d), Catch::Contains("/workload/strategy/layers_per_ipu: expected at most the system's 4 IPUs, found 5"));
     d["workload"]["strategy"]["layers_per_ipu"] = {1, 1};
     d["workload"]["strategy"]["heads_ipu"] = 1;
-    CHECK_THAT(errorOf(d), Catch::Contains("block \"Heads\" uses weight \"embedding.word.weight\" of block \"Embedding\", which is on another IPU"));
+    CHECK_THAT(errorOf(d), Catch::Contains("block \"Heads\" (IPU 1) uses weight \"embedding.word.weight\" of block \"Embedding\" (IPU 0): "
+                                           "expected blocks sharing a learned weight on one IPU"));
     d["workload"]["strategy"].erase("heads_ipu");
     d["workload"]["strategy"]["kind"] = "single";
     CHECK_THAT(errorOf(d), Catch::Contains("/workload/strategy/layers_per_ipu: expected strategy kind \"pipelined\" or \"sharded\""));

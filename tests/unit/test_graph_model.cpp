@@ -51,10 +51,10 @@ json mlp()
             {"outputs", {"fc2"}}};
 }
 
-uint64_t bytesOfKind(const Schedule& s, const std::string& kind)
+uint64_t bytesOfKind(const Schedule& s, const std::string& kind, std::size_t program = 0)
 {
     uint64_t n = 0;
-    for (const auto& t : s.programs.at(0).tensors)
+    for (const auto& t : s.programs.at(program).tensors)
         if (t.kind == kind)
             for (const auto& r : t.bytes.runs())
                 n += uint64_t(r.count) * r.value;
@@ -686,6 +686,44 @@ TEST_CASE("Graph workload: learned element-wise parameters train as weights", "[
     bad = graph;
     bad["ops"][0]["inputs"] = {"x"};
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/0/inputs"));
+}
+
+TEST_CASE("Graph workload: a parameter that is not learned is a buffer, copied to the later stages that read it", "[graph]")
+{
+    // A mask m [8] scales the input and, in block b on another IPU, the linear layer's output.
+    json graph = {{"inputs", json::array({{{"name", "x"}, {"shape", {8}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}})},
+                  {"ops", json::array({{{"name", "m"}, {"op", "parameter"}, {"shape", {8}}, {"learned", false}, {"block", "a"}},
+                                       op("s", "mul", {"x", "m"}), op("fc", "linear", {"s"}, {{"out_features", 8}}),
+                                       op("t", "mul", {"fc", "m"}, {{"block", "b"}}), op("loss", "cross_entropy", {"t", "y"})})},
+                  {"outputs", {"loss"}}};
+    const Experiment e = build(graphConfig(graph, {{"mode", "train"}}));
+    CHECK(bytesOfKind(e.schedule, "weight") == 4 * (8 * 8 + 8)); // the linear layer's only
+    CHECK(bytesOfKind(e.schedule, "buffer") == 4 * 8);
+    CHECK(bytesOfKind(e.schedule, "optimizer state") == 8 * (8 * 8 + 8)); // no moments for the mask
+    std::map<std::string, uint64_t> cycles = test::busiestStepCycles(e.schedule);
+    CHECK(cycles.count("t.grad_lhs") == 1);
+    CHECK(cycles.count("t.grad_rhs") == 0); // the mask gets no gradient
+    CHECK(cycles.count("s.grad_rhs") == 0);
+
+    // Pipelined over two IPUs: block a's stage copies the mask to block b's with the activation
+    // each micro-batch; the weights stay with their blocks.
+    json pipelined = {{"mode", "train"}, {"strategy", {{"kind", "pipelined"}, {"block_ipus", {{"a", 0}, {"b", 1}}}}}};
+    json doc = graphConfig(graph, pipelined);
+    doc["system"]["base"] = "hardware/m2000.json";
+    doc["run"] = {{"gradient_accumulation", 4}};
+    const Experiment p = build(doc);
+    REQUIRE(p.schedule.programs.size() == 2);
+    CHECK(bytesOfKind(p.schedule, "buffer", 0) == 4 * 8);
+    CHECK(bytesOfKind(p.schedule, "buffer", 1) == 0);
+    // IPU 1 receives fc's output [4, 8] and the mask [8], fp32.
+    CHECK(bytesOfKind(p.schedule, "ipu copy buffer", 1) == 4 * (4 * 8 + 8));
+    // A learned parameter read on another IPU is refused, as PopART's pipelining refuses it.
+    graph["ops"][0].erase("learned");
+    doc = graphConfig(graph, pipelined);
+    doc["system"]["base"] = "hardware/m2000.json";
+    doc["run"] = {{"gradient_accumulation", 4}};
+    CHECK_THAT(errorOf(doc), Catch::Contains("/workload/strategy: block \"b\" (IPU 1) uses weight \"m\" of block \"a\" (IPU 0): "
+                                             "expected blocks sharing a learned weight on one IPU"));
 }
 
 TEST_CASE("Graph workload: the tutorial's CNN as a graph is the MNIST workload", "[graph]")

@@ -702,3 +702,45 @@ TEST_CASE("ONNX import: weights packed by Concat (an RNN's gates) are a weight",
     CHECK(spec.layers[2].features == 10);
     CHECK(spec.inputs.size() == 1); // the halves are weights, not data
 }
+
+TEST_CASE("ONNX import: inputs named as buffers are model tensors that are not learned", "[onnx]")
+{
+    // relu1's output scaled by a buffer [1024] read through an Identity (a view of it).
+    onnx::ModelProto m = mlpModel();
+    auto* g = m.mutable_graph();
+    declare(g->add_input(), "scale", {1024});
+    const onnx::NodeProto gemm = g->node(0), relu = g->node(1), transpose = g->node(2);
+    onnx::NodeProto matmul = g->node(3);
+    matmul.set_input(0, "rs"); // fc2 reads the scaled activation
+    g->clear_node();
+    *g->add_node() = gemm;
+    *g->add_node() = relu;
+    node(g, "/scale/Identity", "Identity", {"scale"}, {"scale_view"});
+    node(g, "/scale/Mul", "Mul", {"r", "scale_view"}, {"rs"});
+    *g->add_node() = transpose;
+    *g->add_node() = matmul;
+    const TempFile f(m, "buffer");
+    auto parameterOf = [](const ModelSpec& spec) {
+        const auto it = std::find_if(spec.layers.begin(), spec.layers.end(), [](const LayerSpec& l) { return l.kind == LayerKind::Parameter; });
+        REQUIRE(it != spec.layers.end());
+        return *it;
+    };
+    CHECK(parameterOf(config::importOnnx({f.path, {}, {}, false, false, {"scale"}}, Throwing())).learned == false);
+    CHECK(parameterOf(config::importOnnx({f.path, {}, {}, false}, Throwing())).learned == true); // unnamed: learned
+    // In training, the buffer's bytes are a buffer's, not a weight's, and it has no optimizer state.
+    const Experiment e = build(onnxConfig(f.path, {{"mode", "train"}, {"loss", "cross_entropy"}, {"buffers", {"scale"}}}));
+    std::map<std::string, uint64_t> bytes;
+    for (const auto& t : e.schedule.programs.at(0).tensors)
+        for (const auto& r : t.bytes.runs())
+            bytes[t.kind] += uint64_t(r.count) * r.value;
+    const uint64_t buffer = bytes["buffer"], state = bytes["optimizer state"];
+    CHECK(buffer == 4 * 1024);
+    CHECK(state == 2 * 4 * (1024 * 784 + 1024 + 10 * 1024)); // AdamW's two moments of the layers' weights only
+
+    CHECK_THAT(errorOf(onnxConfig(f.path, {{"buffers", {"scale", "nope"}}})),
+               Catch::Contains("/workload/buffers/1: expected the name of a graph input of \"" + f.path + "\", found \"nope\""));
+    CHECK_THAT(errorOf(onnxConfig(f.path, {{"buffers", {"input"}}, {"inputs", {{"input", {784}}}}})),
+               Catch::Contains("/workload/buffers/0: expected a buffer or a data input, found \"input\" as both"));
+    CHECK_THAT(errorOf(onnxConfig(f.path, {{"buffers", {"fc1.weight"}}})),
+               Catch::Contains("ONNX node \"/fc1/Gemm\" (Gemm): expected a learned weight at input 1, found buffer \"fc1.weight\""));
+}

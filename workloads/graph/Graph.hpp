@@ -9,8 +9,11 @@
 
 namespace ipusim {
 
-/** Buffer: state a layer keeps and updates but does not learn (batch norm running statistics). */
+/** Buffer: state a layer keeps but does not learn (batch norm running statistics, a causal mask). */
 enum class TensorRole { Input, Label, Weight, Activation, Gradient, WeightGradient, Accumulator, OptimizerState, Output, Buffer };
+
+/** A tensor of the model, not of a sample (no batch dimension): learned or a buffer. */
+inline bool isModelTensor(TensorRole r) { return r == TensorRole::Weight || r == TensorRole::Buffer; }
 
 struct TensorDesc
 {

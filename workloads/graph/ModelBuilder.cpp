@@ -34,7 +34,7 @@ struct Value
     std::vector<uint64_t> shape; // with the micro-batch first
     bool integer = false;
     Precision streamed = Precision::FP32; // as it crosses from the host (float data: cast on the IPU if not the model's)
-    bool parameter = false; // a learned tensor without the batch: `shape` has none
+    bool parameter = false; // a tensor of the model (learned or a buffer), without the batch: `shape` has none
 };
 
 class ModelBuilder
@@ -460,7 +460,8 @@ private:
         return y;
     }
 
-    /** A learned tensor (a per-channel scale, a layer-scale vector), placed as a weight. */
+    /** A tensor of the model, not of a sample: learned (a per-channel scale, a class token),
+     *  placed as a weight, or kept but not learned (a causal mask buffer), placed as a buffer. */
     Value parameter(const LayerSpec& l, std::size_t i)
     {
         expectInputs(i, 0);
@@ -472,7 +473,7 @@ private:
         }
         if (shape.empty())
             fail(i, "shape", "expected at least one dimension (a scalar factor is a scale op)");
-        Value v{tensor(l.name, shape, TensorRole::Weight), shape};
+        Value v{tensor(l.name, shape, l.learned ? TensorRole::Weight : TensorRole::Buffer), shape};
         v.parameter = true;
         return v;
     }

@@ -44,7 +44,7 @@ enum class LayerKind {
     CrossEntropy, // softmax cross-entropy of [..., classes] logits against integer labels
     LogSoftmax,   // over the last dimension
     NllLoss,      // minus the mean log-probability of integer labels in [batch, classes]
-    Parameter,    // a learned tensor of `shape` (no batch), an operand of add, sub, mul or div
+    Parameter,    // a tensor of `shape` (no batch), learned or a buffer, an operand of add, sub, mul, div or concat
     AttentionMask,// packed rows: integer sequence ids [S] to the additive mask [S, S] (0 within a sequence)
 };
 #undef IPUSIM_ACTIVATION_LAYER
@@ -65,6 +65,7 @@ struct LayerSpec
     bool bias = true;
     bool affine = true; // layer_norm, group_norm: a learned per-channel weight and bias (torch's elementwise_affine, affine)
     std::vector<int64_t> shape; // reshape: per sample, one -1 inferred; parameter: its shape
+    bool learned = true;        // parameter: false for state kept but not learned (a registered buffer)
     std::vector<uint32_t> perm; // transpose: every dimension, the batch (0) first
     uint32_t axis = 1;          // concat, slice: a dimension counted with the batch (0)
     uint64_t start = 0, end = 0; // slice

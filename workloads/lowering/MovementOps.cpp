@@ -28,11 +28,11 @@ void GraphLowering::lowerCopy(const Op& op)
     // it once per sample, what the batched inputs leave of the output.
     uint64_t batchedBytes = 0, parameterBytes = 0;
     for (int in : op.inputs)
-        (m_graph.tensor(in).role == TensorRole::Weight ? parameterBytes : batchedBytes) += m_graph.tensor(in).bytes();
+        (isModelTensor(m_graph.tensor(in).role) ? parameterBytes : batchedBytes) += m_graph.tensor(in).bytes();
     const double repeats = op.kind == OpKind::Concat && parameterBytes ? double(od.bytes() - batchedBytes) / double(parameterBytes) : 1.0;
     for (int in : op.inputs) {
         const TileVector bytes = m_b.denseBytes(handleOf(in));
-        const bool parameter = m_graph.tensor(in).role == TensorRole::Weight && op.kind == OpKind::Concat;
+        const bool parameter = isModelTensor(m_graph.tensor(in).role) && op.kind == OpKind::Concat;
         const double share = op.kind == OpKind::Slice ? double(od.bytes()) / double(std::max<uint64_t>(m_graph.tensor(in).bytes(), 1))
                              : parameter       ? repeats
                                                : 1.0;

@@ -89,8 +89,9 @@ private:
     /** Tensors crossing stages arrive in receive buffers. Only neighbouring stages exchange, so
      *  a tensor for a later stage is relayed through each stage between (PopART's pipelining
      *  makes IPU copies contiguous the same way): every stage on the way receives it and sends it
-     *  on. Weights stay with their block: a block using another block's weights (tied weights)
-     *  must share its IPU. */
+     *  on. Weights stay with their block: as PopART, a weight read on another IPU is an error
+     *  (tied weights share an IPU). A buffer (not learned) is copied forward each micro-batch
+     *  from its block's stage to the later stages that read it, as PopART copies a constant. */
     void importCrossings(const std::vector<std::size_t>& ops, bool forward)
     {
         for (std::size_t i : ops) {
@@ -100,10 +101,7 @@ private:
                 const TensorDesc& d = m_g.tensor(in);
                 if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::Buffer) {
                     if (!loweringOf(k).placed(in))
-                        m_diag.fail("/workload/strategy",
-                                    fmt::format("block \"{}\" uses weight \"{}\" of block \"{}\", which is on another IPU: "
-                                                "blocks sharing weights must be on one IPU",
-                                                op.block, d.name, d.block));
+                        importModelTensor(op, in, forward);
                     continue;
                 }
                 const int from = m_producer[std::size_t(in)];
@@ -130,6 +128,28 @@ private:
                 }
             }
         }
+    }
+
+    /** Model tensor `in` of another IPU's block, read by `op`: a buffer relayed forward from
+     *  its block's stage; a weight, which PopART's pipelining does not copy between IPUs, an
+     *  error naming the way out. */
+    void importModelTensor(const Op& op, int in, bool forward)
+    {
+        const TensorDesc& d = m_g.tensor(in);
+        const uint32_t k = stageOf(op), owner = m_placement.stageOfBlock.at(d.block);
+        if (d.role != TensorRole::Buffer)
+            m_diag.fail("/workload/strategy",
+                        fmt::format("block \"{}\" (IPU {}) uses weight \"{}\" of block \"{}\" (IPU {}): expected blocks sharing a "
+                                    "learned weight on one IPU (PopART's pipelining copies no weight between IPUs; tied weights: "
+                                    "put both blocks' stages on one IPU, e.g. the embedding and the head on IPU 0)",
+                                    op.block, m_frags[k].ipu, d.name, d.block, m_frags[owner].ipu));
+        if (!forward || owner > k)
+            m_diag.fail("/workload/strategy",
+                        fmt::format("block \"{}\" (stage {}) reads buffer \"{}\" of block \"{}\" (stage {}){}: expected a buffer "
+                                    "read on another IPU only by later stages going forward",
+                                    op.block, k, d.name, d.block, owner, forward ? "" : " in the backward pass"));
+        for (uint32_t s = owner + 1; s <= k; ++s)
+            receive(in, owner, s, m_frags[s - 1].fwdBytesToNext);
     }
 
     /** Stage `s` receives `tensor` (made by stage `from`) from its neighbour, who sends `sent`

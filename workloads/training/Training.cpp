@@ -135,7 +135,7 @@ private:
             m_weightGrads.push_back({t, dt});
             return;
         }
-        if (role == TensorRole::Input || role == TensorRole::Label)
+        if (!wants(t))
             return;
         auto it = m_grad.find(t);
         if (it == m_grad.end()) {
@@ -150,7 +150,7 @@ private:
     bool wants(int t) const
     {
         const TensorRole r = m_g.tensor(t).role;
-        return r != TensorRole::Input && r != TensorRole::Label;
+        return r != TensorRole::Input && r != TensorRole::Label && r != TensorRole::Buffer; // a buffer is not learned
     }
 
     /** The gradient ops of one forward op, once the gradient of its output is known. */

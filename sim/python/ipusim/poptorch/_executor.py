@@ -32,9 +32,10 @@ def optimizer_settings(optimizer):
     raise TypeError(f"optimizer: expected poptorch.optim.SGD, Adam, AdamW or LAMB, found {type(optimizer).__name__}")
 
 
-def simulator_config(options, training, onnx_file, micro_batch, blocks, precision, optimizer=None):
+def simulator_config(options, training, onnx_file, micro_batch, blocks, precision, optimizer=None, buffers=()):
     """The experiment config for one kind of host call: two such calls, each an epoch of its own,
-    so that one simulation gives the first call's cycles and a later one's."""
+    so that one simulation gives the first call's cycles and a later one's. `buffers`: the
+    model's registered buffers the export reads (state not learned)."""
     ipus = [b["ipu"] for b in blocks if "ipu" in b]
     if options.strategy is not None:
         strategy = options.strategy.ipusim()
@@ -49,6 +50,8 @@ def simulator_config(options, training, onnx_file, micro_batch, blocks, precisio
     workload = {"kind": "onnx", "file": str(onnx_file), "mode": "train" if training else "infer", "micro_batch": micro_batch,
                 "precision": precision, "partials": _partials(options, precision), "loss": "none",
                 "blocks": blocks, "strategy": strategy}
+    if buffers:
+        workload["buffers"] = list(buffers)
     if training:
         workload.update(optimizer_settings(optimizer))
         workload["offload_optimizer"] = not options.TensorLocations.optimizer_on_chip
@@ -303,8 +306,10 @@ class Executor:
         with torch.no_grad():  # the trace ran the model: its batch norm statistics are as they were
             for name, b in self.model.named_buffers():
                 b.copy_(buffers[name])
+        read = set(_ipusim.onnx_graph_inputs(path))  # torch leaves out the buffers the model never reads
         config = simulator_config(self.options, self.training, path, micro_batch, recorder.blocks(),
-                                  self.options.simulated_precision or "fp32", self.optimizer)
+                                  self.options.simulated_precision or "fp32", self.optimizer,
+                                  [name for name, _ in self.model.named_buffers() if name in read])
         profile = profile_folder()
         out_dir = os.path.join(profile, f"{config['name']}_{index}") if profile else None
         try:
