@@ -88,6 +88,7 @@ int runCommand(const RunCommandOptions& o)
     RunOptions& options = request.options;
     options.outDir = o.out.empty() ? defaultOutDir(request.config) : fs::path(o.out);
     options.force = o.force;
+    options.searchFit = true;
     options.trace = o.trace;
     options.vcd = o.vcd;
     options.engine = o.engine == "reference" ? EngineKind::Reference : EngineKind::Fast;

@@ -51,6 +51,7 @@ py::dict runConfig(const py::object& config, const std::vector<std::string>& set
     request.options.engine = reference ? EngineKind::Reference : EngineKind::Fast;
     request.options.inferencePhase = inference;
     request.options.force = force;
+    request.options.searchFit = true;
     RunOutcome r;
     {
         py::gil_scoped_release free; // a long run leaves other Python threads (a notebook's) running

@@ -901,6 +901,17 @@ void printLive(std::ostream& out, const json& live)
                    l.at("tensor").get<std::string>(), l.at("always_live").get<bool>() ? " (always live)" : "");
 }
 
+/** What fits instead (searchFit), and how it was found. */
+void printFitsWith(std::ostream& out, const json& fit)
+{
+    const std::size_t checks = fit.at("checked").size();
+    if (fit.at("found").get<bool>())
+        fmt::print(out, "  fits with --set {} (the largest micro-batch that fits so; {} variant{} compiled and accounted, not run)\n",
+                   fmt::join(fit.at("sets").get<std::vector<std::string>>(), " --set "), checks, checks == 1 ? "" : "s");
+    else
+        fmt::print(out, "  {} ({} variant{} compiled and accounted)\n", fit.at("next").get<std::string>(), checks, checks == 1 ? "" : "s");
+}
+
 } // namespace
 
 void printOomReport(std::ostream& out, const json& r)
@@ -933,6 +944,8 @@ void printOomReport(std::ostream& out, const json& r)
         fmt::print(out, "  ({} {} {} after the first that does not fit: {} memory was not accounted)\n",
                    rest.size() == 1 ? "IPU" : "IPUs", fmt::join(rest.get<std::vector<int>>(), ", "),
                    rest.size() == 1 ? "comes" : "come", rest.size() == 1 ? "its" : "their");
+    if (r.contains("fits_with"))
+        printFitsWith(out, r.at("fits_with"));
 }
 
 } // namespace ipusim::report

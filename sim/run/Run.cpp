@@ -5,6 +5,7 @@
 #include "models/program/ScheduleCheck.hpp"
 #include "models/reference/ReferenceEngine.hpp"
 #include "sim/config/ConfigError.hpp"
+#include "sim/engine/FitSearch.hpp"
 #include "sim/engine/Interrupt.hpp"
 #include "sim/engine/Simulation.hpp"
 #include "sim/report/Summary.hpp"
@@ -19,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace ipusim {
 namespace {
@@ -175,6 +177,11 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
     if (memory.firstOver) {
         p.outOfMemory = true;
         p.oomReport = report::oomReport(e, memory);
+        if (o.searchFit) {
+            if (isatty(STDERR_FILENO))
+                fmt::print(stderr, "out of memory: compiling smaller variants of the config to find one that fits...\n");
+            p.oomReport["fits_with"] = searchFit(e);
+        }
         p.elaborateSeconds = secondsSince(t0); // a run that does not fit elaborates up to its report
         if (!dir.empty())
             report::writeFileAtomically((dir / "oom_report.json").string(), p.oomReport.dump(1) + "\n");

@@ -31,6 +31,9 @@ struct RunOptions
     bool everyIteration = false; // never skip identical loop iterations (tests, benchmark)
     /** Replace results in outDir that another run (another config or other overrides) wrote. */
     bool force = false;
+    /** Out of memory: compile variants of the config to find what fits (searchFit), for the
+     *  report's "fits_with" (a command-line or Python run; not sweep points, to keep them fast). */
+    bool searchFit = false;
 };
 
 /** One experiment to run: a loaded config and how to run it. */

@@ -56,20 +56,26 @@ def config(path, system, strategy, run, blocks=()):
 
 
 # Their fully connected classifiers (AlexNet's first: 9,216 x 4,096), with the weights' gradients,
-# accumulators and AdamW moments, do not fit one IPU's tiles at micro-batch 2.
-OUT_OF_MEMORY = {"alexnet", "vgg11_bn"}
+# accumulators and AdamW moments, do not fit one IPU's tiles at micro-batch 2. The report's search
+# finds AlexNet fits with the optimizer state sharded over the 16 replicas; VGG's first (25,088 x
+# 4,096) fits no single IPU even so, at micro-batch 1 with the state offloaded too: it needs a split.
+OUT_OF_MEMORY = {"alexnet": True, "vgg11_bn": False}  # name: whether a setting the search tries fits
 
 
 def test_cnn_zoo_trains_data_parallel_on_pod16(tmp_path):
-    out_of_memory = set()
+    out_of_memory = {}
     for name in ZOO:
         doc = config(export(name, tmp_path), "pod16", {"kind": "single", "replicas": 16},
                      {"gradient_accumulation": 2, "device_iterations": 1, "host_calls": 1})
         try:
             summary = ipusim.run(doc, out_dir=tmp_path / name)
-        except ipusim.OutOfMemory as oom:  # an honest answer too, with its report
-            assert oom.report, name
-            out_of_memory.add(name)
+        except ipusim.OutOfMemory as oom:  # an honest answer too, with its report and what fits instead
+            fit = oom.report["fits_with"]
+            out_of_memory[name] = fit["found"]
+            if fit["found"]:  # it does fit so, and runs
+                assert ipusim.run(doc, fit["sets"], out_dir=tmp_path / f"{name}_fits").total_cycles > 0, name
+            else:
+                assert "split the model over more IPUs" in fit["next"], name
             continue
         # Forward, backward and the update of every replica ran, and the gradients were averaged.
         assert summary.total_cycles > 0, name

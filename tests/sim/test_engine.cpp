@@ -4,6 +4,7 @@
 #include "Simulate.hpp"
 #include "models/reference/ReferenceEngine.hpp"
 #include "models/timing/LinkTiming.hpp"
+#include "sim/engine/FitSearch.hpp"
 #include "sim/engine/Simulation.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/trace/ChromeTrace.hpp"
@@ -354,6 +355,50 @@ TEST_CASE("MNIST: a huge micro-batch does not fit", "[sim][mnist]")
         tiles += p["tiles"].get<uint32_t>();
     CHECK(tiles == r["ipus"][0]["tiles_over"].get<uint32_t>());
     CHECK(over["peak_steps"][0]["step"] == worst["peak_at"]);
+}
+
+TEST_CASE("Out of memory: the search names the largest micro-batch that fits, compiled and accounted", "[sim][mnist]")
+{
+    const Experiment e = buildExperiment(kRoot + "/configs/mnist/oom.json");
+    const json fit = searchFit(e);
+    REQUIRE(fit["found"] == true);
+    const uint64_t k = fit["micro_batch"];
+    CHECK(fit["sets"] == json({"/workload/micro_batch=" + std::to_string(k)}));
+    auto fitsAt = [](uint64_t microBatch) {
+        const std::vector<std::string> sets = {"/workload/micro_batch=" + std::to_string(microBatch)};
+        return compilesToFit(config::loadConfig(kRoot + "/configs/mnist/oom.json", sets));
+    };
+    CHECK(fitsAt(k));
+    CHECK_FALSE(fitsAt(k + 1)); // the largest: one more does not fit
+    // Bisected: micro-batch 1, then about log2(20,000) more.
+    CHECK(fit["checked"][0] == json({{"micro_batch", 1}, {"fits", true}}));
+    CHECK(fit["checked"].size() <= 16);
+}
+
+TEST_CASE("Out of memory: the search tries sharding, then offloading, the optimizer state, in that order", "[sim]")
+{
+    // Replicated training of the tutorial's CNN at micro-batch 16, where (by the check given)
+    // nothing fits without both, and then only up to micro-batch 6.
+    const Experiment e = buildExperiment(kRoot + "/configs/graph/mnist.json",
+                                         {"/workload/micro_batch=16", "/workload/strategy={\"kind\":\"single\",\"replicas\":2}",
+                                          "/system/num_ipus=2"});
+    std::vector<std::string> seen;
+    const FitsCheck check = [&](const config::LoadedConfig& v) {
+        const json& w = v.doc.at("workload");
+        const bool both = w.at("offload_optimizer").get<bool>() && w.at("strategy").at("replicated_tensor_sharding").get<bool>();
+        seen.push_back(std::to_string(w.at("micro_batch").get<uint64_t>()) + (both ? "+" : ""));
+        return both && w.at("micro_batch").get<uint64_t>() <= 6;
+    };
+    const json fit = searchFit(e, check);
+    // As it is: 1 does not fit. Sharded: 1 does not fit. Both: 1, then bisecting 1..16: 9, 5, 7, 6.
+    CHECK(seen == std::vector<std::string>{"1", "1", "1+", "9+", "5+", "7+", "6+"});
+    REQUIRE(fit["found"] == true);
+    CHECK(fit["micro_batch"] == 6);
+    CHECK(fit["sets"] == json({"/workload/micro_batch=6", "/workload/strategy/replicated_tensor_sharding=true",
+                               "/workload/offload_optimizer=true"}));
+    const json none = searchFit(e, [](const config::LoadedConfig&) { return false; });
+    CHECK(none["found"] == false);
+    CHECK_THAT(none["next"].get<std::string>(), Catch::Contains("split the model over more IPUs"));
 }
 
 TEST_CASE("MNIST inference is forward only and returns every prediction", "[sim][mnist]")
