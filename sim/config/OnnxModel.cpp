@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <numeric>
@@ -671,7 +672,7 @@ private:
     /** Ops that follow a batch folded into another dimension or moved: the rest need it leading. */
     static bool followsTheBatch(const std::string& op)
     {
-        static const std::set<std::string> ops = {"Reshape", "Transpose", "MatMul", "Gemm", "Add", "Sub", "Mul", "Div", "Softmax",
+        static const std::set<std::string> ops = {"Reshape", "Transpose", "MatMul", "Einsum", "Gemm", "Add", "Sub", "Mul", "Div", "Softmax",
                                                   "LogSoftmax", "LayerNormalization", "Dropout", "Identity", "Split", "Slice", "Concat",
                                                   "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"};
         return ops.count(op) || std::any_of(activationTable().begin(), activationTable().end(),
@@ -822,6 +823,7 @@ public:
                 {"SoftmaxCrossEntropyLoss", &I::loss, {"cross_entropy", "transpose"}, "mean reduction, no class weights; [N, C, d1, ...] logits through a view moving the classes last"},
                 {"Split", &I::slices, {"slice"}, "a slice per output"},
                 {"Sub", &I::binary, {"sub", "scale", "parameter"}, "as `Add`"},
+                {"Einsum", &I::einsum, {"matmul", "transpose"}, "of two operands, a batched matmul (shared leading letters, one contracted letter among each operand's last two, as \"bhid,bhjd->bhij\"); an operand read transposed is a view"},
                 {"Transpose", &I::transpose, {"transpose"}, "a view; the batch followed where it moves (nn.MultiheadAttention)"},
                 {"Unsqueeze", &I::unsqueeze, {}, "of a weight"}};
             for (const ActivationRow& a : activationTable())
@@ -1049,6 +1051,62 @@ private:
         l.padding = padsAttr(node);
         l.ceilMode = intAttr(node, "ceil_mode", 0) != 0;
         add(node, l);
+    }
+
+    /** Einsum of two operands that is a batched matmul (attention's scores and context as
+     *  MaxViT writes them, "B G H I D, B G H J D -> B G H I J"): the leading letters shared by
+     *  both operands and the output, and one letter contracted among each operand's last two.
+     *  An operand whose contracted letter is not where a matmul reads it is transposed first. */
+    void einsum(const onnx::NodeProto& node)
+    {
+        const auto* eq = attr(node, "equation");
+        std::string text = eq ? eq->s() : "";
+        text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
+        const auto arrow = text.find("->"), comma = text.find(',');
+        const std::string a = text.substr(0, comma), b = comma == std::string::npos ? "" : text.substr(comma + 1, arrow - comma - 1),
+                          o = arrow == std::string::npos ? "" : text.substr(arrow + 2);
+        const std::size_t r = a.size();
+        const auto distinct = [](std::string s) { std::sort(s.begin(), s.end()); return std::adjacent_find(s.begin(), s.end()) == s.end(); };
+        bool isMatMul = node.input_size() == 2 && comma != std::string::npos && arrow != std::string::npos && r >= 2 &&
+                      b.size() == r && o.size() == r && text.find('.') == std::string::npos && distinct(a) && distinct(b) && distinct(o) &&
+                      a.compare(0, r - 2, o, 0, r - 2) == 0 && b.compare(0, r - 2, o, 0, r - 2) == 0;
+        const char i = isMatMul ? o[r - 2] : 0, j = isMatMul ? o[r - 1] : 0;
+        const char k = isMatMul ? (a[r - 2] == i ? a[r - 1] : a[r - 2]) : 0;
+        isMatMul = isMatMul && std::set<char>{a[r - 2], a[r - 1]} == std::set<char>{i, k} && std::set<char>{b[r - 2], b[r - 1]} == std::set<char>{k, j} &&
+                 o.find(k) == std::string::npos;
+        if (!isMatMul)
+            failUnsupported(node, fmt::format(" of equation \"{}\" (of two operands, a batched matmul is supported: shared leading "
+                                              "letters and one contracted among each operand's last two, \"bhid,bhjd->bhij\")",
+                                              eq ? eq->s() : ""));
+        onnx::NodeProto& mm = m_synthetic.emplace_back();
+        mm.set_name(node.name());
+        mm.set_op_type("MatMul");
+        mm.add_input(a[r - 1] == k ? node.input(0) : swappedLastTwo(node, 0));
+        mm.add_input(b[r - 2] == k ? node.input(1) : swappedLastTwo(node, 1));
+        mm.add_output(node.output(0));
+        matmul(mm);
+    }
+
+    /** Operand k of `node` with its last two dimensions swapped: a Transpose, a view. */
+    std::string swappedLastTwo(const onnx::NodeProto& node, int k)
+    {
+        const std::size_t rank = rankOf(node.input(k));
+        onnx::NodeProto& t = m_synthetic.emplace_back();
+        t.set_name(fmt::format("{}/transpose{}", nameOf(node), k));
+        t.set_op_type("Transpose");
+        t.add_input(node.input(k));
+        t.add_output(fmt::format("{}/transpose{}_output", nameOf(node), k));
+        auto* perm = t.add_attribute();
+        perm->set_name("perm");
+        perm->set_type(onnx::AttributeProto_AttributeType_INTS);
+        for (std::size_t d = 0; d < rank; ++d)
+            perm->add_ints(int64_t(d + 2 == rank ? rank - 1 : d + 1 == rank ? rank - 2 : d));
+        std::vector<Dim> dims = m_dims[node.input(k)];
+        if (dims.size() >= 2)
+            std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
+        m_dims[t.output(0)] = dims;
+        transpose(t);
+        return t.output(0);
     }
 
     void matmul(const onnx::NodeProto& node)
@@ -1626,6 +1684,7 @@ private:
     std::vector<std::pair<std::string, std::string>> m_blockers; // each node that cannot be imported: its op, what stops it
     std::set<std::string> m_blocked;                     // values of nodes that were not imported
     std::map<std::string, std::array<uint32_t, 2>> m_padOf; // a zero Pad's output -> the height and width it adds
+    std::deque<onnx::NodeProto> m_synthetic;              // nodes an op is imported as (an Einsum's Transpose, MatMul)
     std::map<std::string, std::string> m_values;         // ONNX value -> the model input or layer that holds it
     std::set<std::string> m_layerNames;
     std::set<std::size_t> m_usedBlocks;

@@ -744,3 +744,37 @@ TEST_CASE("ONNX import: inputs named as buffers are model tensors that are not l
     CHECK_THAT(errorOf(onnxConfig(f.path, {{"buffers", {"fc1.weight"}}})),
                Catch::Contains("ONNX node \"/fc1/Gemm\" (Gemm): expected a learned weight at input 1, found buffer \"fc1.weight\""));
 }
+
+TEST_CASE("ONNX import: an Einsum that is a batched matmul is one, its operands read transposed as views", "[onnx]")
+{
+    // Attention's scores and context as MaxViT writes them, over x [1, 2 heads, 4 tokens, 8].
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    declare(g->add_input(), "x", {1, 2, 4, 8});
+    auto equation = [](onnx::NodeProto* n, const std::string& text) {
+        auto* a = n->add_attribute();
+        a->set_name("equation");
+        a->set_type(onnx::AttributeProto_AttributeType_STRING);
+        a->set_s(text);
+    };
+    equation(node(g, "/attn/Einsum", "Einsum", {"x", "x"}, {"s"}), "B H I D, B H J D -> B H I J");
+    equation(node(g, "/attn/Einsum_1", "Einsum", {"s", "x"}, {"y"}), "bhij,bhjd->bhid");
+    declare(g->add_output(), "y", {1, 2, 4, 8});
+    const TempFile f(m, "einsum");
+    const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+    REQUIRE(spec.layers.size() == 3);
+    CHECK(spec.layers[0].kind == LayerKind::Transpose); // x's last two swapped for the scores
+    CHECK(spec.layers[0].perm == std::vector<uint32_t>{0, 1, 3, 2});
+    CHECK(spec.layers[1].kind == LayerKind::MatMul);
+    CHECK(spec.layers[2].kind == LayerKind::MatMul);
+    // 2 x multiply-adds a sample: 2 heads x 4 x 4 scores of 8, then 2 x 4 x 8 outputs of 4.
+    const Experiment e = build(onnxConfig(f.path));
+    CHECK(e.schedule.modelFlopsPerSample == 2 * (2 * 4 * 4 * 8 + 2 * 4 * 8 * 4));
+
+    g->mutable_node(1)->mutable_attribute(0)->set_s("bhij,bhkd->bhid"); // nothing contracted alike
+    const TempFile bad(m, "einsum_bad");
+    CHECK_THAT(errorOf(onnxConfig(bad.path)), Catch::Contains("ONNX node \"/attn/Einsum_1\" (Einsum): unsupported op of equation "
+                                                              "\"bhij,bhkd->bhid\" (of two operands, a batched matmul is supported"));
+}
