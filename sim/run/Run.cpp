@@ -224,8 +224,11 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
 }
 
 /** The inference phase as the child process runs it: its own outputs, its result as JSON. */
-json inferenceInChild(const Experiment& inference, const fs::path& dir, const RunOptions& o)
+json inferenceInChild(const Experiment& inference, const fs::path& dir, RunOptions o)
 {
+    // The inference phase's config is derived from the user's (its micro-batch is theirs under
+    // /inference): a variant's --set values would name pointers the user did not write.
+    o.searchFit = false;
     Phase p = simulatePhase(inference, dir, o);
     if (p.outOfMemory)
         return {{"status", "out_of_memory"}, {"oom_report", p.oomReport}};

@@ -32,7 +32,8 @@ struct RunOptions
     /** Replace results in outDir that another run (another config or other overrides) wrote. */
     bool force = false;
     /** Out of memory: compile variants of the config to find what fits (searchFit), for the
-     *  report's "fits_with" (a command-line or Python run; not sweep points, to keep them fast). */
+     *  report's "fits_with" (a command-line or Python run; not sweep points, to keep them fast,
+     *  nor an inference phase, whose config the user did not write as it is). */
     bool searchFit = false;
 };
 

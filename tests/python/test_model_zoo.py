@@ -102,3 +102,104 @@ def test_cnn_zoo_pipelines_over_an_m2000(tmp_path):
         pipeline = summary["pipeline"]
         assert len(pipeline["stages"]) == 4, name
         assert all(w["cycles_per_micro_batch"] > 0 for w in pipeline["ipu_work"]), name
+
+
+# Every image classifier torchvision 0.14 ships (torchvision.models.list_models), exported as a
+# researcher would and trained data-parallel on an IPU-POD16 at micro-batch 2: what happens to
+# each. "trains": it runs, as it is or with what the out-of-memory report found to fit (which then
+# runs); "split": it fits no single IPU at micro-batch 1 even with the optimizer state sharded
+# and offloaded (the report says to split it over IPUs); "no export": torch 1.13's exporter
+# fails; "unsupported": the import lists the nodes in the way. Eval mode where torch cannot export
+# training (stochastic depth: Bernoulli; Inception's batch norm of a 1 x 1 image); small images
+# where the model allows (AlexNet's and VGG's pooling to 6 x 6 and 7 x 7 and MaxViT's windows need
+# 224, Inception 96; ViTs are built for 2 x 2 patches and exported at batch 2, as their [1, ...]
+# embeddings need).
+TRAINS, SPLIT, NO_EXPORT, UNSUPPORTED = "trains", "split", "no export", "unsupported"
+_EVAL = ("convnext", "efficientnet", "maxvit", "swin", "inception")
+EVERY_CLASSIFIER = {
+    "alexnet": TRAINS, "convnext_base": SPLIT, "convnext_large": SPLIT, "convnext_small": TRAINS, "convnext_tiny": TRAINS,
+    "densenet121": TRAINS, "densenet161": SPLIT, "densenet169": SPLIT, "densenet201": SPLIT,
+    "efficientnet_b0": TRAINS, "efficientnet_b1": TRAINS, "efficientnet_b2": TRAINS, "efficientnet_b3": TRAINS,
+    "efficientnet_b4": TRAINS, "efficientnet_b5": TRAINS, "efficientnet_b6": TRAINS, "efficientnet_b7": SPLIT,
+    "efficientnet_v2_l": SPLIT, "efficientnet_v2_m": SPLIT, "efficientnet_v2_s": TRAINS,
+    "googlenet": TRAINS, "inception_v3": TRAINS, "maxvit_t": SPLIT,
+    "mnasnet0_5": TRAINS, "mnasnet0_75": TRAINS, "mnasnet1_0": TRAINS, "mnasnet1_3": TRAINS,
+    "mobilenet_v2": TRAINS, "mobilenet_v3_large": TRAINS, "mobilenet_v3_small": TRAINS,
+    "regnet_x_16gf": TRAINS, "regnet_x_1_6gf": TRAINS, "regnet_x_32gf": SPLIT, "regnet_x_3_2gf": TRAINS, "regnet_x_400mf": TRAINS,
+    "regnet_x_800mf": TRAINS, "regnet_x_8gf": TRAINS, "regnet_y_128gf": SPLIT, "regnet_y_16gf": TRAINS, "regnet_y_1_6gf": TRAINS,
+    "regnet_y_32gf": SPLIT, "regnet_y_3_2gf": TRAINS, "regnet_y_400mf": TRAINS, "regnet_y_800mf": TRAINS, "regnet_y_8gf": TRAINS,
+    "resnet101": TRAINS, "resnet152": SPLIT, "resnet18": TRAINS, "resnet34": TRAINS, "resnet50": TRAINS,
+    "resnext101_32x8d": SPLIT, "resnext101_64x4d": SPLIT, "resnext50_32x4d": TRAINS,
+    "shufflenet_v2_x0_5": TRAINS, "shufflenet_v2_x1_0": TRAINS, "shufflenet_v2_x1_5": TRAINS, "shufflenet_v2_x2_0": TRAINS,
+    "squeezenet1_0": TRAINS, "squeezenet1_1": TRAINS,
+    "swin_b": UNSUPPORTED, "swin_s": UNSUPPORTED, "swin_t": UNSUPPORTED,
+    "swin_v2_b": NO_EXPORT, "swin_v2_s": NO_EXPORT, "swin_v2_t": NO_EXPORT,
+    "vgg11": SPLIT, "vgg11_bn": SPLIT, "vgg13": SPLIT, "vgg13_bn": SPLIT, "vgg16": SPLIT, "vgg16_bn": SPLIT, "vgg19": SPLIT, "vgg19_bn": SPLIT,
+    "vit_b_16": TRAINS, "vit_b_32": TRAINS, "vit_h_14": SPLIT, "vit_l_16": SPLIT, "vit_l_32": SPLIT,
+    "wide_resnet101_2": SPLIT, "wide_resnet50_2": TRAINS,
+}
+
+
+def _export_classifier(name, folder):
+    """The model's ONNX file, or None when torch's exporter fails."""
+    vit = name.startswith("vit")
+    side = 224 if name.startswith(("alexnet", "vgg", "maxvit")) else (28 if name.endswith("14") else 32) if vit else \
+        96 if name == "inception_v3" else 64
+    model = torchvision.models.get_model(name, weights=None, **({"image_size": side} if vit else {}))
+    train = not name.startswith(_EVAL)
+    model.train(train)
+    path = folder / f"{name}.onnx"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, torch.randn(2 if vit else 1, 3, side, side), str(path), opset_version=17,
+                              training=torch.onnx.TrainingMode.TRAINING if train else torch.onnx.TrainingMode.EVAL,
+                              do_constant_folding=False, export_params=False)
+    except Exception:  # torch's own limits (swin_v2's aten::zero)
+        return None
+    return path
+
+
+def _outcome(name, folder):
+    path = _export_classifier(name, folder)
+    if path is None:
+        return NO_EXPORT
+    doc = config(path, "pod16", {"kind": "single", "replicas": 16}, {"gradient_accumulation": 2, "device_iterations": 1, "host_calls": 1})
+    try:
+        summary = ipusim.run(doc, out_dir=folder / name)
+    except ipusim.OutOfMemory as oom:
+        fit = oom.report["fits_with"]
+        if not fit["found"]:
+            assert "split the model over more IPUs" in fit["next"], name
+            return SPLIT
+        summary = ipusim.run(doc, fit["sets"], out_dir=folder / f"{name}_fits")
+    except ipusim.ConfigError as error:
+        assert "stand in the way" in str(error) or "unsupported op" in str(error), (name, str(error))
+        return UNSUPPORTED
+    assert summary.total_cycles > 0 and summary["samples_per_second"] > 0, name
+    return TRAINS
+
+
+def _check_classifiers(names, folder):
+    found = {name: _outcome(name, folder) for name in names}
+    assert found == {name: EVERY_CLASSIFIER[name] for name in names}
+
+
+def test_every_torchvision_classifier_is_listed():
+    assert sorted(EVERY_CLASSIFIER) == sorted(torchvision.models.list_models(module=torchvision.models))
+
+
+def test_every_torchvision_classifier_alexnet_to_efficientnet(tmp_path):
+    _check_classifiers([n for n in sorted(EVERY_CLASSIFIER) if n < "g"], tmp_path)
+
+
+def test_every_torchvision_classifier_googlenet_to_regnet(tmp_path):
+    _check_classifiers([n for n in sorted(EVERY_CLASSIFIER) if "g" <= n < "res"], tmp_path)
+
+
+def test_every_torchvision_classifier_resnet_to_squeezenet(tmp_path):
+    _check_classifiers([n for n in sorted(EVERY_CLASSIFIER) if "res" <= n < "sw"], tmp_path)
+
+
+def test_every_torchvision_classifier_swin_to_wide_resnet(tmp_path):
+    _check_classifiers([n for n in sorted(EVERY_CLASSIFIER) if n >= "sw"], tmp_path)
