@@ -1718,15 +1718,34 @@ const std::vector<std::string>& supportedOnnxOps()
     return ops;
 }
 
-std::vector<std::string> onnxGraphInputs(const std::string& path)
+namespace {
+
+onnx::ModelProto readModel(const std::string& path)
 {
     std::ifstream in(path, std::ios::binary);
     onnx::ModelProto model;
     if (!in || !model.ParseFromIstream(&in))
         throw ConfigError(path, "", "expected an ONNX model (a ModelProto)");
+    return model;
+}
+
+} // namespace
+
+std::vector<std::string> onnxGraphInputs(const std::string& path)
+{
+    const onnx::ModelProto model = readModel(path); // held: the loop reads into it
     std::vector<std::string> names;
     for (const auto& vi : model.graph().input())
         names.push_back(vi.name());
+    return names;
+}
+
+std::vector<std::string> onnxNodeNames(const std::string& path)
+{
+    const onnx::ModelProto model = readModel(path);
+    std::vector<std::string> names;
+    for (const auto& node : model.graph().node())
+        names.push_back(node.name());
     return names;
 }
 

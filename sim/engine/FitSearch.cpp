@@ -1,32 +1,78 @@
 // SPDX-License-Identifier: MIT
 #include "sim/engine/FitSearch.hpp"
 
+#include "sim/config/BundledModels.hpp"
 #include "sim/config/ConfigError.hpp"
+#include "sim/config/OnnxModel.hpp"
 #include "sim/engine/MemoryAccount.hpp"
 
 #include <fmt/format.h>
 
-#include <optional>
-#include <string>
+#include <algorithm>
+#include <map>
+#include <set>
 #include <utility>
-#include <vector>
 
 namespace ipusim {
 
 using nlohmann::json;
 
-bool compilesToFit(const config::LoadedConfig& variant)
+std::optional<std::size_t> firstProgramOver(const config::LoadedConfig& variant)
 {
-    const Experiment e = buildExperiment(variant);
-    return !accountMemory(e).firstOver;
+    return accountMemory(buildExperiment(variant)).firstOver;
 }
 
 namespace {
 
-/** Values a variant sets, by JSON pointer below /workload. */
+/** `name`'s module path cut to `levels` levels ("/a/b/" of "/a/b/c/Op" at 2), or "" when the
+ *  node has fewer module levels than that (or names no module). */
+std::string modulePrefix(const std::string& name, std::size_t levels)
+{
+    if (name.empty() || name[0] != '/')
+        return "";
+    std::size_t slashes = 0;
+    for (std::size_t i = 0; i < name.size(); ++i)
+        if (name[i] == '/' && ++slashes == levels + 1)
+            return i + 1 < name.size() ? name.substr(0, i + 1) : ""; // an op name after it
+    return "";
+}
+
+} // namespace
+
+std::vector<std::string> stagePrefixes(const std::vector<std::string>& nodeNames)
+{
+    // Two levels ("/layer3/layer3.4/"), one for nodes of a top-level module ("/fc/"); a prefix
+    // holding more than an eighth of the nodes, and 16 or more (ViT's "/encoder/layers/"), is
+    // refined to three.
+    // A top-level module with modules inside ("/encoder/" of ViT's "/encoder/Add") names none:
+    // as a block's prefix it would also take the later nodes of its inner modules no cut names.
+    std::map<std::string, std::size_t> count;
+    std::set<std::string> nested;
+    for (const std::string& n : nodeNames) {
+        ++count[modulePrefix(n, 2)];
+        if (!modulePrefix(n, 2).empty())
+            nested.insert(modulePrefix(n, 1));
+    }
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    for (const std::string& n : nodeNames) {
+        std::string p = modulePrefix(n, 2);
+        if (p.empty() && modulePrefix(n, 1).size() == n.rfind('/') + 1 && !nested.count(modulePrefix(n, 1))) // a top-level module's
+            p = modulePrefix(n, 1);
+        else if (count[p] * 8 > nodeNames.size() && count[p] >= 16)
+            p = modulePrefix(n, 3); // none for a node of the wide module itself: it follows the stage before
+        if (!p.empty() && seen.insert(p).second)
+            out.push_back(std::move(p));
+    }
+    return out;
+}
+
+namespace {
+
+/** Values a variant sets, by JSON pointer from the config's root. */
 using Setting = std::vector<std::pair<std::string, json>>;
 
-/** Variants of one experiment at any micro-batch and setting, each checked once and recorded. */
+/** Variants of one experiment, each checked once and recorded. */
 class FitProbe
 {
 public:
@@ -45,28 +91,30 @@ public:
         return lo;
     }
 
-private:
-    bool fits(uint64_t microBatch, const Setting& setting)
+    bool fits(uint64_t microBatch, const Setting& setting) { return !firstOver(microBatch, setting); }
+
+    /** The first program of the variant that does not fit (the first when it is refused). */
+    std::optional<std::size_t> firstOver(uint64_t microBatch, const Setting& setting)
     {
         config::LoadedConfig variant = m_e.config;
-        json& w = variant.doc["workload"];
-        w["micro_batch"] = microBatch;
+        variant.doc["workload"]["micro_batch"] = microBatch;
         json record = {{"micro_batch", microBatch}};
         for (const auto& [pointer, value] : setting) {
-            w[json::json_pointer(pointer)] = value;
+            variant.doc[json::json_pointer(pointer)] = value;
             record[pointer] = value;
         }
-        bool ok = false;
+        std::optional<std::size_t> over = 0;
         try {
-            ok = m_fits(variant);
+            over = m_fits(variant);
         } catch (const config::ConfigError&) {
-            ok = false; // a micro-batch the rest of the config does not allow (a data set it must divide)
+            over = 0; // a variant the rest of the config does not allow (a data set it must divide, a split it cannot run)
         }
-        record["fits"] = ok;
+        record["fits"] = !over;
         m_checked.push_back(std::move(record));
-        return ok;
+        return over;
     }
 
+private:
     const Experiment& m_e;
     const FitsCheck& m_fits;
     json& m_checked;
@@ -81,37 +129,143 @@ std::vector<Setting> settingsToTry(const json& w)
     if (w.value("mode", std::string("train")) != "train")
         return out;
     const json::json_pointer rts{"/strategy/replicated_tensor_sharding"}, replicas{"/strategy/replicas"};
-    if (w.contains(rts) && !w.at(rts).get<bool>() && w.contains(replicas) && w.at(replicas).is_number_unsigned() &&
-        w.at(replicas).get<uint64_t>() > 1)
-        out.push_back({{"/strategy/replicated_tensor_sharding", true}});
+    if (w.contains(rts) && !w.at(rts).get<bool>() && w.contains(replicas) && w.at(replicas).is_number_integer() &&
+        w.at(replicas).get<int64_t>() > 1)
+        out.push_back({{"/workload/strategy/replicated_tensor_sharding", true}});
     if (w.contains("offload_optimizer") && !w.at("offload_optimizer").get<bool>()) {
         Setting both = out.back();
-        both.push_back({"/offload_optimizer", true});
+        both.push_back({"/workload/offload_optimizer", true});
         out.push_back(both);
     }
     return out;
 }
 
+json foundAt(uint64_t microBatch, const Setting& setting, json checked)
+{
+    json sets = {fmt::format("/workload/micro_batch={}", microBatch)};
+    for (const auto& [pointer, value] : setting)
+        sets.push_back(fmt::format("{}={}", pointer, value.dump()));
+    return {{"found", true}, {"micro_batch", microBatch}, {"sets", sets}, {"checked", std::move(checked)}};
+}
+
+/** Splits of an ONNX model on one IPU a replica into K pipeline stages by module prefix. */
+class SplitSearch
+{
+public:
+    /** `base`: what every split sets too (the optimizer state sharded and offloaded). */
+    SplitSearch(const Experiment& e, FitProbe& probe, std::vector<std::string> prefixes, Setting base)
+        : m_e(e), m_probe(probe), m_prefixes(std::move(prefixes)), m_w(e.config.doc.at("workload")), m_base(std::move(base))
+    {
+    }
+
+    /** The first K (2, 4, 8, 16, as the replicas divide) whose greedy split fits at the
+     *  config's micro-batch: its setting. */
+    std::optional<Setting> search()
+    {
+        const uint64_t replicas = m_w.at("strategy").value("replicas", uint64_t(1));
+        for (uint64_t K = 2; K <= 16 && K <= m_prefixes.size(); K *= 2) {
+            const bool ipus = replicas % K == 0 || (replicas == 1 && K <= m_e.system.topology.ipus());
+            if (!ipus)
+                continue;
+            if (auto cuts = greedy(K))
+                return setting(*cuts, std::max<uint64_t>(replicas / K, 1));
+        }
+        return std::nullopt;
+    }
+
+private:
+    /** Stage by stage, the latest cut at which the stage still fits, the later cuts spread
+     *  evenly over what is left; then the whole split checked. */
+    std::optional<std::vector<std::size_t>> greedy(uint64_t K)
+    {
+        const std::size_t n = m_prefixes.size();
+        const uint64_t replicas = std::max<uint64_t>(m_w.at("strategy").value("replicas", uint64_t(1)) / K, 1);
+        std::vector<std::size_t> cuts{0};
+        auto stageFits = [&](std::size_t s, std::size_t cut) {
+            std::vector<std::size_t> c = cuts;
+            c.push_back(cut);
+            const std::size_t rest = K - 1 - (s + 1);
+            for (std::size_t j = 1; j <= rest; ++j)
+                c.push_back(cut + (n - cut) * j / (rest + 1));
+            const auto over = m_probe.firstOver(m_w.at("micro_batch"), setting(c, replicas));
+            return !over || *over > s;
+        };
+        for (std::size_t s = 0; s + 1 < K; ++s) {
+            std::size_t lo = cuts.back() + 1, hi = n - (K - 1 - (s + 1)) - 1; // cut s + 1 leaves a prefix to each later stage
+            if (lo > hi || !stageFits(s, lo))
+                return std::nullopt;
+            while (lo < hi) {
+                const std::size_t mid = lo + (hi - lo + 1) / 2;
+                if (stageFits(s, mid))
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            cuts.push_back(lo);
+        }
+        if (m_probe.firstOver(m_w.at("micro_batch"), setting(cuts, replicas)))
+            return std::nullopt;
+        return cuts;
+    }
+
+    Setting setting(const std::vector<std::size_t>& cuts, uint64_t replicas) const
+    {
+        json blocks = json::array();
+        for (std::size_t i = 0; i < cuts.size(); ++i)
+            blocks.push_back({{"name", fmt::format("stage{}", i)}, {"prefix", m_prefixes[cuts[i]]}, {"ipu", i}});
+        json strategy = m_w.at("strategy");
+        strategy["kind"] = "pipelined";
+        strategy["replicas"] = replicas;
+        Setting out{{"/workload/blocks", blocks}};
+        for (const auto& [pointer, value] : m_base) // the strategy's own keys go into the object set below
+            if (pointer.rfind("/workload/strategy/", 0) == 0)
+                strategy[pointer.substr(std::string("/workload/strategy/").size())] = value;
+            else
+                out.push_back({pointer, value});
+        out.push_back({"/workload/strategy", strategy});
+        // Pipelined training fills its pipeline: at least 2 K - 1 micro-batches a step.
+        const uint64_t accumulation = m_e.config.doc.at("run").value("gradient_accumulation", uint64_t(1));
+        if (m_w.value("mode", std::string("train")) == "train" && accumulation < 2 * cuts.size() - 1)
+            out.push_back({"/run/gradient_accumulation", 2 * cuts.size() - 1});
+        return out;
+    }
+
+    const Experiment& m_e;
+    FitProbe& m_probe;
+    std::vector<std::string> m_prefixes;
+    const json& m_w;
+    Setting m_base;
+};
+
+bool splittable(const json& w)
+{
+    return w.value("kind", std::string()) == "onnx" && w.contains("strategy") && w.at("strategy").value("kind", std::string()) == "single" &&
+           w.value("blocks", json::array()).empty();
+}
+
 } // namespace
 
-json searchFit(const Experiment& e, const FitsCheck& fits)
+json searchFit(const Experiment& e, const FitsCheck& fits, const std::function<std::vector<std::string>(const Experiment&)>& nodeNames)
 {
     const json& w = e.config.doc.at("workload");
     json checked = json::array();
-    if (!w.contains("micro_batch") || !w.at("micro_batch").is_number_unsigned())
+    if (!w.contains("micro_batch") || !w.at("micro_batch").is_number_integer() || w.at("micro_batch").get<int64_t>() < 1)
         return {{"found", false}, {"checked", checked}, {"next", "a workload without a micro-batch: a smaller model or more IPUs"}};
     const uint64_t microBatch = w.at("micro_batch");
     FitProbe probe(e, fits, checked);
     const std::vector<Setting> settings = settingsToTry(w);
     for (std::size_t i = 0; i < settings.size(); ++i) {
         // The config as it is does not fit at its own micro-batch: only smaller ones are tried.
-        const auto k = probe.largest(i == 0 ? microBatch - 1 : microBatch, settings[i]);
-        if (!k)
-            continue;
-        json sets = {fmt::format("/workload/micro_batch={}", *k)};
-        for (const auto& [pointer, value] : settings[i])
-            sets.push_back(fmt::format("/workload{}={}", pointer, value.dump()));
-        return {{"found", true}, {"micro_batch", *k}, {"sets", sets}, {"checked", std::move(checked)}};
+        if (const auto k = probe.largest(i == 0 ? microBatch - 1 : microBatch, settings[i]))
+            return foundAt(*k, settings[i], std::move(checked));
+    }
+    if (splittable(w)) {
+        const auto names = nodeNames ? nodeNames(e) : config::onnxNodeNames(config::workloadModelFile(e.config));
+        if (const auto split = SplitSearch(e, probe, stagePrefixes(names), settings.back()).search()) {
+            json found = foundAt(microBatch, *split, std::move(checked));
+            found["stages"] = split->at(0).second;
+            return found;
+        }
     }
     return {{"found", false}, {"checked", std::move(checked)},
             {"next", "nothing tried fits at micro-batch 1: split the model over more IPUs (blocks and a pipelined or phased "

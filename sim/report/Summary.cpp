@@ -905,9 +905,14 @@ void printLive(std::ostream& out, const json& live)
 void printFitsWith(std::ostream& out, const json& fit)
 {
     const std::size_t checks = fit.at("checked").size();
-    if (fit.at("found").get<bool>())
-        fmt::print(out, "  fits with --set {} (the largest micro-batch that fits so; {} variant{} compiled and accounted, not run)\n",
-                   fmt::join(fit.at("sets").get<std::vector<std::string>>(), " --set "), checks, checks == 1 ? "" : "s");
+    const std::string sets = fit.contains("sets") ? fmt::format("--set '{}'", fmt::join(fit.at("sets").get<std::vector<std::string>>(), "' --set '"))
+                                                  : std::string();
+    if (fit.at("found").get<bool>() && fit.contains("stages"))
+        fmt::print(out, "  fits split into {} pipeline stages by module prefix, with {} ({} variant{} compiled and accounted, not run)\n",
+                   fit.at("stages").size(), sets, checks, checks == 1 ? "" : "s");
+    else if (fit.at("found").get<bool>())
+        fmt::print(out, "  fits with {} (the largest micro-batch that fits so; {} variant{} compiled and accounted, not run)\n", sets,
+                   checks, checks == 1 ? "" : "s");
     else
         fmt::print(out, "  {} ({} variant{} compiled and accounted)\n", fit.at("next").get<std::string>(), checks, checks == 1 ? "" : "s");
 }

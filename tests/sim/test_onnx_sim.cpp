@@ -5,6 +5,7 @@
 #include "Simulate.hpp"
 
 #include "models/program/Schedule.hpp"
+#include "sim/engine/FitSearch.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -182,4 +183,65 @@ TEST_CASE("Input dtype of an ONNX model: uint8 is eight-bit I/O, and eight_bit_i
     doc["workload"]["input_dtype"] = "fp16";
     CHECK(test::configErrorOf(doc, test::kRoot + "/configs/bad.json")
               .find("/workload/input_dtype: expected \"model\" or \"uint8\" with eight_bit_io, found \"fp16\"") != std::string::npos);
+}
+
+TEST_CASE("Out of memory: stage prefixes are each node's first two module levels, in the order the model runs them", "[onnx]")
+{
+    CHECK(stagePrefixes({"/conv1/Conv", "/features/features.0/Conv", "/features/features.0/Relu", "/Flatten", "/features/features.10/conv/Conv",
+                         "Constant_7", "/features/features.1/", "/fc/Gemm"}) ==
+          std::vector<std::string>{"/conv1/", "/features/features.0/", "/features/features.10/", "/fc/"});
+    // A module of many layers is cut between them: ViT's encoder.
+    std::vector<std::string> vit{"/conv_proj/Conv", "/encoder/Add"}; // "/encoder/" holds the layers: no stage starts at it
+    for (int i = 0; i < 4; ++i)
+        for (const char* op : {"ln_1/LayerNormalization", "self_attention/MatMul", "Add", "mlp/mlp.0/MatMul", "mlp/mlp.1/Gelu"})
+            vit.push_back("/encoder/layers/encoder_layer_" + std::to_string(i) + "/" + op);
+    vit.push_back("/heads/head/Gemm");
+    CHECK(stagePrefixes(vit) == std::vector<std::string>{"/conv_proj/", "/encoder/layers/encoder_layer_0/", "/encoder/layers/encoder_layer_1/",
+                                                         "/encoder/layers/encoder_layer_2/", "/encoder/layers/encoder_layer_3/", "/heads/head/"});
+}
+
+TEST_CASE("Out of memory: an ONNX model no IPU holds is split into pipeline stages by module prefix, greedily", "[onnx][sim]")
+{
+    SKIP_WITHOUT_BUNDLED_MODELS();
+    json doc = onnxDoc("mlp", "train");
+    doc["system"]["base"] = "hardware/pod16.json";
+    doc["workload"]["strategy"] = {{"kind", "single"}, {"replicas", 16}};
+    doc["run"] = {{"gradient_accumulation", 2}};
+    const Experiment e = buildExperiment(config::loadConfig(doc, test::kRoot + "/configs/o.json"));
+    // Ten modules "/m0/x/" to "/m9/x/"; by the check given, nothing fits one IPU a replica and a
+    // stage fits when it holds at most three modules.
+    std::vector<std::string> names;
+    for (int i = 0; i < 10; ++i)
+        for (const char* op : {"Conv", "Relu"})
+            names.push_back("/m" + std::to_string(i) + "/x/" + op);
+    const FitsCheck check = [](const config::LoadedConfig& v) -> std::optional<std::size_t> {
+        const json& blocks = v.doc.at("workload").at("blocks");
+        if (blocks.empty())
+            return 0;
+        std::vector<int> starts;
+        for (const auto& b : blocks)
+            starts.push_back(b.at("prefix").get<std::string>().at(2) - '0');
+        starts.push_back(10);
+        for (std::size_t s = 0; s + 1 < starts.size(); ++s)
+            if (starts[s + 1] - starts[s] > 3)
+                return s;
+        return std::nullopt;
+    };
+    const json fit = searchFit(e, check, [&](const Experiment&) { return names; });
+    REQUIRE(fit["found"] == true);
+    // Two stages cannot hold ten modules; four can, each taking as many as fit: 3, 3, 3, 1.
+    std::vector<std::string> prefixes;
+    for (const auto& b : fit["stages"])
+        prefixes.push_back(b["prefix"]);
+    CHECK(prefixes == std::vector<std::string>{"/m0/x/", "/m3/x/", "/m6/x/", "/m9/x/"});
+    const json sets = fit["sets"];
+    CHECK(sets[0] == "/workload/micro_batch=4"); // the config's own
+    CHECK(std::find(sets.begin(), sets.end(), "/run/gradient_accumulation=7") != sets.end()); // 2 x 4 stages - 1
+    CHECK(std::find(sets.begin(), sets.end(), "/workload/offload_optimizer=true") != sets.end());
+    const auto strategy = std::find_if(sets.begin(), sets.end(), [](const json& s) { return s.get<std::string>().rfind("/workload/strategy=", 0) == 0; });
+    REQUIRE(strategy != sets.end());
+    CHECK_THAT(strategy->get<std::string>(), Catch::Contains("\"kind\":\"pipelined\"") && Catch::Contains("\"replicas\":4") &&
+                                                 Catch::Contains("\"replicated_tensor_sharding\":true"));
+    // Bisected: each stage's cut in about log2(modules) checks, then the whole split once.
+    CHECK(fit["checked"].size() <= 3 + 2 * (1 + 4 + 1) + 3 * (1 + 3) + 1);
 }
