@@ -148,3 +148,26 @@ def test_vision_transformer_trains_data_parallel_on_pod16(tmp_path):
     patches = 2 * 16 * 3 * 8 * 8 * width
     forward = patches + 2 * 2 * tokens * (4 * width * width + 2 * tokens * width + 2 * width * 128) + 2 * width * 10
     assert summary["flops"]["model_flops_per_sample"] == 3 * forward - patches
+
+
+def test_gpt_decoder_through_poptorch_pipelines_with_begin_block():
+    # As a PopTorch user places it: BeginBlock per module, the final norm and the tied head back
+    # on IPU 0; the shim names the mask buffer itself.
+    from ipusim import poptorch
+    model = Gpt(layers=3)
+    model.wte = poptorch.BeginBlock(model.wte, "embeddings", ipu_id=0)
+    for i, block in enumerate(model.blocks):
+        model.blocks[i] = poptorch.BeginBlock(block, f"layer{i}", ipu_id=i + 1)
+    model.ln = poptorch.BeginBlock(model.ln, "head", ipu_id=0)
+    options = poptorch.Options()
+    options.Training.gradientAccumulation(16)
+    training = poptorch.trainingModel(model, options, optimizer=torch.optim.AdamW(model.parameters()))
+    tokens = torch.randint(0, VOCAB, (32, SEQ))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loss = training(tokens, tokens)
+    assert torch.isfinite(loss).all()
+    assert training.simulated_config()["workload"]["buffers"] == ["mask"]
+    stages = training.simulated_report()["kinds"][0]["summary"]["pipeline"]["stages"]
+    assert [(s["ipu"], s["blocks"]) for s in stages] == [(0, ["embeddings"]), (1, ["layer0"]), (2, ["layer1"]), (3, ["layer2"]),
+                                                        (0, ["head"])]
