@@ -310,9 +310,11 @@ private:
         const auto& g = m_model.graph();
         for (std::size_t i = 0; i < m_src.buffers.size(); ++i) {
             const std::string& name = m_src.buffers[i];
-            const bool input = std::any_of(g.input().begin(), g.input().end(), [&](const auto& vi) { return vi.name() == name; });
+            const bool input = std::any_of(g.input().begin(), g.input().end(), [&](const auto& vi) { return vi.name() == name; }) ||
+                               std::any_of(g.initializer().begin(), g.initializer().end(), [&](const auto& t) { return t.name() == name; });
             if (!input)
-                m_diag.fail(fmt::format("/workload/buffers/{}", i), fmt::format("expected the name of a graph input of \"{}\", found \"{}\"", m_src.path, name));
+                m_diag.fail(fmt::format("/workload/buffers/{}", i),
+                            fmt::format("expected the name of a graph input or initializer of \"{}\", found \"{}\"", m_src.path, name));
             if (m_src.inputs.count(name))
                 m_diag.fail(fmt::format("/workload/buffers/{}", i), fmt::format("expected a buffer or a data input, found \"{}\" as both (in /workload/inputs too)", name));
             m_params.insert(name);
@@ -329,14 +331,10 @@ private:
             m_buffers.insert(out);
     }
 
-    /** A buffer in the weight position of a layer that learns its weight cannot stay unlearned. */
-    void expectLearned(const onnx::NodeProto& node, int k) const
-    {
-        if (m_buffers.count(node.input(k)))
-            failNode(node, fmt::format("expected a learned weight at input {}, found buffer \"{}\" (a buffer is supported as an "
-                                       "element-wise or concatenated operand; drop it from /workload/buffers to learn it)",
-                                       k, node.input(k)));
-    }
+    /** A layer's weight is learned (graph layers have no frozen weights): a buffer in a
+     *  convolution's, linear layer's or embedding's weight position is learned there, as a
+     *  buffer in a bias or norm position is. */
+    void learnedAt(const onnx::NodeProto& node, int k) { m_buffers.erase(node.input(k)); }
 
     void declareInputs()
     {
@@ -818,7 +816,7 @@ public:
                 {"Pad", &I::pad, {}, "zeros on height and width, read by convolutions or poolings: their padding"},
                 {"ReduceMean", &I::reduceMean, {"global_avg_pool"}, "of an image's height and width"},
                 {"Reshape", &I::reshapeOrGroupNorm, {"reshape", "group_norm"}, "a constant shape; the batch followed from its stride where it folds into a dimension (reshape(-1, V)) or unfolds"},
-                {"Slice", &I::slices, {"slice"}, "one axis, step 1; of a weight or buffer (a causal mask's [:S, :S]): a weight of its own"},
+                {"Slice", &I::slices, {"slice"}, "one axis, step 1; of a weight or buffer (a causal mask's [:S, :S]): one of its own"},
                 {"Softmax", &I::lastAxis, {"softmax"}, "last axis"},
                 {"SoftmaxCrossEntropyLoss", &I::loss, {"cross_entropy", "transpose"}, "mean reduction, no class weights; [N, C, d1, ...] logits through a view moving the classes last"},
                 {"Split", &I::slices, {"slice"}, "a slice per output"},
@@ -1017,7 +1015,7 @@ private:
 
     void conv(const onnx::NodeProto& node)
     {
-        expectLearned(node, 1);
+        learnedAt(node, 1);
         const auto w = dimsOfParam(node, 1);
         if (w.size() != 4)
             failNode(node, fmt::format("expected a 2-D convolution (weight [out, in, kh, kw]), found a weight of {} dimensions", w.size()));
@@ -1123,7 +1121,7 @@ private:
         }
         if (batchOf(node.input(0)) != BatchAt{})
             layerAxisOf(node, int64_t(rankOf(node.input(0))) - 1); // the reduced dimension is no batch's
-        expectLearned(node, 1);
+        learnedAt(node, 1);
         const auto w = dimsOfParam(node, 1);
         if (w.size() != 2)
             failNode(node, fmt::format("expected a 2-D weight, found {} dimensions", w.size()));
@@ -1505,7 +1503,7 @@ private:
         }
         if (intAttr(node, "axis", 0) != 0)
             failNode(node, "expected axis 0 (rows of an embedding table)");
-        expectLearned(node, 0);
+        learnedAt(node, 0);
         const auto table = dimsOfParam(node, 0);
         if (table.size() != 2)
             failNode(node, "expected a 2-D table [rows, dim]");

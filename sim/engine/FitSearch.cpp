@@ -2,8 +2,8 @@
 #include "sim/engine/FitSearch.hpp"
 
 #include "sim/config/BundledModels.hpp"
-#include "sim/config/ConfigError.hpp"
 #include "sim/config/OnnxModel.hpp"
+#include "sim/engine/Interrupt.hpp"
 #include "sim/engine/MemoryAccount.hpp"
 
 #include <fmt/format.h>
@@ -96,6 +96,7 @@ public:
     /** The first program of the variant that does not fit (the first when it is refused). */
     std::optional<std::size_t> firstOver(uint64_t microBatch, const Setting& setting)
     {
+        InterruptGuard::check("interrupted: the run wrote no results");
         config::LoadedConfig variant = m_e.config;
         variant.doc["workload"]["micro_batch"] = microBatch;
         json record = {{"micro_batch", microBatch}};
@@ -106,8 +107,12 @@ public:
         std::optional<std::size_t> over = 0;
         try {
             over = m_fits(variant);
-        } catch (const config::ConfigError&) {
-            over = 0; // a variant the rest of the config does not allow (a data set it must divide, a split it cannot run)
+        } catch (const Interrupted&) {
+            throw; // Ctrl-C ends the search with the run
+        } catch (const std::exception& refused) {
+            // A variant the rest of the config does not allow (a data set it must divide, a split
+            // it cannot run): it does not fit, and the report says why.
+            record["refused"] = refused.what();
         }
         record["fits"] = !over;
         m_checked.push_back(std::move(record));
@@ -222,11 +227,18 @@ private:
                 strategy[pointer.substr(std::string("/workload/strategy/").size())] = value;
             else
                 out.push_back({pointer, value});
+        if (replicas == 1)
+            strategy["replicated_tensor_sharding"] = false; // nothing to shard over
         out.push_back({"/workload/strategy", strategy});
-        // Pipelined training fills its pipeline: at least 2 K - 1 micro-batches a step.
-        const uint64_t accumulation = m_e.config.doc.at("run").value("gradient_accumulation", uint64_t(1));
-        if (m_w.value("mode", std::string("train")) == "train" && accumulation < 2 * cuts.size() - 1)
-            out.push_back({"/run/gradient_accumulation", 2 * cuts.size() - 1});
+        // A pipeline fills: training at least 2 K - 1 micro-batches a step, inference K a call.
+        const json& run = m_e.config.doc.at("run");
+        const uint64_t K = cuts.size();
+        if (m_w.value("mode", std::string("train")) == "train") {
+            if (run.value("gradient_accumulation", uint64_t(1)) < 2 * K - 1)
+                out.push_back({"/run/gradient_accumulation", 2 * K - 1});
+        } else if (run.value("device_iterations", uint64_t(1)) < K) {
+            out.push_back({"/run/device_iterations", K});
+        }
         return out;
     }
 
@@ -260,6 +272,7 @@ json searchFit(const Experiment& e, const FitsCheck& fits, const std::function<s
             return foundAt(*k, settings[i], std::move(checked));
     }
     if (splittable(w)) {
+        // (The file was read to compile the config: it reads again.)
         const auto names = nodeNames ? nodeNames(e) : config::onnxNodeNames(config::workloadModelFile(e.config));
         if (const auto split = SplitSearch(e, probe, stagePrefixes(names), settings.back()).search()) {
             json found = foundAt(microBatch, *split, std::move(checked));
@@ -268,8 +281,9 @@ json searchFit(const Experiment& e, const FitsCheck& fits, const std::function<s
         }
     }
     return {{"found", false}, {"checked", std::move(checked)},
-            {"next", "nothing tried fits at micro-batch 1: split the model over more IPUs (blocks and a pipelined or phased "
-                     "strategy), or use IPUs with more memory"}};
+            {"next", "nothing tried fits (a smaller micro-batch, the optimizer state sharded and offloaded, an ONNX model's split "
+                     "by module prefix): split the model over more IPUs with blocks of your own (a pipelined or phased strategy), "
+                     "or use IPUs with more memory"}};
 }
 
 } // namespace ipusim

@@ -160,6 +160,19 @@ void labelStages(ChromeTrace& trace, const json& summary)
     }
 }
 
+/** What fits instead, for the out-of-memory report: a search that fails leaves its reason there,
+ *  never the report unwritten (Ctrl-C still ends the run). */
+json fitsWith(const Experiment& e)
+{
+    try {
+        return searchFit(e);
+    } catch (const Interrupted&) {
+        throw;
+    } catch (const std::exception& failed) {
+        return {{"found", false}, {"checked", json::array()}, {"next", std::string("the search for what fits failed: ") + failed.what()}};
+    }
+}
+
 Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& o)
 {
     // Elaborating, as timed: building the SystemC model (not the reference engine's run). A
@@ -180,7 +193,7 @@ Phase simulatePhase(const Experiment& e, const fs::path& dir, const RunOptions& 
         if (o.searchFit) {
             if (isatty(STDERR_FILENO))
                 fmt::print(stderr, "out of memory: compiling smaller variants of the config to find one that fits...\n");
-            p.oomReport["fits_with"] = searchFit(e);
+            p.oomReport["fits_with"] = fitsWith(e);
         }
         p.elaborateSeconds = secondsSince(t0); // a run that does not fit elaborates up to its report
         if (!dir.empty())

@@ -244,4 +244,27 @@ TEST_CASE("Out of memory: an ONNX model no IPU holds is split into pipeline stag
                                                  Catch::Contains("\"replicated_tensor_sharding\":true"));
     // Bisected: each stage's cut in about log2(modules) checks, then the whole split once.
     CHECK(fit["checked"].size() <= 3 + 2 * (1 + 4 + 1) + 3 * (1 + 3) + 1);
+
+    // Four replicas split four ways leave one: nothing to shard the optimizer state over. And
+    // inference fills its pipeline with a device iteration a stage.
+    auto strategyOf = [](const json& found) {
+        for (const auto& s : found.at("sets"))
+            if (s.get<std::string>().rfind("/workload/strategy=", 0) == 0)
+                return json::parse(s.get<std::string>().substr(std::string("/workload/strategy=").size()));
+        return json();
+    };
+    doc["workload"]["strategy"]["replicas"] = 4;
+    const json one = searchFit(buildExperiment(config::loadConfig(doc, test::kRoot + "/configs/o.json")), check,
+                               [&](const Experiment&) { return names; });
+    REQUIRE(one["found"] == true);
+    CHECK(strategyOf(one)["replicas"] == 1);
+    CHECK(strategyOf(one)["replicated_tensor_sharding"] == false);
+    json infer = onnxDoc("mlp", "infer");
+    infer["system"]["base"] = "hardware/m2000.json";
+    const json inferred = searchFit(buildExperiment(config::loadConfig(infer, test::kRoot + "/configs/o.json")), check,
+                                    [&](const Experiment&) { return names; });
+    REQUIRE(inferred["found"] == true);
+    const json inferSets = inferred["sets"];
+    CHECK(std::find(inferSets.begin(), inferSets.end(), "/run/device_iterations=4") != inferSets.end());
+    CHECK(std::find(inferSets.begin(), inferSets.end(), "/workload/offload_optimizer=true") == inferSets.end());
 }

@@ -724,6 +724,11 @@ TEST_CASE("Graph workload: a parameter that is not learned is a buffer, copied t
     doc["run"] = {{"gradient_accumulation", 4}};
     CHECK_THAT(errorOf(doc), Catch::Contains("/workload/strategy: block \"b\" (IPU 1) uses weight \"m\" of block \"a\" (IPU 0): "
                                              "expected blocks sharing a learned weight on one IPU"));
+    // Phased, each phase streams in its own weights and buffers: one read by another phase is refused.
+    graph["ops"][0]["learned"] = false;
+    doc = graphConfig(graph, {{"mode", "train"}, {"strategy", {{"kind", "phased"}, {"block_ipus", {{"a", 0}, {"b", 0}}}}}});
+    CHECK_THAT(errorOf(doc), Catch::Contains("/workload/strategy: block \"b\" (phase 1) reads buffer \"m\" of block \"a\" (phase 0): "
+                                             "expected weights and buffers read only in their own block's phase"));
 }
 
 TEST_CASE("Graph workload: the tutorial's CNN as a graph is the MNIST workload", "[graph]")

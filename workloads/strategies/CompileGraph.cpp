@@ -51,7 +51,7 @@ CompiledSchedule compileGraph(const ModelGraph& model, const SystemParams& syste
     if (placement.kind == StrategyKind::Phased) {
         if (opt.offloadOptimizer)
             diag.fail("/workload/offload_optimizer", "expected false: phased execution streams all optimizer state already");
-        compiled = compilePhased(model, system, placement, opt);
+        compiled = compilePhased(model, system, placement, opt, diag);
     } else if (placement.kind == StrategyKind::Single) {
         compiled = compileSingleIpu(model, system, placement, opt);
     } else {

@@ -3,6 +3,8 @@
 // (parallel); nothing of a phase stays on chip between its turns.
 #include "workloads/strategies/StrategyParts.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <memory>
 #include <set>
@@ -256,11 +258,29 @@ private:
     std::vector<GraphLowering*> m_lowerings;
 };
 
+/** Each phase streams in its own blocks' weights and buffers: one read in another phase (a tied
+ *  weight, a mask every layer reads) is not there. */
+void expectModelTensorsInTheirPhase(const Graph& g, const Placement& placement, const Diagnostics& diag)
+{
+    for (const Op& op : g.ops)
+        for (int in : op.inputs) {
+            const TensorDesc& d = g.tensor(in);
+            const bool model = d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::Buffer;
+            if (model && !d.block.empty() && placement.stageOfBlock.at(d.block) != placement.stageOfBlock.at(op.block))
+                diag.fail("/workload/strategy",
+                          fmt::format("block \"{}\" (phase {}) reads {} \"{}\" of block \"{}\" (phase {}): expected weights and buffers "
+                                      "read only in their own block's phase (each phase streams in its own; put the blocks in one phase)",
+                                      op.block, placement.stageOfBlock.at(op.block), d.role == TensorRole::Buffer ? "buffer" : "weight",
+                                      d.name, d.block, placement.stageOfBlock.at(d.block)));
+        }
+}
+
 } // namespace
 
 CompiledSchedule compilePhased(const ModelGraph& m, const SystemParams& system, const Placement& placement,
-                               const CompileOptions& opt)
+                               const CompileOptions& opt, const Diagnostics& diag)
 {
+    expectModelTensorsInTheirPhase(m.graph, placement, diag);
     return PhasedCompiler(m, system, placement, opt).compile();
 }
 

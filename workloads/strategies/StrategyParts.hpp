@@ -57,6 +57,6 @@ CompiledSchedule compileSingleIpu(const ModelGraph& m, const SystemParams& syste
 CompiledSchedule compilePipelined(const ModelGraph& m, const SystemParams& system, const Placement& placement,
                                   const CompileOptions& opt, const Diagnostics& diag);
 CompiledSchedule compilePhased(const ModelGraph& m, const SystemParams& system, const Placement& placement,
-                               const CompileOptions& opt);
+                               const CompileOptions& opt, const Diagnostics& diag);
 
 } // namespace ipusim
