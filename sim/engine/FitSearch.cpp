@@ -69,6 +69,21 @@ std::vector<std::string> stagePrefixes(const std::vector<std::string>& nodeNames
 
 namespace {
 
+/** The largest x in [lo, hi] for which `holds` is true, given that it holds at lo and, once
+ *  false, stays false above (memory grows with the micro-batch and with a stage's layers). */
+template <typename T, typename Holds>
+T largestHolding(T lo, T hi, const Holds& holds)
+{
+    while (lo < hi) {
+        const T mid = lo + (hi - lo + 1) / 2;
+        if (holds(mid))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 /** Values a variant sets, by JSON pointer from the config's root. */
 using Setting = std::vector<std::pair<std::string, json>>;
 
@@ -83,12 +98,7 @@ public:
     {
         if (upTo < 1 || !fits(1, setting))
             return std::nullopt;
-        uint64_t lo = 1, hi = upTo + 1; // the largest known to fit, the smallest known not to (or past the range)
-        while (hi - lo > 1) {
-            const uint64_t mid = lo + (hi - lo) / 2;
-            (fits(mid, setting) ? lo : hi) = mid;
-        }
-        return lo;
+        return largestHolding<uint64_t>(1, upTo, [&](uint64_t k) { return fits(k, setting); });
     }
 
     bool fits(uint64_t microBatch, const Setting& setting) { return !firstOver(microBatch, setting); }
@@ -172,19 +182,19 @@ public:
             const bool ipus = replicas % K == 0 || (replicas == 1 && K <= m_e.system.topology.ipus());
             if (!ipus)
                 continue;
-            if (auto cuts = greedy(K))
-                return setting(*cuts, std::max<uint64_t>(replicas / K, 1));
+            const uint64_t fewer = std::max<uint64_t>(replicas / K, 1);
+            if (auto cuts = greedy(K, fewer))
+                return setting(*cuts, fewer);
         }
         return std::nullopt;
     }
 
 private:
     /** Stage by stage, the latest cut at which the stage still fits, the later cuts spread
-     *  evenly over what is left; then the whole split checked. */
-    std::optional<std::vector<std::size_t>> greedy(uint64_t K)
+     *  evenly over what is left; then the whole split checked, on `replicas` replicas. */
+    std::optional<std::vector<std::size_t>> greedy(uint64_t K, uint64_t replicas)
     {
         const std::size_t n = m_prefixes.size();
-        const uint64_t replicas = std::max<uint64_t>(m_w.at("strategy").value("replicas", uint64_t(1)) / K, 1);
         std::vector<std::size_t> cuts{0};
         auto stageFits = [&](std::size_t s, std::size_t cut) {
             std::vector<std::size_t> c = cuts;
@@ -196,17 +206,10 @@ private:
             return !over || *over > s;
         };
         for (std::size_t s = 0; s + 1 < K; ++s) {
-            std::size_t lo = cuts.back() + 1, hi = n - (K - 1 - (s + 1)) - 1; // cut s + 1 leaves a prefix to each later stage
+            const std::size_t lo = cuts.back() + 1, hi = n - (K - 1 - (s + 1)) - 1; // cut s + 1 leaves a prefix to each later stage
             if (lo > hi || !stageFits(s, lo))
                 return std::nullopt;
-            while (lo < hi) {
-                const std::size_t mid = lo + (hi - lo + 1) / 2;
-                if (stageFits(s, mid))
-                    lo = mid;
-                else
-                    hi = mid - 1;
-            }
-            cuts.push_back(lo);
+            cuts.push_back(largestHolding(lo, hi, [&](std::size_t cut) { return stageFits(s, cut); }));
         }
         if (m_probe.firstOver(m_w.at("micro_batch"), setting(cuts, replicas)))
             return std::nullopt;
