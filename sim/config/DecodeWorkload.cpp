@@ -215,7 +215,8 @@ LayerKind layerKindOf(const std::string& op)
             {"mul", LayerKind::Mul}, {"div", LayerKind::Div}, {"scale", LayerKind::Scale}, {"transpose", LayerKind::Transpose},
             {"log_softmax", LayerKind::LogSoftmax}, {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat},
             {"slice", LayerKind::Slice}, {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather},
-            {"parameter", LayerKind::Parameter}, {"attention_mask", LayerKind::AttentionMask}};
+            {"parameter", LayerKind::Parameter}, {"attention_mask", LayerKind::AttentionMask},
+            {"lstm", LayerKind::Lstm}, {"gru", LayerKind::Gru}};
         for (const ActivationRow& a : activationTable())
             k.emplace(a.graphName, a.layer);
         return k;
@@ -242,7 +243,7 @@ LayerSpec layerOf(const json& op)
     l.block = op.value("block", std::string());
     if (op.contains("ipu"))
         l.ipu = op.at("ipu").get<uint32_t>();
-    l.features = op.value("out_channels", op.value("out_features", op.value("embedding_dim", uint64_t(0))));
+    l.features = op.value("out_channels", op.value("out_features", op.value("embedding_dim", op.value("hidden_size", uint64_t(0)))));
     l.rows = op.value("num_embeddings", uint64_t(0));
     l.kernel = pairOf(op, "kernel_size", {1, 1});
     const bool pool = l.kind == LayerKind::MaxPool2d || l.kind == LayerKind::AvgPool2d;

@@ -37,7 +37,20 @@ bool weightPosition(const std::string& op, std::size_t k)
         return k >= 1;
     if (op == "Gather")
         return k == 0;
+    if (op == "LSTM" || op == "GRU") // W, R, B (and LSTM's peepholes P)
+        return k == 1 || k == 2 || k == 3 || k == 7;
     return false;
+}
+
+/** Whether every element of a constant is zero. */
+bool allZeros(const onnx::TensorProto& t)
+{
+    if (t.has_raw_data())
+        return std::all_of(t.raw_data().begin(), t.raw_data().end(), [](char c) { return c == 0; });
+    return std::all_of(t.float_data().begin(), t.float_data().end(), [](float v) { return v == 0.0f; }) &&
+           std::all_of(t.double_data().begin(), t.double_data().end(), [](double v) { return v == 0.0; }) &&
+           std::all_of(t.int32_data().begin(), t.int32_data().end(), [](int32_t v) { return v == 0; }) &&
+           std::all_of(t.int64_data().begin(), t.int64_data().end(), [](int64_t v) { return v == 0; });
 }
 
 bool integerType(int32_t elemType)
@@ -86,6 +99,7 @@ public:
         try {
             read();
             collectTensors();
+            findZeroStates();
             declareInputs();
         } catch (const Blocked& b) {
             failFile(b.what);
@@ -121,7 +135,7 @@ private:
      *  converted (its operands are unknown) but is listed if its op is unsupported too. */
     void convertOrRecord(const onnx::NodeProto& node)
     {
-        if (knownWithoutImport(node))
+        if (knownWithoutImport(node) || m_zeroStateNodes.count(&node))
             return; // a constant or a shape computation: nothing downstream waits on its import
         const bool downstream = std::any_of(node.input().begin(), node.input().end(), [&](const std::string& in) { return m_blocked.count(in); });
         if (downstream) {
@@ -297,7 +311,8 @@ private:
             const bool lowerRank = elementwise && node->input_size() == 2 && rankOf(value) < rankOf(node->input(1 - k));
             if (weightPosition(op, std::size_t(k)) || (op == "MatMul" && k == 1) || (elementwise && rankOf(value) == 1) || lowerRank)
                 continue;
-            if ((op == "Transpose" || op == "Identity" || op == "Unsqueeze" || (op == "Slice" && k == 0)) && weightLike(node->output(0)))
+            if ((op == "Transpose" || op == "Identity" || op == "Unsqueeze" || op == "Concat" || (op == "Slice" && k == 0)) &&
+                weightLike(node->output(0)))
                 continue;
             return false;
         }
@@ -320,6 +335,64 @@ private:
             m_params.insert(name);
             m_buffers.insert(name);
         }
+    }
+
+    /** torch exports an RNN's default initial state as zeros: a Constant, sliced per layer and
+     *  expanded over the batch. Such a value is a zero state, and the nodes making it are not
+     *  imported when nothing else reads them (the layer starts from zeros on the IPU). */
+    void findZeroStates()
+    {
+        for (const auto& node : m_model.graph().node())
+            if (node.op_type() == "LSTM" || node.op_type() == "GRU")
+                for (int k : {5, 6})
+                    if (k < node.input_size() && !node.input(k).empty())
+                        zeroFromConstants(node.input(k));
+        // Only nodes every reader of which is another of them or an initial state are left out.
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (auto it = m_zeroStateNodes.begin(); it != m_zeroStateNodes.end();) {
+                const bool others = std::any_of((*it)->output().begin(), (*it)->output().end(), [&](const std::string& out) {
+                    auto r = m_readers.find(out);
+                    return isGraphOutput(out) || (r != m_readers.end() && std::any_of(r->second.begin(), r->second.end(), [&](const auto& reader) {
+                        const bool state = (reader.first->op_type() == "LSTM" || reader.first->op_type() == "GRU") && reader.second >= 5;
+                        return !state && !m_zeroStateNodes.count(reader.first);
+                    }));
+                });
+                if (others) {
+                    it = m_zeroStateNodes.erase(it);
+                    changed = true;
+                } else {
+                    ++it;
+                }
+            }
+        }
+    }
+
+    /** Whether `value` is zeros computed from constants alone through views and copies. */
+    bool zeroFromConstants(const std::string& value)
+    {
+        if (m_zeroStates.count(value) || m_shapeValues.count(value))
+            return true;
+        auto p = m_producers.find(value);
+        if (p == m_producers.end())
+            return false;
+        const onnx::NodeProto& node = *p->second;
+        static const std::set<std::string> views = {"Slice", "Expand", "Concat", "Unsqueeze", "Squeeze", "Reshape", "Identity", "Cast", "Transpose", "Tile"};
+        bool zero = false;
+        if (node.op_type() == "Constant") {
+            auto c = m_constants.find(value);
+            zero = c != m_constants.end() && allZeros(c->second);
+        } else if (views.count(node.op_type())) {
+            zero = !m_params.count(node.input(0)) && zeroFromConstants(node.input(0));
+            for (int k = 1; zero && k < node.input_size(); ++k) // a Slice's bounds, an Expand's shape
+                zero = node.input(k).empty() || knownIntegers(node.input(k)).has_value() || m_shapeValues.count(node.input(k)) ||
+                       zeroFromConstants(node.input(k));
+            if (zero)
+                m_zeroStateNodes.insert(&node);
+        }
+        if (zero)
+            m_zeroStates.insert(value);
+        return zero;
     }
 
     /** `out`, computed from model tensor `from` alone (a part, a view, a transpose of it), is a
@@ -672,7 +745,7 @@ private:
     {
         static const std::set<std::string> ops = {"Reshape", "Transpose", "MatMul", "Einsum", "Gemm", "Add", "Sub", "Mul", "Div", "Softmax",
                                                   "LogSoftmax", "LayerNormalization", "Dropout", "Identity", "Split", "Slice", "Concat",
-                                                  "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"};
+                                                  "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss", "LSTM", "GRU"};
         return ops.count(op) || std::any_of(activationTable().begin(), activationTable().end(),
                                             [&](const ActivationRow& a) { return op == a.onnxName; });
     }
@@ -804,11 +877,13 @@ public:
                 {"Flatten", &I::flatten, {"flatten"}, "everything after the batch in one dimension"},
                 {"Gather", &I::gather, {"embedding", "parameter", "gather"}, "of a weight: an embedding, or at constant indices (positions from arange) the rows taken, a learned parameter; of data: a constant index or list after the batch"},
                 {"Gemm", &I::matmul, {"linear"}, "a weight operand, optionally transposed, and a bias"},
+                {"GRU", &I::recurrent, {"gru"}, "as torch's nn.GRU exports it: forward, linear_before_reset, a zero initial state, the output sequence through a Squeeze"},
                 {"GlobalAveragePool", &I::unaryLayer, {"global_avg_pool"}, "of an image's height and width"},
                 {"Identity", &I::identity, {}, "the operand under another name"},
                 {"InstanceNormalization", &I::instanceNorm, {"group_norm"}, "a group per channel; with `Reshape`s around it and per-channel `Mul` and `Add`, torch's `nn.GroupNorm`"},
                 {"LayerNormalization", &I::lastAxis, {"layer_norm"}, "last axis"},
                 {"LogSoftmax", &I::lastAxis, {"log_softmax"}, "last axis"},
+                {"LSTM", &I::recurrent, {"lstm"}, "as torch's nn.LSTM exports it: forward, no peepholes, a zero initial state, the output sequence through a Squeeze"},
                 {"MatMul", &I::matmul, {"linear", "matmul"}, "a weight operand: a linear layer (by an embedding table transposed: tied to it); else a batched matmul"},
                 {"MaxPool", &I::pool, {"max_pool2d"}, "2-D, floor or ceil mode"},
                 {"Mul", &I::binary, {"mul", "scale", "parameter"}, "as `Add`"},
@@ -1083,6 +1158,57 @@ private:
         mm.add_input(b[r - 2] == k ? node.input(1) : swappedLastTwo(node, 1));
         mm.add_output(node.output(0));
         matmul(mm);
+    }
+
+    /** An LSTM or GRU as torch exports nn.LSTM and nn.GRU: forward, the sequence [S, B, I] (the
+     *  batch second: batch_first's Transpose before it), a zero initial state, every step's
+     *  hidden state read through a Squeeze of the direction; one lstm or gru layer. */
+    void recurrent(const onnx::NodeProto& node)
+    {
+        const bool lstm = node.op_type() == "LSTM";
+        const auto* hidden = attr(node, "hidden_size");
+        if (!hidden || hidden->i() < 1)
+            failNode(node, "expected a hidden_size of at least 1");
+        const auto* direction = attr(node, "direction");
+        if (direction && direction->s() != "forward")
+            failNode(node, fmt::format("expected direction \"forward\": a {} {} is not modelled yet", direction->s(), node.op_type()));
+        for (const char* a : {"activations", "activation_alpha", "activation_beta", "clip"})
+            if (attr(node, a))
+                failNode(node, fmt::format("expected the default activations without clipping, found attribute {}", a));
+        if (const auto* layout = attr(node, "layout"); layout && layout->i() != 0)
+            failNode(node, "expected layout 0 ([steps, batch, features], as torch exports)");
+        if (const auto* coupled = attr(node, "input_forget"); coupled && coupled->i() != 0)
+            failNode(node, "expected input_forget 0: a coupled input and forget gate is not modelled");
+        const auto* beforeReset = attr(node, "linear_before_reset");
+        if (!lstm && (!beforeReset || beforeReset->i() != 1))
+            failNode(node, "expected linear_before_reset 1 (torch's GRU): the reset gate before the recurrent matmul is not modelled");
+        if (node.input_size() > 4 && !node.input(4).empty())
+            failNode(node, fmt::format("expected no sequence_lens (input 4, \"{}\"): sequences of one length", node.input(4)));
+        if (lstm && node.input_size() > 7 && !node.input(7).empty())
+            failNode(node, "expected no peepholes (input 7): torch's LSTM has none");
+        for (int k : {5, 6})
+            if (k < node.input_size() && !node.input(k).empty() && !m_zeroStates.count(node.input(k)))
+                failNode(node, fmt::format("expected a zero initial state (input {}, \"{}\"), as torch's default: a given state is not modelled yet",
+                                           k, node.input(k)));
+        for (int k = 1; k < 4 && k < node.input_size(); ++k)
+            if (!node.input(k).empty() && !m_params.count(node.input(k)))
+                failNode(node, fmt::format("expected input {} (\"{}\") to be weights", k, node.input(k)));
+        if (batchOf(node.input(0)) != BatchAt{1, 1})
+            failNode(node, fmt::format("expected the sequence \"{}\" {} as [steps, batch, features] (torch's batch_first layer exports a "
+                                       "Transpose before it)", node.input(0), shapeText(node.input(0))));
+        for (int k = 1; k < node.output_size(); ++k)
+            if (!node.output(k).empty() && (isGraphOutput(node.output(k)) || m_readers.count(node.output(k))))
+                failNode(node, fmt::format("expected the final states (output {}, \"{}\") unread: read them from the output sequence", k, node.output(k)));
+        const onnx::NodeProto* squeeze = soleReader(node.output(0), "Squeeze");
+        const auto axes = squeeze && squeeze->input_size() > 1 ? constantInts(squeeze->input(1)) : std::nullopt;
+        if (!squeeze || !axes || axes->size() != 1 || (*axes)[0] != 1)
+            failNode(node, fmt::format("expected the output \"{}\" read by one Squeeze of axis 1 (the direction), as torch exports it", node.output(0)));
+        LayerSpec l = layerFor(node, lstm ? LayerKind::Lstm : LayerKind::Gru, {0});
+        l.features = uint64_t(hidden->i());
+        m_fused.insert(squeeze);
+        m_values[squeeze->output(0)] = l.name;
+        setBatch(squeeze->output(0), BatchAt{1, 1});
+        m_spec.layers.push_back(std::move(l));
     }
 
     /** Operand k of `node` with its last two dimensions swapped: a Transpose, a view. */
@@ -1689,6 +1815,8 @@ private:
     int64_t m_fileBatch = -1;
     std::map<std::string, BatchAt> m_batch;            // data values whose batch is not the leading dimension (OnnxBatch.hpp)
     std::map<std::string, std::string> m_embeddingOf;  // an embedding table (weight) -> its embedding layer
+    std::set<std::string> m_zeroStates;                // values of zeros from constants alone (an RNN's initial state)
+    std::set<const onnx::NodeProto*> m_zeroStateNodes; // the nodes making them, read by nothing else: not imported
 };
 
 } // namespace

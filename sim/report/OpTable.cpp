@@ -42,6 +42,8 @@ json probeOps(const std::string& kind)
         {"concat", {{"dim", 1}}},
         {"slice", {{"dim", 1}, {"start", 0}, {"end", 4}}},
         {"embedding", {{"num_embeddings", 16}, {"embedding_dim", 8}}},
+        {"lstm", {{"hidden_size", 8}}},
+        {"gru", {{"hidden_size", 8}}},
     };
     static const std::set<std::string> twoOperands = {"add", "sub", "mul", "div", "matmul", "concat"};
     json ops = json::array({op("pre", "conv2d", {"x"}, {{"out_channels", 8}, {"kernel_size", 1}}),
@@ -53,6 +55,10 @@ json probeOps(const std::string& kind)
         in = {"t"};
     if (kind == "gather")
         in.push_back("t");
+    if (kind == "lstm" || kind == "gru") { // over a sequence [8 steps, 16 features]
+        ops.push_back(op("seq", "reshape", {"pre"}, {{"shape", {8, 16}}}));
+        in = {"seq"};
+    }
     if (kind == "cross_entropy" || kind == "nll_loss") {
         ops.push_back(op("f", "flatten", {"pre"}));
         ops.push_back(op("lp", "log_softmax", {"f"}));

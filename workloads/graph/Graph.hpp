@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/Precision.hpp"
+#include "workloads/graph/RecurrentCell.hpp"
 #include "workloads/graph/SchemaActivations.hpp"
 
 #include <cstdint>
@@ -129,6 +130,11 @@ enum class OpKind {
     Sgd,            // SGD with momentum (PopTorch's SGD): velocity = m v + g + wd w; w -= lr v
     Lars,           // SGD's momentum with the per-tensor LARS trust ratio |w| / (|g| + wd |w|)
     AttentionMask,  // packed rows' additive mask [S, S] from sequence ids [S] (`channels`: S)
+    Recurrent,      // an LSTM or GRU layer over `window` steps of `channels` hidden units
+                    // (workloads/graph/RecurrentCell.hpp): inputs x [B, S, I], weights, biases;
+                    // outputs the hidden states [B, S, H] and (training) the saved intermediates
+    RecurrentGrad,  // backward through time, then the weight update: inputs dy, x, weights,
+                    // hidden states, saved; outputs dweights, dbiases and (unless x is a model input) dx
 };
 #undef IPUSIM_ACTIVATION_OPS
 
@@ -159,6 +165,7 @@ struct Op
     /** LayerNorm (and its gradient): the channels of gamma and beta when they are not the row's
      *  (group norm: rows of C / G x H x W elements, C parameters); 0: the row's. */
     uint64_t paramChannels = 0;
+    RecurrentCell cell = RecurrentCell::Lstm; // Recurrent / RecurrentGrad
 };
 
 /** Whether an op is a loss, where training's backward pass starts. */

@@ -272,6 +272,8 @@ private:
         case LayerKind::NllLoss: return loss(l, i, OpKind::NllLoss);
         case LayerKind::LogSoftmax: return unary(l, i, OpKind::LogSoftmax);
         case LayerKind::AttentionMask: return attentionMask(l, i);
+        case LayerKind::Lstm: return recurrent(l, i, RecurrentCell::Lstm);
+        case LayerKind::Gru: return recurrent(l, i, RecurrentCell::Gru);
         }
         return {};
     }
@@ -591,6 +593,32 @@ private:
     }
 
     /** Dropout draws a mask in training and is the identity (a view) in inference. */
+    /** An LSTM or GRU layer over [B, S, I]: one op running every step (popnn's lstmFwd and
+     *  gruFwd loop over the sequence on the IPU), its weights [gates x H, I + H] (the input and
+     *  recurrent weights side by side, as popnn's matmul of [x_t, h_t-1] reads them), its
+     *  biases [2 x gates x H]; in training, also the intermediates each step saves. */
+    Value recurrent(const LayerSpec& l, std::size_t i, RecurrentCell cell)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        if (x.shape.size() != 3)
+            fail(i, "inputs/0", fmt::format("expected a sequence [batch, steps, features], found {}", shapeText(x.shape)));
+        const uint64_t B = x.shape[0], S = x.shape[1], I = x.shape[2], H = l.features, gates = gatesOf(cell);
+        const int w = tensor(l.name + ".weight", {gates * H, I + H}, TensorRole::Weight);
+        const int b = tensor(l.name + ".bias", {2 * gates * H}, TensorRole::Weight);
+        m_weights[l.name] = w;
+        Value y{tensor(l.name + ".out", {B, S, H}), {B, S, H}};
+        std::vector<int> outs{y.tensor};
+        if (m_withLoss)
+            outs.push_back(tensor(l.name + ".saved", {B, S, savedOf(cell) * H}));
+        Op& op = m_g.addOp(l.name, OpKind::Recurrent, {x.tensor, w, b}, outs);
+        op.cell = cell;
+        op.channels = H;
+        op.window = S;
+        op.conv = batchMatMulProblem(1, B, I + H, gates * H, m_type, m_partials); // a step's matmul, for its precisions
+        return y;
+    }
+
     Value dropout(const LayerSpec& l, std::size_t i)
     {
         expectInputs(i, 1);

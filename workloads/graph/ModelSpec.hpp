@@ -46,6 +46,8 @@ enum class LayerKind {
     NllLoss,      // minus the mean log-probability of integer labels in [batch, classes]
     Parameter,    // a tensor of `shape` (no batch), learned or a buffer, an operand of add, sub, mul, div or concat
     AttentionMask,// packed rows: integer sequence ids [S] to the additive mask [S, S] (0 within a sequence)
+    Lstm,         // [B, S, I] to every step's hidden state [B, S, features]: torch.nn.LSTM (batch_first, zero initial state)
+    Gru,          // as Lstm, torch.nn.GRU
 };
 #undef IPUSIM_ACTIVATION_LAYER
 
@@ -57,7 +59,7 @@ struct LayerSpec
     std::vector<std::string> inputs;
     std::string block;           // "": the block of the layer before (the first: "model")
     std::optional<uint32_t> ipu; // the block's IPU (poptorch.BeginBlock ipu_id)
-    uint64_t features = 0;       // conv2d out_channels, linear out_features, embedding embedding_dim
+    uint64_t features = 0;       // conv2d out_channels, linear out_features, embedding embedding_dim, lstm / gru hidden_size
     uint64_t rows = 0;           // embedding num_embeddings
     std::array<uint32_t, 2> kernel{1, 1}, stride{1, 1}, padding{0, 0}, dilation{1, 1};
     uint32_t groups = 1;

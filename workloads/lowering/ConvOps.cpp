@@ -45,9 +45,26 @@ std::vector<uint64_t> wholeElements(const std::vector<double>& shares)
 
 void GraphLowering::lowerConv(const Op& op)
 {
+    std::vector<ExchangeBytes> sends(m_hw.tiles);
+    for (int in : op.inputs)
+        addSends(sends, in);
+    std::vector<PlanTensor> reads;
+    for (int in : op.inputs)
+        reads.push_back(PlanTensor::graph(in));
+    OpPlan p;
+    const ConvSteps conv = convSteps(p, op.name, op.conv, std::move(sends), reads);
+    m_plans[op.name] = conv.plan;
+    p.output(op.outputs.at(0), conv.out);
+    if (conv.width)
+        m_width[std::size_t(op.outputs.at(0))] = conv.width;
+    emit(p);
+}
+
+GraphLowering::ConvSteps GraphLowering::convSteps(OpPlan& p, const std::string& name, const ConvProblem& whole,
+                                                  std::vector<ExchangeBytes> sends, const std::vector<PlanTensor>& reads)
+{
     // A batched problem's groups spread over equal slots of tiles (PopLibs splits conv groups
     // across tiles first); each slot plans one group on its tiles and runs its groups in turn.
-    const ConvProblem& whole = op.conv;
     const uint32_t T = m_hw.tiles;
     ConvSlots slots;
     slots.groups = std::max<uint64_t>(whole.groups, 1);
@@ -59,19 +76,18 @@ void GraphLowering::lowerConv(const Op& op)
     IpuParams slotHw = m_hw;
     slotHw.tiles = slots.tilesPerSlot;
     slotHw.availableMemoryProportion = m_hw.availableMemoryProportion / double(groupsPerSlot);
-    const ConvPlan plan = m_planCache.plan(slotHw, pr);
-    m_plans[op.name] = plan;
+    ConvSteps result;
+    result.plan = m_planCache.plan(slotHw, pr);
+    const ConvPlan& plan = result.plan;
     // Model FLOPs as CompileGraph counts them: 2 per multiply-accumulate of the micro-batch.
-    ConvWork w(T, op.name, 2.0 * double(op.conv.macs()));
-    for (int in : op.inputs)
-        addSends(w.x, in);
+    ConvWork w(T, name, 2.0 * double(whole.macs()));
+    w.x = std::move(sends);
     planConvTiles(pr, plan, slots, w);
-    const TileVector out = convOutputsHeld(pr, w);
+    result.out = convOutputsHeld(pr, w);
 
-    OpPlan p;
-    const PlanTensor inputs = p.temporary(op.name + " inputs", w.temp);
-    p.exchange(op.name + ".in", std::move(w.x)).read(op.inputs).write(inputs);
-    const PlanTensor partials = p.temporary(op.name + " partials", w.partials);
+    const PlanTensor inputs = p.temporary(name + " inputs", w.temp);
+    p.exchange(name + ".in", std::move(w.x)).read(reads).write(inputs);
+    const PlanTensor partials = p.temporary(name + " partials", w.partials);
     p.compute(std::move(w.conv), false).read(inputs).write(partials);
     if (plan.tilesPerInGroups > 1) { // the reduction slices' partials meet on the tiles reducing them
         std::vector<ExchangeBytes> r(T);
@@ -79,16 +95,14 @@ void GraphLowering::lowerConv(const Op& op)
             const uint64_t moved = w.partials[t] * (plan.tilesPerInGroups - 1) / plan.tilesPerInGroups;
             r[t] = {moved, moved, 0};
         }
-        const PlanTensor received = p.temporary(op.name + " reduce buffer", w.partials);
-        p.exchange(op.name + ".reduce.in", std::move(r)).write(received);
+        const PlanTensor received = p.temporary(name + " reduce buffer", w.partials);
+        p.exchange(name + ".reduce.in", std::move(r)).write(received);
         p.compute(std::move(w.reduce), false).read(received);
     }
     p.steps.back().read(partials);
-    p.output(op.outputs.at(0), out);
     if (plan.tilesPerOutGroups > 1)
-        m_width[std::size_t(op.outputs.at(0))] =
-            std::min<uint64_t>(pr.outChans, uint64_t(plan.outGroupsPerTile) * m_hw.amp(pr.input, pr.partials).units);
-    emit(p);
+        result.width = std::min<uint64_t>(pr.outChans, uint64_t(plan.outGroupsPerTile) * m_hw.amp(pr.input, pr.partials).units);
+    return result;
 }
 
 void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, const ConvSlots& slots, ConvWork& w) const

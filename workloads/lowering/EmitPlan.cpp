@@ -77,6 +77,10 @@ void GraphLowering::emitStep(const PlanStep& step)
                 m_b.host(s.name, s.direction, s.bytes, s.prefetch, s.prefetchDepth);
             else if constexpr (std::is_same_v<T, StreamingMemoryPlan>)
                 m_b.streamingMemory(s.name, s.direction, s.bytes);
+            else if constexpr (std::is_same_v<T, RepeatPlan>)
+                m_b.beginRepeat(s.name, s.count);
+            else if constexpr (std::is_same_v<T, EndRepeatPlan>)
+                m_b.endRepeat();
             else {
                 static_assert(std::is_same_v<T, CollectivePlan>, "a plan step the emitter does not emit");
                 m_b.collective(s.name, s.kind, s.bytes, s.ring);

@@ -158,6 +158,8 @@ void GraphLowering::lowerAfresh(const Op& op)
     case OpKind::Gather: lowerGather(op); break;
     case OpKind::AttentionMask: lowerAttentionMask(op); break;
     case OpKind::GatherGrad: lowerGatherGrad(op); break;
+    case OpKind::Recurrent: lowerRecurrent(op); break;
+    case OpKind::RecurrentGrad: lowerRecurrentGrad(op); break;
     }
 }
 

@@ -106,6 +106,21 @@ private:
     void produceOutput(const OpPlan::Output& out);
 
     void lowerConv(const Op& op);
+    /** A conv-shaped problem's steps, appended to `p`: its operands' exchange (`sends`: what
+     *  each tile sends of them, read from `reads`), the AMP compute set and the reduction of
+     *  partials. The result is each tile's bytes of the output (the caller places it), the
+     *  plan, and the row piece a tile holds when output channels split over tiles (else 0). */
+    struct ConvSteps
+    {
+        TileVector out;
+        ConvPlan plan;
+        uint64_t width = 0;
+    };
+    ConvSteps convSteps(OpPlan& p, const std::string& name, const ConvProblem& whole, std::vector<ExchangeBytes> sends,
+                        const std::vector<PlanTensor>& reads);
+    // Recurrent layers (RecurrentOps.cpp).
+    void lowerRecurrent(const Op& op);
+    void lowerRecurrentGrad(const Op& op);
     /** A conv's groups over equal slots of tiles, each running its groups in turn. */
     struct ConvSlots
     {

@@ -179,10 +179,21 @@ struct CollectivePlan
     std::vector<uint32_t> ring;
 };
 
+/** The plan's steps up to the matching EndRepeatPlan run `count` times, once per step of a
+ *  recurrent layer's sequence (Poplar's Repeat program, as popnn's RNNs loop over time). */
+struct RepeatPlan
+{
+    std::string name;
+    uint64_t count = 1;
+};
+struct EndRepeatPlan
+{
+};
+
 /** A step of the plan, after a sync when `sync` is set. */
 struct PlanStep
 {
-    std::variant<ExchangePlan, ComputePlan, HostPlan, StreamingMemoryPlan, CollectivePlan> work;
+    std::variant<ExchangePlan, ComputePlan, HostPlan, StreamingMemoryPlan, CollectivePlan, RepeatPlan, EndRepeatPlan> work;
     bool sync = true;
     std::vector<PlanTensor> reads;  // live through this step
     std::vector<PlanTensor> writes; // the plan's new tensors this step brings into being
@@ -286,6 +297,17 @@ struct OpPlan
     PlanStep& collective(CollectivePlan c)
     {
         steps.push_back({std::move(c), true, {}, {}});
+        return steps.back();
+    }
+    /** The steps from here to endRepeat() run `count` times. */
+    PlanStep& repeat(std::string name, uint64_t count)
+    {
+        steps.push_back({RepeatPlan{std::move(name), count}, false, {}, {}});
+        return steps.back();
+    }
+    PlanStep& endRepeat()
+    {
+        steps.push_back({EndRepeatPlan{}, false, {}, {}});
         return steps.back();
     }
 };

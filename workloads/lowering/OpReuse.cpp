@@ -95,7 +95,8 @@ void GraphLowering::shareLoweredOps(const GraphLowering& other)
 
 void GraphLowering::lower(const Op& op)
 {
-    if (!m_reuse) {
+    // A recurrent layer's loop is a Repeat, which a recording of flat steps cannot hold.
+    if (!m_reuse || op.kind == OpKind::Recurrent || op.kind == OpKind::RecurrentGrad) {
         lowerAfresh(op);
         return;
     }
@@ -118,7 +119,7 @@ std::vector<uint64_t> GraphLowering::reuseKey(const Op& op) const
 {
     std::vector<uint64_t> k{uint64_t(op.kind), op.inputs.size(), op.outputs.size(), op.window, op.channels, op.forward, op.rows,
                             op.unscale, op.masterWeights, op.attentionScaleMask, op.training, uint64_t(int64_t(op.broadcast)),
-                            op.broadcastRun, op.paramChannels,
+                            op.broadcastRun, op.paramChannels, uint64_t(op.cell),
                             // This lowering's settings: a store may serve several lowerings.
                             m_replicas, m_sharded, m_offload, m_ioFirst, m_ioCount};
     addConv(k, op.conv);

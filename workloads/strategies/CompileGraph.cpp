@@ -72,8 +72,18 @@ CompiledSchedule compileGraph(const ModelGraph& model, const SystemParams& syste
     const Graph& g = model.graph;
     double flops = 0;
     auto count = [&](std::size_t i) {
-        if (g.ops[i].kind == OpKind::Conv || g.ops[i].kind == OpKind::BatchMatMul)
-            flops += 2.0 * double(g.ops[i].conv.macs());
+        const Op& op = g.ops[i];
+        if (op.kind == OpKind::Conv || op.kind == OpKind::BatchMatMul)
+            flops += 2.0 * double(op.conv.macs());
+        // A recurrent layer's matmuls, every step: [x_t, h_t-1] by the weights forward; the
+        // gate gradients by the recurrent weights (and the input weights, for dx) backward.
+        const double steps = double(op.window), H = double(op.channels);
+        if (op.kind == OpKind::Recurrent)
+            flops += 2.0 * double(op.conv.macs()) * steps;
+        if (op.kind == OpKind::RecurrentGrad) {
+            const double inputs = op.outputs.size() > 1 ? double(op.conv.reduction) - H : 0.0;
+            flops += 2.0 * steps * double(op.conv.positions) * double(op.conv.outChans) * (H + inputs);
+        }
     };
     for (std::size_t i = 0; i < model.forwardOps; ++i)
         count(i);

@@ -121,6 +121,7 @@ private:
         op.paramChannels = from.paramChannels;
         op.training = from.training;
         op.attentionScaleMask = from.attentionScaleMask;
+        op.cell = from.cell;
         m_g.ops.push_back(std::move(op));
         m_out.backward.push_back(m_g.ops.size() - 1);
         return &m_g.ops.back();
@@ -229,6 +230,7 @@ private:
         case OpKind::AttentionMask: break; // made from integer ids: nothing to differentiate
         case OpKind::Conv: conv(op, dy); break;
         case OpKind::BatchMatMul: batchMatMul(op, dy); break;
+        case OpKind::Recurrent: recurrent(op, dy); break;
         default: throw std::logic_error("no gradient rule for " + op.name);
         }
     }
@@ -403,6 +405,38 @@ private:
             in.push_back(op.inputs[1]);
         emit(op.name + ".grad", OpKind::GatherGrad, in, {dt}, op);
         contribute(table, dt, op);
+    }
+
+    /** popnn's lstmBwdWithWU / gruBwdWithWU: backward through time from the saved
+     *  intermediates gives each step's gate gradients (and dx unless x is a model input); the
+     *  weights' gradient is then one matmul over every step, [x, h_t-1]^T x dgates, and the
+     *  biases' the gate gradients summed per unit, duplicated for the input and recurrent
+     *  biases as PopART's LSTMGradOp gives ONNX's B. */
+    void recurrent(const Op& op, int dy)
+    {
+        const int x = op.inputs[0], w = op.inputs[1], b = op.inputs[2];
+        if (op.outputs.size() < 2)
+            throw std::logic_error("recurrent op " + op.name + " has no saved intermediates to train from");
+        const std::vector<uint64_t>& xs = m_g.tensor(x).shape;
+        const uint64_t B = xs.at(0), S = xs.at(1), I = xs.at(2), H = op.channels, G = gatesOf(op.cell);
+        const Precision type = m_g.tensor(x).type;
+        const int dgates = m_g.addTensor("d" + op.name + ".gates", {B, S, G * H}, type, TensorRole::Gradient);
+        std::vector<int> outs{dgates};
+        const bool dataGrad = wants(x);
+        if (dataGrad)
+            outs.push_back(newGrad(x, TensorRole::Gradient));
+        emit(op.name + ".grad", OpKind::RecurrentGrad, {dy, x, w, op.outputs[0], op.outputs[1]}, outs, op)->conv = op.conv;
+        if (dataGrad)
+            contribute(x, outs[1], op);
+        const int dw = newGrad(w, TensorRole::WeightGradient);
+        emit(op.name + ".wgrad", OpKind::Conv, {x, op.outputs[0], dgates}, {dw}, op)->conv =
+            batchMatMulProblem(1, I + H, B * S, G * H, type, m_opt.partials);
+        contribute(w, dw, op);
+        const int half = m_g.addTensor("d" + op.name + ".gate_bias", {G * H}, type, TensorRole::WeightGradient);
+        emit(op.name + ".bias_grad", OpKind::BiasGrad, {dgates}, {half}, op)->channels = G * H;
+        const int db = newGrad(b, TensorRole::WeightGradient);
+        emit(op.name + ".bias_grad_both", OpKind::Concat, {half, half}, {db}, op);
+        contribute(b, db, op);
     }
 
     void conv(const Op& op, int dy)
