@@ -111,3 +111,35 @@ def test_a_bidirectional_lstm_is_refused_naming_the_node(tmp_path):
                           do_constant_folding=False, export_params=False)
     with pytest.raises(ipusim.ConfigError, match=r'ONNX node "/rnn/LSTM" \(LSTM\): expected direction "forward": a bidirectional LSTM'):
         ipusim.run(config(path, "mk2", {"kind": "single"}, mode="infer"), out_dir=tmp_path / "refused")
+
+
+def test_lstm_language_model_through_poptorch_pipelines_with_begin_block():
+    from ipusim import poptorch
+
+    class WithLoss(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids, labels):
+            logits = self.model(ids)
+            return logits, F.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1))
+
+    torch.manual_seed(0)
+    model = LanguageModel(nn.LSTM)
+    model.rnn = poptorch.BeginBlock(model.rnn, "rnn", ipu_id=1)
+    model.out = poptorch.BeginBlock(model.out, "head", ipu_id=1)
+    opts = poptorch.Options()
+    opts.Training.gradientAccumulation(4)
+    opts.setExecutionStrategy(poptorch.PipelinedExecution())
+    training = poptorch.trainingModel(WithLoss(model), opts, torch.optim.SGD(model.parameters(), lr=0.5))
+    ids = torch.randint(0, VOCAB, (4 * 2, SEQ))
+    before = F.cross_entropy(model(ids).reshape(-1, VOCAB), ids.reshape(-1)).item()
+    for _ in range(3):
+        training(ids, ids)
+    assert F.cross_entropy(model(ids).reshape(-1, VOCAB), ids.reshape(-1)).item() < before  # torch's weights learned
+    config = training.simulated_config()
+    assert [b["ipu"] for b in config["workload"]["blocks"]] == [0, 1, 1]
+    summary = training.simulated_report()["kinds"][0]["summary"]
+    assert [s["ipu"] for s in summary["pipeline"]["stages"]] == [0, 1]
+    assert summary["total_cycles"] > 0
