@@ -38,7 +38,7 @@ uint64_t convPartialNx1(const IpuParams& hw, const ConvShape& s);
 uint64_t convPartial(const IpuParams& hw, const ConvShape& s);
 
 enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, GeluErf, Neg, Square, Erf, Abs, LogicalNot };
-enum class BinaryOpKind { Add, Sub, Mul, Div, Max, Equal, NotEqual, Greater };
+enum class BinaryOpKind { Add, Sub, Mul, Div, Max, Equal, NotEqual, Greater, Pow };
 
 /** popops UnaryOp1D (in place: UnaryOp1DInPlace) over n elements: 20 + 6 x (preamble + the
  *  busiest worker's unrolled loop), poplibs-costs §3.4. */
@@ -52,7 +52,8 @@ uint64_t equalInt32(const IpuParams& hw, uint64_t n);
 /** popops BroadcastScalar1D(InPlace), X op a scalar, over n elements (§3.9): 11 + 6 x (20 + the
  *  busiest worker's loop); ADD, SUB and MUL 2 cycles a vector, DIVIDE 8 (fp16) or 6 (fp32) per 2
  *  elements, MAXIMUM 3 per 4 (fp16) or per 2 (fp32), and the comparisons (bool out, so never in
- *  place) NOT_EQUAL 10 or 18 per 4 and GREATER_THAN 8 or 12 per 4 (popops' broadcastOpPerfInfo).
+ *  place) NOT_EQUAL 10 or 18 per 4 and GREATER_THAN 8 or 12 per 4, POWER 325 (fp16) or 312 (fp32)
+ *  an element (popops' broadcastOpPerfInfo).
  *  EQUAL has no estimate here. */
 uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t n);
 

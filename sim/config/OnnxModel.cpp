@@ -872,7 +872,7 @@ public:
                 {"Conv", &I::conv, {"conv2d"}, "2-D, symmetric padding"},
                 {"Div", &I::binary, {"div", "scale"}, "as `Add`; by a scalar constant: a `scale`"},
                 {"Dropout", &I::unaryLayer, {"dropout"}, "training: a random mask; inference: the identity"},
-                {"Pow", &I::pow, {"sqrt", "reciprocal"}, "by a constant exponent 0.5 (a sqrt), -1 (a reciprocal) or 1 (the operand)"},
+                {"Pow", &I::pow, {"sqrt", "reciprocal", "pow"}, "by a constant exponent: 0.5 a sqrt, -1 a reciprocal, 1 the operand, any other a pow"},
                 {"Expand", &I::expand, {"parameter"}, "of a weight [1, ...] over the batch (a class token): the weight, repeated where read"},
                 {"Flatten", &I::flatten, {"flatten"}, "everything after the batch in one dimension"},
                 {"Gather", &I::gather, {"embedding", "parameter", "gather"}, "of a weight: an embedding, or at constant indices (positions from arange) the rows taken, a learned parameter; of data: a constant index or list after the batch"},
@@ -993,17 +993,16 @@ private:
             reshape(node);
     }
 
-    /** x ** c of a constant c that is an activation: 0.5 is sqrt, -1 reciprocal, 1 the operand
-     *  (PopART's Pow of another exponent is not modelled yet). */
+    /** x ** c of a constant c: 0.5 is sqrt, -1 reciprocal, 1 the operand, as PopART's patterns
+     *  make them; any other constant a pow layer (PopART's Pow). */
     void pow(const onnx::NodeProto& node)
     {
         const auto c = node.input_size() > 1 ? constantScalar(node.input(1)) : std::nullopt;
-        if (!c || !(*c == 0.5 || *c == -1.0 || *c == 1.0))
-            failUnsupported(node, fmt::format(" of exponent {} (0.5, -1 or 1 are sqrt, reciprocal and the operand; {})",
-                                              c ? fmt::format("{}", *c) : std::string("computed in the graph"), kLayerNormHint));
+        if (!c)
+            failUnsupported(node, fmt::format(" of an exponent computed in the graph (\"{}\"; a constant scalar is supported)", node.input(1)));
         if (*c == 1.0)
             return alias(node);
-        add(node, layerFor(node, *c == 0.5 ? LayerKind::Sqrt : LayerKind::Reciprocal, {0}));
+        add(node, layerFor(node, *c == 0.5 ? LayerKind::Sqrt : *c == -1.0 ? LayerKind::Reciprocal : LayerKind::Pow, {0}));
     }
 
     /** A weight [1, ...] repeated over the batch (ViT's class_token.expand(n, -1, -1)): a weight

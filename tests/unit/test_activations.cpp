@@ -142,6 +142,11 @@ TEST_CASE("Activations: the recipes by hand", "[graph][activation]")
     // 20 + 6 (55 + 128 x 3), exp in place 20 + 6 (55 + 128 x 4), the scalar 11 + 6 (20 + 2 x
     // 128), times dy 11 + 6 (26 + 128 x 3).
     CHECK(cycles(OpKind::Erf) == 20 + 6 * (17 + 512 * 13));
+    // pow, BroadcastScalar1D<POWER>: 11 + 6 (20 + 325 an element, 512 a worker); its gradient
+    // that again (x to c - 1), times c 11 + 6 (20 + 2 x 128), times dy 11 + 6 (26 + 128 x 3),
+    // and the Where (SelectInPlace's 16 a worker).
+    CHECK(cycles(OpKind::Pow) == 11 + 6 * (20 + 512 * 325));
+    CHECK(cycles(OpKind::PowGrad) == 11 + 6 * (20 + 512 * 325) + 11 + 6 * (20 + 2 * 128) + 11 + 6 * (26 + 128 * 3) + 6 * 16);
     // clip, ClampInPlace: 6 x (5 + 6 + 2 x 128 vectors); its gradient per bound: NOT_EQUAL against
     // the scalar 11 + 6 (20 + 10 x 128), the cast from bool 12 + 6 (19 + 2 x 512 + 18), times dy
     // 11 + 6 (26 + 128 x 3).
@@ -175,7 +180,7 @@ TEST_CASE("Activations: each gradient reads what its derivative needs", "[graph]
 {
     // d relu = dy [y > 0]; d tanh = dy (1 - y^2); d sigmoid = dy y (1 - y); d exp = dy y;
     // d sqrt = dy / (2 y); d erf = dy 2 / sqrt(pi) exp(-x^2); d clip = dy inside the bounds;
-    // d reciprocal = -dy / x^2, as PopART's pattern computes it from x;
+    // d reciprocal = -dy / x^2, as PopART's pattern computes it from x; d pow = dy c x^(c - 1);
     // hard_sigmoid's and hard_swish's are functions of x; GELU's
     // derivative is a function of x only. A new row adds its line here.
     const std::map<std::string, GradientReads> expected = {{"relu", GradientReads::Output}, {"tanh", GradientReads::Output},
@@ -183,7 +188,7 @@ TEST_CASE("Activations: each gradient reads what its derivative needs", "[graph]
                                                            {"sqrt", GradientReads::Output}, {"erf", GradientReads::Input},
                                                            {"clip", GradientReads::Output}, {"hard_sigmoid", GradientReads::Input},
                                                            {"hard_swish", GradientReads::Input}, {"reciprocal", GradientReads::Input},
-                                                           {"gelu", GradientReads::Input}};
+                                                           {"gelu", GradientReads::Input}, {"pow", GradientReads::Input}};
     for (const ActivationRow& row : activationTable()) {
         INFO("activation " << row.graphName);
         REQUIRE(expected.count(row.graphName));

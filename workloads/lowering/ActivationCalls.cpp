@@ -95,6 +95,14 @@ std::vector<VertexCall> activationCalls(OpKind kind, Precision type, uint64_t e)
     case OpKind::ReciprocalGrad:
         return {unary(UnaryOpKind::Square, type, e), binary(BinaryOpKind::Div, type, e), unaryInPlace(UnaryOpKind::Neg, type, e),
                 binary(BinaryOpKind::Mul, type, e)};
+    // PopART's Pow by a constant exponent is popops::map(POWER, x, c): BroadcastScalar1D<POWER>
+    // (popops has no power instruction: 325 cycles an fp16 element). Its gradient
+    // (PowArg0GradOpPattern) is c x^(c - 1) dy: x to c - 1 (POWER again), times c (a scalar
+    // broadcast), times dy, then a Where keeping it unless c is 0 (SelectInPlace's estimate).
+    case OpKind::Pow: return {{{Vertex::BroadcastScalar1D, BinaryOpKind::Pow}, ElementArgs{type, e}}};
+    case OpKind::PowGrad:
+        return {{{Vertex::BroadcastScalar1D, BinaryOpKind::Pow}, ElementArgs{type, e}}, byScalar(BinaryOpKind::Mul, type, e),
+                binary(BinaryOpKind::Mul, type, e), {Vertex::SelectInPlace, CountArgs{e}}};
     // PopART's Erf is UnaryOp<ERF>; its gradient, dy 2 / sqrt(pi) exp(-x^2), five passes: x
     // squared, negated and exponentiated in place, times the constant (a scalar broadcast in
     // place), times dy.
