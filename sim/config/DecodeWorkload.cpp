@@ -216,7 +216,7 @@ LayerKind layerKindOf(const std::string& op)
             {"log_softmax", LayerKind::LogSoftmax}, {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat},
             {"slice", LayerKind::Slice}, {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather},
             {"parameter", LayerKind::Parameter}, {"attention_mask", LayerKind::AttentionMask},
-            {"lstm", LayerKind::Lstm}, {"gru", LayerKind::Gru}};
+            {"lstm", LayerKind::Lstm}, {"gru", LayerKind::Gru}, {"reduce", LayerKind::Reduce}};
         for (const ActivationRow& a : activationTable())
             k.emplace(a.graphName, a.layer);
         return k;
@@ -257,6 +257,8 @@ LayerSpec layerOf(const json& op)
     l.shape = op.value("shape", std::vector<int64_t>());
     l.learned = op.value("learned", true);
     l.perm = op.value("dims", std::vector<uint32_t>());
+    l.mean = op.value("reduction", std::string("mean")) == "mean";
+    l.keepDim = op.value("keepdim", false);
     l.axis = op.value("dim", 1u);
     l.start = op.value("start", uint64_t(0));
     l.end = op.value("end", uint64_t(0));

@@ -25,9 +25,6 @@
 namespace ipusim::config {
 namespace {
 
-// What to do when a LayerNorm arrives as its pieces (ReduceMean, Sub, Pow, Sqrt, ...).
-constexpr const char* kLayerNormHint = "LayerNorm exports as one LayerNormalization node with opset_version=17";
-
 /** Operand positions that hold weights (parameters), never data, by op type. */
 bool weightPosition(const std::string& op, std::size_t k)
 {
@@ -140,7 +137,7 @@ private:
         const bool downstream = std::any_of(node.input().begin(), node.input().end(), [&](const std::string& in) { return m_blocked.count(in); });
         if (downstream) {
             if (!handlers().count(node.op_type()))
-                m_blockers.emplace_back(node.op_type(), fmt::format("{}: unsupported op{}", originOf(node), hintFor(node.op_type())));
+                m_blockers.emplace_back(node.op_type(), fmt::format("{}: unsupported op", originOf(node)));
         } else {
             try {
                 return convert(node);
@@ -870,7 +867,7 @@ public:
                 {"BatchNormalization", &I::batchNorm, {"batch_norm"}, "training or inference statistics"},
                 {"Concat", &I::concat, {"concat"}, "of one input: that input; of weights only (an RNN's packed gates): a weight; a weight operand (a class token) repeats over the batch"},
                 {"Conv", &I::conv, {"conv2d"}, "2-D, symmetric padding"},
-                {"Div", &I::binary, {"div", "scale"}, "as `Add`; by a scalar constant: a `scale`"},
+                {"Div", &I::binary, {"div", "scale", "reciprocal"}, "as `Add`; by a scalar constant: a `scale`; a scalar constant by a tensor (torch's rsqrt, `1 / sqrt`): a `reciprocal`"},
                 {"Dropout", &I::unaryLayer, {"dropout"}, "training: a random mask; inference: the identity"},
                 {"Pow", &I::pow, {"sqrt", "reciprocal", "pow"}, "by a constant exponent: 0.5 a sqrt, -1 a reciprocal, 1 the operand, any other a pow"},
                 {"Expand", &I::expand, {"parameter"}, "of a weight [1, ...] over the batch (a class token): the weight, repeated where read"},
@@ -889,7 +886,8 @@ public:
                 {"Mul", &I::binary, {"mul", "scale", "parameter"}, "as `Add`"},
                 {"NegativeLogLikelihoodLoss", &I::loss, {"nll_loss", "transpose"}, "as SoftmaxCrossEntropyLoss"},
                 {"Pad", &I::pad, {}, "zeros on height and width, read by convolutions or poolings: their padding"},
-                {"ReduceMean", &I::reduceMean, {"global_avg_pool"}, "of an image's height and width"},
+                {"ReduceMean", &I::reduce, {"global_avg_pool", "reduce"}, "of an image's height and width: global average pooling; over other consecutive axes after the batch: a reduce"},
+                {"ReduceSum", &I::reduce, {"reduce"}, "over consecutive axes after the batch (constant axes)"},
                 {"Reshape", &I::reshapeOrGroupNorm, {"reshape", "group_norm"}, "a constant shape; the batch followed from its stride where it folds into a dimension (reshape(-1, V)) or unfolds"},
                 {"Slice", &I::slices, {"slice"}, "one axis, step 1; of a weight or buffer (a causal mask's [:S, :S]): one of its own"},
                 {"Softmax", &I::lastAxis, {"softmax"}, "last axis"},
@@ -936,15 +934,7 @@ private:
         auto handler = handlers().find(op);
         if (handler != handlers().end())
             return (this->*handler->second)(node);
-        failUnsupported(node, hintFor(op));
-    }
-
-    /** What an unsupported op may stand for. */
-    static std::string hintFor(const std::string& op)
-    {
-        if (op == "Pow")
-            return fmt::format(" ({})", kLayerNormHint);
-        return "";
+        failUnsupported(node, "");
     }
 
     [[noreturn]] void failUnsupported(const onnx::NodeProto& node, const std::string& hint) const
@@ -1025,10 +1015,29 @@ private:
             m_dims[node.output(0)].push_back({w[k], ""});
     }
 
-    void reduceMean(const onnx::NodeProto& node)
+    /** ReduceMean or ReduceSum: of an NCHW image's height and width (x.mean([2, 3])) global
+     *  average pooling, as popnn pools; over other consecutive axes after the batch a reduce
+     *  layer. The axes: ReduceMean's attribute, ReduceSum's operand (opset 13). */
+    void reduce(const onnx::NodeProto& node)
     {
-        if (!imageMean(node))
-            failUnsupported(node, fmt::format(" over other axes than an image's height and width (x.mean([2, 3])); {}", kLayerNormHint));
+        const bool mean = node.op_type() == "ReduceMean";
+        if (mean && imageMean(node))
+            return;
+        std::vector<int64_t> axes = intsAttr(node, "axes", {});
+        if (!mean && node.input_size() > 1 && !node.input(1).empty()) {
+            const auto given = constantInts(node.input(1));
+            if (!given)
+                failNode(node, fmt::format("expected constant axes (input 1, \"{}\")", node.input(1)));
+            axes = *given;
+        }
+        if (axes.empty())
+            failNode(node, "expected axes: a reduction over every dimension would mix the samples");
+        LayerSpec l = layerFor(node, LayerKind::Reduce, {0});
+        for (int64_t a : axes)
+            l.perm.push_back(layerAxisOf(node, a));
+        l.mean = mean;
+        l.keepDim = intAttr(node, "keepdims", 1) != 0;
+        add(node, l);
     }
 
     /** A shape computation on known integers that ONNX's data propagation leaves out (a
@@ -1292,8 +1301,10 @@ private:
         // pass over the other operand.
         for (int k : {0, 1})
             if (scalarConstant(node.input(k))) {
+                // c / x (torch's rsqrt as 1 / sqrt): popops' DIVIDE map of the constant and x,
+                // whatever c, as a reciprocal is priced.
                 if (node.op_type() == "Div" && k == 0)
-                    failNode(node, "expected a tensor divided by a constant: a constant divided by a tensor is not modelled yet");
+                    return add(node, layerFor(node, LayerKind::Reciprocal, {1}));
                 return add(node, layerFor(node, LayerKind::Scale, {1 - k}));
             }
         // MatMul then Add of a 1-D weight is nn.Linear's bias (torch exports a linear layer on

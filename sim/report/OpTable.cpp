@@ -43,6 +43,7 @@ json probeOps(const std::string& kind)
         {"slice", {{"dim", 1}, {"start", 0}, {"end", 4}}},
         {"embedding", {{"num_embeddings", 16}, {"embedding_dim", 8}}},
         {"lstm", {{"hidden_size", 8}}},
+        {"reduce", {{"dims", {2, 3}}}},
         {"gru", {{"hidden_size", 8}}},
     };
     static const std::set<std::string> twoOperands = {"add", "sub", "mul", "div", "matmul", "concat"};

@@ -171,3 +171,42 @@ def test_gpt_decoder_through_poptorch_pipelines_with_begin_block():
     stages = training.simulated_report()["kinds"][0]["summary"]["pipeline"]["stages"]
     assert [(s["ipu"], s["blocks"]) for s in stages] == [(0, ["embeddings"]), (1, ["layer0"]), (2, ["layer1"]), (3, ["layer2"]),
                                                         (0, ["head"])]
+
+
+class RmsNorm(nn.Module):
+    """LLaMA's and T5's norm: x / sqrt(mean(x^2) + eps), times a learned scale."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+
+class PooledEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte, self.norm, self.fc, self.head = nn.Embedding(VOCAB, WIDTH), RmsNorm(WIDTH), nn.Linear(WIDTH, WIDTH), nn.Linear(WIDTH, 10)
+
+    def forward(self, ids, labels):
+        h = self.fc(self.norm(self.wte(ids)))
+        return F.cross_entropy(self.head(h.mean(1) + 0.5 * h.sum(dim=1)), labels)
+
+
+def test_rms_norm_and_token_pooling_train_as_pow_reduce_and_reciprocal(tmp_path):
+    # x.pow(2) is a pow, .mean(-1, keepdim=True) a reduce over the last dimension, rsqrt's
+    # 1 / sqrt a reciprocal; h.mean(1) and h.sum(dim=1) reduce over the tokens (strided).
+    path = tmp_path / "pooled.onnx"
+    ids, labels = torch.randint(0, VOCAB, (2, SEQ)), torch.randint(0, 10, (2,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(PooledEncoder().train(), (ids, labels), str(path), input_names=["ids", "labels"], opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False, export_params=False)
+    summary = ipusim.run(config(path, "mk2", {"kind": "single"}), out_dir=tmp_path / "run")
+    assert summary.total_cycles > 0
+    assert summary.memory[0]["bytes_by_kind"]["weight"] == 2 * sum(p.numel() for p in PooledEncoder().parameters())
+    # 2 x multiply-adds a sample forward: the linear layer on every token and the head once;
+    # training three times that (the embedding is a gather, no multiply-adds).
+    forward = 2 * (SEQ * WIDTH * WIDTH + WIDTH * 10)
+    assert summary["flops"]["model_flops_per_sample"] == 3 * forward

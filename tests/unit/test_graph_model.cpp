@@ -358,6 +358,43 @@ TEST_CASE("Graph workload: a constant factor is popops' scalar broadcast in plac
     CHECK(named);
 }
 
+TEST_CASE("Graph workload: reduce over the last dimensions sums runs and over middle ones strided, a mean's gradient scales and a sum's copies", "[graph]")
+{
+    // pre [B, 8, 16] (a linear layer, so gradients flow), reduced as `attrs` says, then the loss.
+    const auto vertices = [](const json& attrs) {
+        json ops = json::array({op("pre", "linear", {"x"}, {{"out_features", 16}})});
+        json r = op("r", "reduce", {"pre"});
+        r.update(attrs);
+        ops.push_back(r);
+        ops.push_back(op("f", "flatten", {"r"}));
+        ops.push_back(op("loss", "cross_entropy", {"f", "y"}));
+        const json graph = {{"inputs", {{{"name", "x"}, {"shape", {8, 16}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}}},
+                            {"ops", ops},
+                            {"outputs", {"loss"}}};
+        const Experiment e = build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 2}}));
+        std::map<std::string, std::set<std::string>> found;
+        forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+            if (const auto* c = std::get_if<ComputeStep>(&step.op); c && (c->name == "r" || c->name.rfind("r.", 0) == 0))
+                found[c->name].insert(c->vertexTypes.begin(), c->vertexTypes.end());
+        });
+        return found;
+    };
+    // The mean of each row of 16: runs summed on each tile (ALL_REGIONS_CONTINUOUS), the partials
+    // meet on the result's tiles; the gradient, 1 / 16 of the output's, scaled in place.
+    const auto rows = vertices({{"dims", {2}}});
+    CHECK(rows.at("r.local") == std::set<std::string>{"ReduceContinuous<ADD>"});
+    CHECK(rows.at("r.grad") == std::set<std::string>{"BroadcastScalar1DInPlace<MULTIPLY>"});
+    // The sum over the 8 rows of each of 16 columns: elements 16 apart, a strided reduce; the
+    // gradient the output's copied into the broadcast shape.
+    const auto columns = vertices({{"dims", {1}}, {"reduction", "sum"}, {"keepdim", true}});
+    CHECK(columns.at("r.local") == std::set<std::string>{"ReduceStrided<ADD>"});
+    CHECK(columns.at("r.grad") == std::set<std::string>{"Copy"});
+    CHECK_THAT(errorOf(graphConfig({{"inputs", {{{"name", "x"}, {"shape", {8, 16}}}}},
+                                    {"ops", {op("r", "reduce", {"x"}, {{"dims", {1, 3}}})}},
+                                    {"outputs", {"r"}}})),
+               Catch::Contains("/workload/graph/ops/0/dims: expected consecutive dimensions from 1 to 2 of [4, 8, 16] (0 is the batch), found [1, 3]"));
+}
+
 TEST_CASE("Graph workload: layer and group norm without learned parameters (affine false)", "[graph]")
 {
     const json train = {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp32"}, {"partials", "fp32"}};

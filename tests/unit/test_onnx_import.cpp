@@ -370,17 +370,6 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
                    Catch::Contains("ONNX node \"/fc1/Gemm\" (Gemm): expected an input whose last dimension is 700 for weight \"fc1.weight\" [1024, 700], found 784"));
     }
     {
-        // c / x: a constant over a tensor.
-        onnx::ModelProto m = mlpModel();
-        auto* g = m.mutable_graph();
-        constant(g, "c", {2.0f});
-        g->mutable_node(3)->set_output(0, "mm");
-        node(g, "/Div", "Div", {"c", "mm"}, {"output"});
-        const TempFile f(m, "div");
-        CHECK_THAT(errorOf(onnxConfig(f.path)),
-                   Catch::Contains("ONNX node \"/Div\" (Div): expected a tensor divided by a constant: a constant divided by a tensor is not modelled yet"));
-    }
-    {
         // A learned scale with a constant bias: neither InstanceNorm2d's affine nor its absence.
         onnx::ModelProto m = convModel();
         auto* g = m.mutable_graph();
@@ -391,20 +380,6 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
         const TempFile f(m, "inorm");
         CHECK_THAT(errorOf(onnxConfig(f.path)),
                    Catch::Contains("ONNX node \"/inorm/InstanceNormalization\" (InstanceNormalization): expected a learned scale and bias, or neither"));
-    }
-    {
-        // A mean over the last axis: LayerNorm written out before opset 17.
-        onnx::ModelProto m;
-        m.set_ir_version(8);
-        m.add_opset_import()->set_version(13);
-        auto* g = m.mutable_graph();
-        declare(g->add_input(), "input", {1, 8, 16});
-        intsAttr(node(g, "/ln/ReduceMean", "ReduceMean", {"input"}, {"output"}), "axes", {-1});
-        declare(g->add_output(), "output", {1, 8, 1});
-        const TempFile f(m, "reduce_mean");
-        CHECK_THAT(errorOf(onnxConfig(f.path)),
-                   Catch::Contains("ONNX node \"/ln/ReduceMean\" (ReduceMean): unsupported op over other axes than an image's height and "
-                                   "width (x.mean([2, 3])); LayerNorm exports as one LayerNormalization node with opset_version=17"));
     }
     {
         // Unsqueeze of data (of a weight it is GroupNorm's per-channel [C, 1, 1]).
@@ -673,6 +648,60 @@ TEST_CASE("ONNX import: Pow by a constant 0.5, -1 or 1 is sqrt, reciprocal or th
     CHECK(kindsOf(0.0f, "Reciprocal") == K{LayerKind::Linear, LayerKind::Reciprocal, LayerKind::Linear});
     CHECK(kindsOf(2.0f, "Pow") == K{LayerKind::Linear, LayerKind::Pow, LayerKind::Linear});
     CHECK(kindsOf(-0.5f, "Pow") == K{LayerKind::Linear, LayerKind::Pow, LayerKind::Linear});
+}
+
+TEST_CASE("ONNX import: ReduceMean and ReduceSum over consecutive axes after the batch are a reduce, c / x a reciprocal", "[onnx]")
+{
+    // The 3 -> 4 channel convolution's [1, 4, 8, 8] output reduced as `op` over `axes`.
+    const auto reduced = [](const std::string& op, std::vector<int64_t> axes, int64_t keep = 1) {
+        onnx::ModelProto m = convModel();
+        auto* g = m.mutable_graph();
+        g->mutable_node(0)->set_output(0, "y");
+        onnx::NodeProto* r = nullptr;
+        if (op == "ReduceSum") {
+            auto* a = g->add_initializer();
+            a->set_name("axes");
+            a->set_data_type(onnx::TensorProto_DataType_INT64);
+            a->add_dims(int64_t(axes.size()));
+            for (int64_t v : axes)
+                a->add_int64_data(v);
+            r = node(g, "/r", op, {"y", "axes"}, {"output"});
+        } else {
+            r = node(g, "/r", op, {"y"}, {"output"});
+            intsAttr(r, "axes", axes);
+        }
+        intAttr(r, "keepdims", keep);
+        g->mutable_output(0)->Clear();
+        g->mutable_output(0)->set_name("output");
+        return m;
+    };
+    const auto layers = [](const onnx::ModelProto& m, const std::string& name) {
+        const TempFile f(m, name);
+        return config::importOnnx({f.path, {}, {}, false}, Throwing()).layers;
+    };
+    // x.mean([2, 3]) stays global average pooling, as popnn pools.
+    CHECK(layers(reduced("ReduceMean", {2, 3}), "mean23").back().kind == LayerKind::GlobalAvgPool);
+    const auto last = layers(reduced("ReduceMean", {-1}, 0), "mean_last").back();
+    CHECK(last.kind == LayerKind::Reduce);
+    CHECK(last.perm == std::vector<uint32_t>{3});
+    CHECK((last.mean && !last.keepDim));
+    const auto channels = layers(reduced("ReduceSum", {1, 2}), "sum12").back();
+    CHECK(channels.kind == LayerKind::Reduce);
+    CHECK(channels.perm == std::vector<uint32_t>{1, 2});
+    CHECK((!channels.mean && channels.keepDim));
+    // Axes with the batch would mix the samples; axes apart are not one reduce.
+    CHECK_THAT(errorOf(onnxConfig(TempFile(reduced("ReduceSum", {0}), "sum0").path)),
+               Catch::Contains("ONNX node \"/r\" (ReduceSum): expected an axis after the batch (1 to 3), found 0"));
+    CHECK_THAT(errorOf(onnxConfig(TempFile(reduced("ReduceMean", {1, 3}), "mean13").path)),
+               Catch::Contains("ONNX node \"/r\" (ReduceMean) dims: expected consecutive dimensions from 1 to 3 of [4, 4, 8, 8] (0 is the "
+                                               "batch), found [1, 3]"));
+    // c / x: popops' DIVIDE map of a scalar and x, priced as a reciprocal whatever c.
+    onnx::ModelProto m = mlpModel();
+    auto* g = m.mutable_graph();
+    constant(g, "c", {2.0f});
+    g->mutable_node(3)->set_output(0, "mm");
+    node(g, "/Div", "Div", {"c", "mm"}, {"output"});
+    CHECK(layers(m, "div").back().kind == LayerKind::Reciprocal);
 }
 
 TEST_CASE("ONNX import: weights packed by Concat (an RNN's gates) are a weight", "[onnx]")

@@ -95,6 +95,8 @@ enum class OpKind {
     AvgPoolGrad,
     GlobalAvgPool, // the mean of each of `channels` channels' images of `window` positions
     GlobalAvgPoolGrad,
+    Reduce,         // the mean (or sum) of `window` elements each output, `inner` apart (1: in runs)
+    ReduceGrad,     // the output's gradient broadcast back over the reduced elements (scaled, for a mean)
     SoftmaxCrossEntropy,
     SoftmaxCrossEntropyGrad,
     NllLoss,        // the mean of minus the labels' log-probabilities (after a LogSoftmax)
@@ -166,6 +168,11 @@ struct Op
      *  (group norm: rows of C / G x H x W elements, C parameters); 0: the row's. */
     uint64_t paramChannels = 0;
     RecurrentCell cell = RecurrentCell::Lstm; // Recurrent / RecurrentGrad
+    /** Reduce (and its gradient): elements between consecutive reduced ones, the product of the
+     *  dimensions after the reduced ones (1: the reduced dimensions are the last); and whether it
+     *  is a mean (else a sum). */
+    uint64_t inner = 1;
+    bool mean = true;
 };
 
 /** Whether an op is a loss, where training's backward pass starts. */

@@ -261,6 +261,7 @@ private:
         case LayerKind::MaxPool2d: return pool(l, i, OpKind::MaxPool);
         case LayerKind::AvgPool2d: return pool(l, i, OpKind::AvgPool);
         case LayerKind::GlobalAvgPool: return globalAvgPool(l, i);
+        case LayerKind::Reduce: return reduce(l, i);
         case LayerKind::BatchNorm2d: return batchNorm(l, i);
         case LayerKind::Dropout: return dropout(l, i);
         case LayerKind::Flatten: return flatten(l, i);
@@ -570,6 +571,34 @@ private:
         Op& op = m_g.addOp(l.name, OpKind::GlobalAvgPool, {x.tensor}, {y.tensor});
         op.window = x.shape[2] * x.shape[3];
         op.channels = x.shape[1];
+        return y;
+    }
+
+    /** The mean or sum over consecutive dimensions after the batch: popops::reduce, each output
+     *  of `window` elements `inner` apart (in runs when the dimensions are the last). */
+    Value reduce(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        std::vector<uint32_t> dims = l.perm;
+        std::sort(dims.begin(), dims.end());
+        const bool inRange = !dims.empty() && dims.front() >= 1 && dims.back() < x.shape.size();
+        const bool consecutive = inRange && dims.back() - dims.front() + 1 == dims.size() &&
+                                 std::adjacent_find(dims.begin(), dims.end()) == dims.end();
+        if (!consecutive)
+            fail(i, "dims", fmt::format("expected consecutive dimensions from 1 to {} of {} (0 is the batch), found [{}]", x.shape.size() - 1,
+                                        shapeText(x.shape), fmt::join(l.perm, ", ")));
+        std::vector<uint64_t> out;
+        for (std::size_t d = 0; d < x.shape.size(); ++d)
+            if (d < dims.front() || d > dims.back())
+                out.push_back(x.shape[d]);
+            else if (l.keepDim)
+                out.push_back(1);
+        Value y{tensor(l.name + ".out", out), out};
+        Op& op = m_g.addOp(l.name, OpKind::Reduce, {x.tensor}, {y.tensor});
+        op.window = product(x.shape, dims.front(), x.shape.size() - 1 - dims.back());
+        op.inner = product(x.shape, dims.back() + 1);
+        op.mean = l.mean;
         return y;
     }
 

@@ -35,6 +35,7 @@ enum class LayerKind {
     MaxPool2d,    // windows of kernel_size every stride (padding never wins)
     AvgPool2d,    // as MaxPool2d, the mean of each window (padding counted as zeros)
     GlobalAvgPool,// the mean of each channel's image: [N, C, H, W] -> [N, C, 1, 1]
+    Reduce,       // the mean or sum over consecutive dimensions after the batch (`perm`: those dimensions)
     BatchNorm2d,  // per channel of [N, C, H, W]; batch statistics when training, else running ones
     Dropout,      // training: a random mask; inference: the identity
     Flatten,      // a view: every dimension after the batch in one
@@ -68,7 +69,9 @@ struct LayerSpec
     bool affine = true; // layer_norm, group_norm: a learned per-channel weight and bias (torch's elementwise_affine, affine)
     std::vector<int64_t> shape; // reshape: per sample, one -1 inferred; parameter: its shape
     bool learned = true;        // parameter: false for state kept but not learned (a registered buffer)
-    std::vector<uint32_t> perm; // transpose: every dimension, the batch (0) first
+    std::vector<uint32_t> perm; // transpose: every dimension, the batch (0) first; reduce: the dimensions reduced
+    bool mean = true;           // reduce: the mean, else the sum
+    bool keepDim = false;       // reduce: each reduced dimension kept as a dimension of 1
     uint32_t axis = 1;          // concat, slice: a dimension counted with the batch (0)
     uint64_t start = 0, end = 0; // slice
     uint64_t index = 0;          // gather without an index input: the entry it takes (x[:, i])

@@ -317,12 +317,16 @@ void GraphLowering::lowerReduceRepeats(const Op& op)
     reduceRuns(op, op.broadcastRun, {Precision::FP32, false});
 }
 
-void GraphLowering::reduceRuns(const Op& op, uint64_t run, RunReduction how)
+void GraphLowering::reduceRuns(const Op& op, uint64_t run, RunReduction how, uint64_t inner)
 {
     // popops::reduce over tiles: each tile sums the runs it holds into partial sums (at most one
     // per output: runs of `run` elements, each of one output); the partials cross to the tiles
-    // of the result (spread linearly), which add them up.
+    // of the result (spread linearly), which add them up. Elements `inner` apart (a reduction
+    // over middle dimensions) are summed by a strided reduce, a partial for each of the inner
+    // positions a tile's piece covers.
     const auto reduceCall = [&](Precision type, uint64_t outputs, uint64_t partials) {
+        if (inner > 1)
+            return VertexCall{{Vertex::ReduceStrided, ReduceOp::Add}, ReduceArgs{type, Precision::FP32, outputs, partials, outputs}};
         return how.continuous ? calls::rowReduce(type, outputs, partials) : calls::partialsReduce(type, outputs, partials);
     };
     const int source = op.inputs.at(0), out = op.outputs.at(0);
@@ -336,7 +340,7 @@ void GraphLowering::reduceRuns(const Op& op, uint64_t run, RunReduction how)
     uint64_t partials = 0;
     for (uint32_t t = 0; t < T; ++t)
         if (elems[t]) {
-            const uint64_t sums = std::min(ceilDiv(elems[t], run), outputs);
+            const uint64_t sums = std::min(std::min(elems[t], inner) * ceilDiv(elems[t], run * inner), outputs);
             local.calls.add(t, reduceCall(how.localType, sums, ceilDiv(elems[t], sums)));
             partialBytes[t] = sums * 4;
             x[t].send += sums * 4;
@@ -348,7 +352,7 @@ void GraphLowering::reduceRuns(const Op& op, uint64_t run, RunReduction how)
         if (outMap[t]) {
             const uint64_t mine = outMap[t] / bytesOf(od.type);
             x[t].recv += mine * perOutput * 4;
-            sum.calls.add(t, reduceCall(Precision::FP32, mine, perOutput));
+            sum.calls.add(t, how.continuous ? calls::rowReduce(Precision::FP32, mine, perOutput) : calls::partialsReduce(Precision::FP32, mine, perOutput));
         }
     OpPlan plan;
     const PlanTensor partialSums = plan.temporary(op.name + " partials", partialBytes);
@@ -368,8 +372,25 @@ void GraphLowering::lowerGlobalPool(const Op& op)
     if (op.kind == OpKind::GlobalAvgPool)
         return reduceRuns(op, op.window, {m_graph.tensor(op.inputs.at(0)).type, true});
     // The gradient (substPoolingGradientWithBroadcast): each image position gets its (sample,
-    // channel)'s gradient scaled by 1 / window, the gradients spread linearly, each tile
-    // receiving those of the images it holds part of.
+    // channel)'s gradient scaled by 1 / window.
+    broadcastGradient(op, 1, true);
+}
+
+void GraphLowering::lowerReduce(const Op& op)
+{
+    // PopART's ReduceMean and ReduceSum are popops::reduce (the mean's 1 / window an output
+    // scale, free, §3.8): in runs over the last dimensions, strided over middle ones. The
+    // gradient broadcasts the output's back (PopART's ReduceMeanGrad scales it too).
+    if (op.kind == OpKind::Reduce)
+        return reduceRuns(op, op.window, {m_graph.tensor(op.inputs.at(0)).type, op.inner == 1}, op.inner);
+    broadcastGradient(op, op.inner, op.mean);
+}
+
+void GraphLowering::broadcastGradient(const Op& op, uint64_t inner, bool scaled)
+{
+    // The gradients spread linearly, each tile receiving those of the outputs its elements
+    // read (runs of `window`, or `inner` positions of each block of window x inner), then
+    // scaled by 1 / window in place, or (a sum's) copied into the broadcast shape.
     const int source = op.inputs.at(0), result = op.outputs.at(0);
     const Precision type = m_graph.tensor(source).type;
     const unsigned bytes = bytesOf(type);
@@ -382,8 +403,8 @@ void GraphLowering::lowerGlobalPool(const Op& op)
         const uint64_t e = outMap[t] / bytes;
         if (!outMap[t])
             continue;
-        in[t].recv += (ceilDiv(e, op.window) + 1) * bytes;
-        scale.calls.add(t, calls::byScalar(costs::BinaryOpKind::Mul, type, e)); // times 1 / window
+        in[t].recv += (std::min(e, inner) * ceilDiv(e, op.window * inner) + 1) * bytes;
+        scale.calls.add(t, scaled ? calls::byScalar(costs::BinaryOpKind::Mul, type, e) : calls::copy(e * bytes, bytes));
     }
     OpPlan plan;
     plan.exchange(op.name + ".in", std::move(in)).read(PlanTensor::graph(source));

@@ -136,6 +136,8 @@ void GraphLowering::lowerAfresh(const Op& op)
     case OpKind::BatchNormGrad: lowerBatchNormGrad(op); break;
     case OpKind::GlobalAvgPool:
     case OpKind::GlobalAvgPoolGrad: lowerGlobalPool(op); break;
+    case OpKind::Reduce:
+    case OpKind::ReduceGrad: lowerReduce(op); break;
     case OpKind::Concat:
     case OpKind::Slice:
     case OpKind::SliceGrad: lowerCopy(op); break;

@@ -168,7 +168,11 @@ private:
         Precision localType;
         bool continuous;
     };
-    void reduceRuns(const Op& op, uint64_t run, RunReduction how);
+    void reduceRuns(const Op& op, uint64_t run, RunReduction how, uint64_t inner = 1);
+    void lowerReduce(const Op& op);
+    /** A reduction's gradient: the output's gradient to every element it came from, a mean's
+     *  scaled by 1 / window (GlobalAvgPoolGrad, ReduceGrad). */
+    void broadcastGradient(const Op& op, uint64_t inner, bool scaled);
     void lowerLoss(const Op& op);
     /** The vertices a loss runs on a tile holding `e` logits in `rows` rows of `perRow`. */
     [[nodiscard]] std::vector<VertexCall> lossCalls(const Op& op, Precision type, uint64_t e, uint64_t rows, uint64_t perRow) const;
