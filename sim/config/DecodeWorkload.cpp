@@ -216,7 +216,7 @@ LayerKind layerKindOf(const std::string& op)
             {"log_softmax", LayerKind::LogSoftmax}, {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat},
             {"slice", LayerKind::Slice}, {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather},
             {"parameter", LayerKind::Parameter}, {"attention_mask", LayerKind::AttentionMask},
-            {"lstm", LayerKind::Lstm}, {"gru", LayerKind::Gru}, {"reduce", LayerKind::Reduce}};
+            {"lstm", LayerKind::Lstm}, {"gru", LayerKind::Gru}, {"reduce", LayerKind::Reduce}, {"pad", LayerKind::Pad}};
         for (const ActivationRow& a : activationTable())
             k.emplace(a.graphName, a.layer);
         return k;
@@ -259,6 +259,12 @@ LayerSpec layerOf(const json& op)
     l.perm = op.value("dims", std::vector<uint32_t>());
     l.mean = op.value("reduction", std::string("mean")) == "mean";
     l.keepDim = op.value("keepdim", false);
+    if (op.contains("pads"))
+        for (const json& pair : op.at("pads"))
+            for (const json& v : pair)
+                l.pads.push_back(v.get<uint64_t>());
+    const std::string padMode = op.value("mode", std::string("constant"));
+    l.padMode = padMode == "reflect" ? PadMode::Reflect : padMode == "replicate" ? PadMode::Edge : PadMode::Constant;
     l.axis = op.value("dim", 1u);
     l.start = op.value("start", uint64_t(0));
     l.end = op.value("end", uint64_t(0));

@@ -798,43 +798,56 @@ private:
         return *at;
     }
 
-    /** A zero pad of an image's height and width, read by convolutions or poolings only (torch
-     *  writes F.pad before a convolution, and an average pooling's count_include_pad, as one):
-     *  the padding of each reader, whose windows then cover it. PopART's PadInplace makes the
-     *  pad itself a view (no vertex runs). */
+    /** A zero pad of an image's height and width, the same on both sides, read by convolutions
+     *  or poolings only (torch writes F.pad before a convolution, and an average pooling's
+     *  count_include_pad, as one): the padding of each reader, whose windows then cover it.
+     *  PopART's PadInplace makes the pad itself a view (no vertex runs). Any other pad (another
+     *  constant, reflect or edge, of any dimension after the batch) is a pad layer. */
     void pad(const onnx::NodeProto& node)
     {
-        const auto* mode = attr(node, "mode");
-        if (mode && mode->s() != "constant")
-            failNode(node, fmt::format("expected mode \"constant\": {} padding is not modelled yet", mode->s()));
+        const auto* modeAttr = attr(node, "mode");
+        const std::string mode = modeAttr ? modeAttr->s() : "constant";
+        if (mode != "constant" && mode != "reflect" && mode != "edge")
+            failNode(node, fmt::format("expected mode \"constant\", \"reflect\" or \"edge\", found \"{}\"", mode));
         const auto pads = node.input_size() > 1 ? constantInts(node.input(1)) : std::nullopt;
         if (!pads || pads->size() % 2 != 0)
             failNode(node, "expected constant pads (a shape computed in the graph is not supported)");
-        if (node.input_size() > 2 && !node.input(2).empty() && constantScalar(node.input(2)).value_or(1.0) != 0.0)
-            failNode(node, "expected a zero pad value: padding with another constant is not modelled yet");
+        if (node.input_size() > 3 && !node.input(3).empty())
+            failNode(node, "expected pads of every dimension (no axes input)");
+        const bool zeros = node.input_size() < 3 || node.input(2).empty() || constantScalar(node.input(2)).value_or(1.0) == 0.0;
         const std::size_t rank = pads->size() / 2;
-        if (std::all_of(pads->begin(), pads->end(), [](int64_t v) { return v == 0; }))
-            return alias(node);
         const auto& p = *pads;
-        for (std::size_t d = 0; d < rank; ++d) {
-            if (d + 2 < rank && (p[d] != 0 || p[rank + d] != 0))
-                failNode(node, fmt::format("expected padding of the last two dimensions only (height and width), found pads [{}]",
-                                           fmt::join(p, ", ")));
-            if (p[d] != p[rank + d] || p[d] < 0 || p[d] > 65535)
-                failNode(node, fmt::format("expected the same padding, 0 to 65535, on both sides of each dimension, found pads [{}]",
-                                           fmt::join(p, ", ")));
+        if (std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; }))
+            return alias(node);
+        if (std::any_of(p.begin(), p.end(), [](int64_t v) { return v < 0 || v > 65535; }))
+            failNode(node, fmt::format("expected pads of 0 to 65535 (a negative pad crops), found [{}]", fmt::join(p, ", ")));
+        if (mode == "constant" && zeros && readByWindowsOnly(node, rank)) {
+            m_padOf[node.output(0)] = {uint32_t(p[rank - 2]), uint32_t(p[rank - 1])};
+            return alias(node);
         }
-        if (isGraphOutput(node.output(0)))
-            failNode(node, "expected only convolutions or poolings to read it, not the host: a padded graph output is not modelled yet");
+        if (p[0] != 0 || p[rank] != 0)
+            failNode(node, fmt::format("expected no padding of the batch (dimension 0), found pads [{}]", fmt::join(p, ", ")));
+        LayerSpec l = layerFor(node, LayerKind::Pad, {0});
+        for (std::size_t d = 1; d < rank; ++d)
+            l.pads.insert(l.pads.end(), {uint64_t(p[d]), uint64_t(p[rank + d])});
+        l.padMode = mode == "reflect" ? PadMode::Reflect : mode == "edge" ? PadMode::Edge : PadMode::Constant;
+        add(node, l);
+    }
+
+    /** Whether a pad of the last two dimensions, the same on both sides, is read by convolutions
+     *  and poolings only (as their padding): their windows cover it. */
+    bool readByWindowsOnly(const onnx::NodeProto& node, std::size_t rank) const
+    {
+        const auto p = *constantInts(node.input(1));
+        for (std::size_t d = 0; d < rank; ++d)
+            if ((d + 2 < rank && (p[d] != 0 || p[rank + d] != 0)) || p[d] != p[rank + d])
+                return false;
         auto readers = m_readers.find(node.output(0));
-        if (rank < 2 || readers == m_readers.end() ||
-            !std::all_of(readers->second.begin(), readers->second.end(), [](const auto& r) {
-                const std::string& op = r.first->op_type();
-                return r.second == 0 && (op == "Conv" || op == "AveragePool" || op == "MaxPool");
-            }))
-            failNode(node, "expected only convolutions or poolings to read it: a pad of other data is not modelled yet");
-        m_padOf[node.output(0)] = {uint32_t(p[rank - 2]), uint32_t(p[rank - 1])};
-        alias(node);
+        return rank >= 2 && !isGraphOutput(node.output(0)) && readers != m_readers.end() &&
+               std::all_of(readers->second.begin(), readers->second.end(), [](const auto& r) {
+                   const std::string& op = r.first->op_type();
+                   return r.second == 0 && (op == "Conv" || op == "AveragePool" || op == "MaxPool");
+               });
     }
 
     /** A node that only renames its input (Identity, a Dropout in inference export). */
@@ -885,7 +898,7 @@ public:
                 {"MaxPool", &I::pool, {"max_pool2d"}, "2-D, floor or ceil mode"},
                 {"Mul", &I::binary, {"mul", "scale", "parameter"}, "as `Add`"},
                 {"NegativeLogLikelihoodLoss", &I::loss, {"nll_loss", "transpose"}, "as SoftmaxCrossEntropyLoss"},
-                {"Pad", &I::pad, {}, "zeros on height and width, read by convolutions or poolings: their padding"},
+                {"Pad", &I::pad, {"pad"}, "zeros on height and width, read by convolutions or poolings: their padding; any other (constant, reflect, edge; dimensions after the batch): a `pad`"},
                 {"ReduceMean", &I::reduce, {"global_avg_pool", "reduce"}, "of an image's height and width: global average pooling; over other consecutive axes after the batch: a reduce"},
                 {"ReduceSum", &I::reduce, {"reduce"}, "over consecutive axes after the batch (constant axes)"},
                 {"Reshape", &I::reshapeOrGroupNorm, {"reshape", "group_norm"}, "a constant shape; the batch followed from its stride where it folds into a dimension (reshape(-1, V)) or unfolds"},

@@ -44,6 +44,7 @@ json probeOps(const std::string& kind)
         {"embedding", {{"num_embeddings", 16}, {"embedding_dim", 8}}},
         {"lstm", {{"hidden_size", 8}}},
         {"reduce", {{"dims", {2, 3}}}},
+        {"pad", {{"pads", {{0, 0}, {1, 1}, {1, 1}}}, {"mode", "reflect"}}},
         {"gru", {{"hidden_size", 8}}},
     };
     static const std::set<std::string> twoOperands = {"add", "sub", "mul", "div", "matmul", "concat"};

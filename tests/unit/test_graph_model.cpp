@@ -395,6 +395,52 @@ TEST_CASE("Graph workload: reduce over the last dimensions sums runs and over mi
                Catch::Contains("/workload/graph/ops/0/dims: expected consecutive dimensions from 1 to 2 of [4, 8, 16] (0 is the batch), found [1, 3]"));
 }
 
+TEST_CASE("Graph workload: a pad fills a constant border and copies a reflection, its gradient adds a reflection's border back", "[graph]")
+{
+    // pre [B, 8, 16] (fp32, a linear layer so gradients flow) padded by 1 before and after
+    // each dimension to [B, 10, 18]: 360 of 180 elements a sample in and out.
+    const auto run = [](const std::string& mode) {
+        const json graph = {{"inputs", {{{"name", "x"}, {"shape", {8, 16}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}}},
+                            {"ops", {op("pre", "linear", {"x"}, {{"out_features", 16}}),
+                                     op("p", "pad", {"pre"}, {{"pads", {{1, 1}, {1, 1}}}, {"mode", mode}}), op("f", "flatten", {"p"}),
+                                     op("loss", "cross_entropy", {"f", "y"})}},
+                            {"outputs", {"loss"}}};
+        return build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp32"}}));
+    };
+    const auto received = [](const Experiment& e, const std::string& name) {
+        uint64_t n = 0;
+        forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+            if (const auto* x = std::get_if<ExchangeStep>(&step.op); x && x->name == name)
+                for (const auto& r : x->bytes.runs())
+                    n += uint64_t(r.count) * r.value.recv;
+        });
+        return n;
+    };
+    const auto vertices = [](const Experiment& e, const std::string& name) {
+        std::set<std::string> v;
+        forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+            if (const auto* c = std::get_if<ComputeStep>(&step.op); c && c->name == name)
+                v.insert(c->vertexTypes.begin(), c->vertexTypes.end());
+        });
+        return v;
+    };
+    const uint64_t in = 2 * 8 * 16 * 4, out = 2 * 10 * 18 * 4; // bytes of the micro-batch
+    const Experiment constant = run("constant");
+    CHECK(vertices(constant, "p") == std::set<std::string>{"Copy", "Fill"});
+    CHECK(received(constant, "p.in") == Approx(double(in)).epsilon(0.02)); // the interior, in whole bytes a tile
+    CHECK(vertices(constant, "p.grad") == std::set<std::string>{"Copy"});
+    CHECK(received(constant, "p.grad.in") == Approx(double(in)).epsilon(0.02));
+    const Experiment reflect = run("reflect");
+    CHECK(vertices(reflect, "p") == std::set<std::string>{"Copy"});
+    CHECK(received(reflect, "p.in") == Approx(double(out)).epsilon(0.02)); // the border too, copied from the input
+    CHECK(vertices(reflect, "p.grad") == std::set<std::string>{"Copy", "BinaryOp1D<ADD>"});
+    CHECK(received(reflect, "p.grad.in") == Approx(double(out)).epsilon(0.02));
+    CHECK_THAT(errorOf(graphConfig({{"inputs", {{{"name", "x"}, {"shape", {8, 16}}}}},
+                                    {"ops", {op("p", "pad", {"x"}, {{"pads", {{8, 0}, {0, 0}}}, {"mode", "reflect"}})}},
+                                    {"outputs", {"p"}}})),
+               Catch::Contains("/workload/graph/ops/0/pads: expected a reflection of fewer than 8 elements in dimension 1 of [4, 8, 16], found [8, 0]"));
+}
+
 TEST_CASE("Graph workload: layer and group norm without learned parameters (affine false)", "[graph]")
 {
     const json train = {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp32"}, {"partials", "fp32"}};

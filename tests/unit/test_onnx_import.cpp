@@ -454,29 +454,45 @@ TEST_CASE("ONNX import: a zero pad of height and width is its reader's padding, 
         CHECK(spec.layers.at(0).inputs == std::vector<std::string>{"input"});
     }
     {
-        // What a pad cannot be: of the channels, one-sided, of another value or mode.
-        const TempFile channels(paddedConvModel({0, 1, 1, 1, 0, 1, 1, 1}), "pad_channels");
-        CHECK_THAT(errorOf(onnxConfig(channels.path)),
-                   Catch::Contains("ONNX node \"/pad/Pad\" (Pad): expected padding of the last two dimensions only (height and width), "
-                                   "found pads [0, 1, 1, 1, 0, 1, 1, 1]"));
-        const TempFile oneSided(paddedConvModel({0, 0, 0, 0, 0, 0, 1, 1}, 7), "pad_one_sided");
-        CHECK_THAT(errorOf(onnxConfig(oneSided.path)), Catch::Contains("expected the same padding, 0 to 65535, on both sides"));
+        // Any other pad is a pad layer before the convolution: unequal sides, one-sided, a
+        // reflection, read by the host too, of another value.
+        const auto padLayer = [](const onnx::ModelProto& m, const std::string& name) {
+            const TempFile f(m, name);
+            const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+            REQUIRE(spec.layers.size() == 2);
+            CHECK(spec.layers[1].kind == LayerKind::Conv2d);
+            CHECK(spec.layers[1].padding == std::array<uint32_t, 2>{0, 0});
+            CHECK(spec.layers[0].kind == LayerKind::Pad);
+            return spec.layers[0];
+        };
+        CHECK(padLayer(paddedConvModel({0, 0, 2, 0, 0, 0, 0, 2}, 8), "pad_apart").pads == std::vector<uint64_t>{0, 0, 2, 0, 0, 2});
+        CHECK(padLayer(paddedConvModel({0, 0, 0, 0, 0, 0, 2, 2}, 8), "pad_one_sided").pads == std::vector<uint64_t>{0, 0, 0, 2, 0, 2});
         onnx::ModelProto reflect = paddedConvModel({0, 0, 1, 1, 0, 0, 1, 1});
         auto* mode = reflect.mutable_graph()->mutable_node(0)->add_attribute();
         mode->set_name("mode");
         mode->set_type(onnx::AttributeProto_AttributeType_STRING);
         mode->set_s("reflect");
-        const TempFile r(reflect, "pad_reflect");
-        CHECK_THAT(errorOf(onnxConfig(r.path)), Catch::Contains("(Pad): expected mode \"constant\": reflect padding is not modelled yet"));
+        CHECK(padLayer(reflect, "pad_reflect").padMode == PadMode::Reflect);
         onnx::ModelProto shown = paddedConvModel({0, 0, 1, 1, 0, 0, 1, 1});
         declare(shown.mutable_graph()->add_output(), "padded", {1, 3, 10, 10});
-        const TempFile s(shown, "pad_output");
-        CHECK_THAT(errorOf(onnxConfig(s.path)), Catch::Contains("(Pad): expected only convolutions or poolings to read it, not the host"));
+        CHECK(padLayer(shown, "pad_output").padMode == PadMode::Constant);
         onnx::ModelProto valued = paddedConvModel({0, 0, 1, 1, 0, 0, 1, 1});
         constant(valued.mutable_graph(), "one", {1.0f});
         valued.mutable_graph()->mutable_node(0)->add_input("one");
-        const TempFile v(valued, "pad_value");
-        CHECK_THAT(errorOf(onnxConfig(v.path)), Catch::Contains("(Pad): expected a zero pad value"));
+        CHECK(padLayer(valued, "pad_value").pads == std::vector<uint64_t>{0, 0, 1, 1, 1, 1});
+        // What a pad cannot be: of the batch, a crop, another mode.
+        const auto unshaped = [](onnx::ModelProto m) { // the output's shape left to inference
+            m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+            return m;
+        };
+        const TempFile batch(unshaped(paddedConvModel({1, 0, 1, 1, 0, 0, 1, 1})), "pad_batch");
+        CHECK_THAT(errorOf(onnxConfig(batch.path)),
+                   Catch::Contains("ONNX node \"/pad/Pad\" (Pad): expected no padding of the batch (dimension 0), found pads [1, 0, 1, 1, 0, 0, 1, 1]"));
+        const TempFile crop(unshaped(paddedConvModel({0, 0, -1, -1, 0, 0, 1, 1})), "pad_crop");
+        CHECK_THAT(errorOf(onnxConfig(crop.path)), Catch::Contains("(Pad): expected pads of 0 to 65535 (a negative pad crops)"));
+        mode->set_s("wrap");
+        const TempFile wrap(reflect, "pad_wrap");
+        CHECK_THAT(errorOf(onnxConfig(wrap.path)), Catch::Contains("(Pad): expected mode \"constant\", \"reflect\" or \"edge\", found \"wrap\""));
     }
     {
         // MaxPool2d(3, stride=2, ceil_mode=True) of 8 x 8: ceil(5 / 2) + 1 = 4 windows a side,

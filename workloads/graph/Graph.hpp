@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/Precision.hpp"
+#include "workloads/graph/PadMode.hpp"
 #include "workloads/graph/RecurrentCell.hpp"
 #include "workloads/graph/SchemaActivations.hpp"
 
@@ -97,6 +98,8 @@ enum class OpKind {
     GlobalAvgPoolGrad,
     Reduce,         // the mean (or sum) of `window` elements each output, `inner` apart (1: in runs)
     ReduceGrad,     // the output's gradient broadcast back over the reduced elements (scaled, for a mean)
+    Pad,            // a copy into a larger tensor, the border filled (`padMode` constant) or copied from the input
+    PadGrad,        // the interior of the gradient, with (reflect, edge) the border's gradients added into it
     SoftmaxCrossEntropy,
     SoftmaxCrossEntropyGrad,
     NllLoss,        // the mean of minus the labels' log-probabilities (after a LogSoftmax)
@@ -173,6 +176,7 @@ struct Op
      *  is a mean (else a sum). */
     uint64_t inner = 1;
     bool mean = true;
+    PadMode padMode = PadMode::Constant; // Pad / PadGrad
 };
 
 /** Whether an op is a loss, where training's backward pass starts. */

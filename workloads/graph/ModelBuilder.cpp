@@ -262,6 +262,7 @@ private:
         case LayerKind::AvgPool2d: return pool(l, i, OpKind::AvgPool);
         case LayerKind::GlobalAvgPool: return globalAvgPool(l, i);
         case LayerKind::Reduce: return reduce(l, i);
+        case LayerKind::Pad: return pad(l, i);
         case LayerKind::BatchNorm2d: return batchNorm(l, i);
         case LayerKind::Dropout: return dropout(l, i);
         case LayerKind::Flatten: return flatten(l, i);
@@ -599,6 +600,29 @@ private:
         op.window = product(x.shape, dims.front(), x.shape.size() - 1 - dims.back());
         op.inner = product(x.shape, dims.back() + 1);
         op.mean = l.mean;
+        return y;
+    }
+
+    /** Each dimension after the batch padded before and after; a reflection needs fewer
+     *  border elements than the dimension has (torch's rule), an edge a dimension to repeat. */
+    Value pad(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        if (l.pads.size() != 2 * (x.shape.size() - 1))
+            fail(i, "pads", fmt::format("expected [before, after] for each of the {} dimensions after the batch of {}, found {} pairs",
+                                        x.shape.size() - 1, shapeText(x.shape), l.pads.size() / 2));
+        std::vector<uint64_t> out = x.shape;
+        for (std::size_t d = 1; d < x.shape.size(); ++d) {
+            const uint64_t before = l.pads[2 * (d - 1)], after = l.pads[2 * (d - 1) + 1];
+            if (l.padMode == PadMode::Reflect && (before >= x.shape[d] || after >= x.shape[d]))
+                fail(i, "pads", fmt::format("expected a reflection of fewer than {} elements in dimension {} of {}, found [{}, {}]", x.shape[d], d,
+                                            shapeText(x.shape), before, after));
+            if (__builtin_add_overflow(out[d], before + after, &out[d]))
+                fail(i, "pads", "expected pads that keep each dimension under 2^64");
+        }
+        Value y{tensor(l.name + ".out", out), out};
+        m_g.addOp(l.name, OpKind::Pad, {x.tensor}, {y.tensor}).padMode = l.padMode;
         return y;
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/Precision.hpp"
+#include "workloads/graph/PadMode.hpp"
 #include "workloads/graph/SchemaActivations.hpp"
 
 #include <array>
@@ -36,6 +37,7 @@ enum class LayerKind {
     AvgPool2d,    // as MaxPool2d, the mean of each window (padding counted as zeros)
     GlobalAvgPool,// the mean of each channel's image: [N, C, H, W] -> [N, C, 1, 1]
     Reduce,       // the mean or sum over consecutive dimensions after the batch (`perm`: those dimensions)
+    Pad,          // a copy into a larger tensor, each dimension after the batch padded (`pads`, `padMode`)
     BatchNorm2d,  // per channel of [N, C, H, W]; batch statistics when training, else running ones
     Dropout,      // training: a random mask; inference: the identity
     Flatten,      // a view: every dimension after the batch in one
@@ -72,6 +74,8 @@ struct LayerSpec
     std::vector<uint32_t> perm; // transpose: every dimension, the batch (0) first; reduce: the dimensions reduced
     bool mean = true;           // reduce: the mean, else the sum
     bool keepDim = false;       // reduce: each reduced dimension kept as a dimension of 1
+    std::vector<uint64_t> pads; // pad: before and after each dimension after the batch, in order
+    PadMode padMode = PadMode::Constant;
     uint32_t axis = 1;          // concat, slice: a dimension counted with the batch (0)
     uint64_t start = 0, end = 0; // slice
     uint64_t index = 0;          // gather without an index input: the entry it takes (x[:, i])

@@ -138,6 +138,8 @@ void GraphLowering::lowerAfresh(const Op& op)
     case OpKind::GlobalAvgPoolGrad: lowerGlobalPool(op); break;
     case OpKind::Reduce:
     case OpKind::ReduceGrad: lowerReduce(op); break;
+    case OpKind::Pad:
+    case OpKind::PadGrad: lowerPad(op); break;
     case OpKind::Concat:
     case OpKind::Slice:
     case OpKind::SliceGrad: lowerCopy(op); break;

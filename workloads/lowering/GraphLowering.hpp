@@ -160,6 +160,7 @@ private:
     void lowerBatchNormGrad(const Op& op);
     void lowerGlobalPool(const Op& op);
     void lowerCopy(const Op& op);
+    void lowerPad(const Op& op);
     void lowerReduceRepeats(const Op& op);
     /** How reduceRuns sums: the type the tiles' own runs are read in, and whether its vertices
      *  are popops' ALL_REGIONS_CONTINUOUS reduce (else poplin's partials reduce). */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// GraphLowering's data movement: concat and slices, and gathers of rows by index.
+// GraphLowering's data movement: concat and slices, pads, and gathers of rows by index.
 #include "workloads/lowering/GraphLowering.hpp"
 
 #include "models/common/CeilDiv.hpp"
@@ -55,6 +55,49 @@ void GraphLowering::lowerCopy(const Op& op)
     plan.exchange(op.name + ".in", std::move(x)).read(op.inputs);
     const PlanTensor out = plan.output(output, outMap);
     plan.compute(std::move(copy), false).write(out);
+    emit(plan);
+}
+
+void GraphLowering::lowerPad(const Op& op)
+{
+    // PopART's Pad is popops::pad: a new tensor, spread linearly, each tile receiving its share
+    // of the interior from where the input lives and copying it into place. A constant border
+    // is filled; a reflection or edge is copied from the input too (more bytes in). The
+    // gradient takes the interior back out, and adds a copied border's gradients into it.
+    const bool forward = op.kind == OpKind::Pad;
+    const int source = op.inputs.at(0), result = op.outputs.at(0);
+    const TensorDesc& big = m_graph.tensor(forward ? result : source);
+    const TensorDesc& small = m_graph.tensor(forward ? source : result);
+    const uint64_t border = big.bytes() - small.bytes();
+    const bool copied = op.padMode != PadMode::Constant;
+    const uint64_t moved = small.bytes() + (copied ? border : 0); // bytes from one tensor into the other
+    const uint32_t T = m_hw.tiles;
+    const unsigned eb = bytesOf(big.type);
+    const TileVector outMap = linearMapping(T, m_graph.tensor(result).bytes(), kGrainBytes);
+    const TileVector from = m_b.denseBytes(handleOf(source));
+    const double outShare = double(moved) / double(std::max<uint64_t>(m_graph.tensor(result).bytes(), 1));
+    const double inShare = double(moved) / double(std::max<uint64_t>(m_graph.tensor(source).bytes(), 1));
+    std::vector<ExchangeBytes> x(T);
+    ComputePlan copy{op.name, TileCalls(T)};
+    for (uint32_t t = 0; t < T; ++t) {
+        x[t].send += uint64_t(double(from[t]) * inShare);
+        if (!outMap[t])
+            continue;
+        const uint64_t mine = uint64_t(double(outMap[t]) * outShare);
+        x[t].recv += mine;
+        if (forward) {
+            copy.calls.add(t, calls::copy(mine, eb));
+            if (!copied)
+                copy.calls.add(t, calls::fill(big.type, (outMap[t] - std::min(outMap[t], mine)) / eb));
+        } else {
+            copy.calls.add(t, calls::copy(outMap[t], eb));
+            if (copied) // the border's gradients, added into the interior they were copied from
+                copy.calls.add(t, calls::binary(costs::BinaryOpKind::Add, big.type, (mine - std::min(mine, outMap[t])) / eb));
+        }
+    }
+    OpPlan plan;
+    plan.exchange(op.name + ".in", std::move(x)).read(op.inputs);
+    plan.compute(std::move(copy), false).write(plan.output(result, outMap));
     emit(plan);
 }
 

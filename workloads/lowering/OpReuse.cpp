@@ -119,7 +119,7 @@ std::vector<uint64_t> GraphLowering::reuseKey(const Op& op) const
 {
     std::vector<uint64_t> k{uint64_t(op.kind), op.inputs.size(), op.outputs.size(), op.window, op.channels, op.forward, op.rows,
                             op.unscale, op.masterWeights, op.attentionScaleMask, op.training, uint64_t(int64_t(op.broadcast)),
-                            op.broadcastRun, op.paramChannels, uint64_t(op.cell), op.inner, op.mean,
+                            op.broadcastRun, op.paramChannels, uint64_t(op.cell), op.inner, op.mean, uint64_t(op.padMode),
                             // This lowering's settings: a store may serve several lowerings.
                             m_replicas, m_sharded, m_offload, m_ioFirst, m_ioCount};
     addConv(k, op.conv);

@@ -124,6 +124,7 @@ private:
         op.cell = from.cell;
         op.inner = from.inner;
         op.mean = from.mean;
+        op.padMode = from.padMode;
         m_g.ops.push_back(std::move(op));
         m_out.backward.push_back(m_g.ops.size() - 1);
         return &m_g.ops.back();
@@ -226,6 +227,7 @@ private:
         case OpKind::AvgPool: unary(op, OpKind::AvgPoolGrad, dy, -1); break;
         case OpKind::GlobalAvgPool: unary(op, OpKind::GlobalAvgPoolGrad, dy, -1); break;
         case OpKind::Reduce: unary(op, OpKind::ReduceGrad, dy, -1); break;
+        case OpKind::Pad: unary(op, OpKind::PadGrad, dy, -1); break;
         case OpKind::Dropout: unary(op, OpKind::DropoutGrad, dy, -1); break; // the mask again, from its seed
         case OpKind::BatchNorm: batchNorm(op, dy); break;
         case OpKind::LayerNorm: layerNorm(op, dy); break;
