@@ -894,7 +894,7 @@ public:
                 {"LayerNormalization", &I::lastAxis, {"layer_norm"}, "last axis"},
                 {"LogSoftmax", &I::lastAxis, {"log_softmax"}, "last axis"},
                 {"LSTM", &I::recurrent, {"lstm"}, "as torch's nn.LSTM exports it: forward, no peepholes, a zero initial state, the output sequence through a Squeeze"},
-                {"MatMul", &I::matmul, {"linear", "matmul"}, "a weight operand: a linear layer (by an embedding table transposed: tied to it); else a batched matmul"},
+                {"MatMul", &I::matmul, {"linear", "matmul"}, "a weight operand: a linear layer (by an embedding table transposed: tied to it); else a batched matmul, one operand's leading dimensions of 1 repeated over the other's"},
                 {"MaxPool", &I::pool, {"max_pool2d"}, "2-D, floor or ceil mode"},
                 {"Mul", &I::binary, {"mul", "scale", "parameter"}, "as `Add`"},
                 {"NegativeLogLikelihoodLoss", &I::loss, {"nll_loss", "transpose"}, "as SoftmaxCrossEntropyLoss"},

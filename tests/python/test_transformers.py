@@ -210,3 +210,38 @@ def test_rms_norm_and_token_pooling_train_as_pow_reduce_and_reciprocal(tmp_path)
     # training three times that (the embedding is a gather, no multiply-adds).
     forward = 2 * (SEQ * WIDTH * WIDTH + WIDTH * 10)
     assert summary["flops"]["model_flops_per_sample"] == 3 * forward
+
+
+class MultiQueryAttention(nn.Module):
+    """Multi-query attention: HEADS query heads share one key and one value head."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(VOCAB, WIDTH)
+        self.q, self.kv, self.proj = nn.Linear(WIDTH, WIDTH), nn.Linear(WIDTH, 2 * (WIDTH // HEADS)), nn.Linear(WIDTH, WIDTH)
+        self.head = nn.Linear(WIDTH, VOCAB)
+
+    def forward(self, ids, labels):
+        x = self.wte(ids)
+        b, s, d = x.shape
+        q = self.q(x).reshape(b, s, HEADS, d // HEADS).transpose(1, 2)
+        k, v = (t.reshape(b, s, 1, d // HEADS).transpose(1, 2) for t in self.kv(x).split(d // HEADS, dim=2))
+        attn = (q @ k.transpose(-2, -1) / math.sqrt(d // HEADS)).softmax(-1) @ v
+        x = x + self.proj(attn.transpose(1, 2).reshape(b, s, d))
+        return F.cross_entropy(self.head(x).reshape(-1, VOCAB), labels.reshape(-1))
+
+
+def test_multi_query_attention_trains_with_the_shared_key_and_value_broadcast(tmp_path):
+    path = tmp_path / "mqa.onnx"
+    ids = torch.randint(0, VOCAB, (2, SEQ))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(MultiQueryAttention().train(), (ids, ids), str(path), input_names=["ids", "labels"], opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False, export_params=False)
+    summary = ipusim.run(config(path, "pod16", {"kind": "single", "replicas": 16}), out_dir=tmp_path / "run")
+    assert summary.total_cycles > 0
+    # 2 x multiply-adds a token forward: the query, key-value, output and head projections, and
+    # each head's two matmuls against the shared key and value; training three times that.
+    head = WIDTH // HEADS
+    forward = 2 * SEQ * (WIDTH * WIDTH + WIDTH * 2 * head + WIDTH * WIDTH + WIDTH * VOCAB + 2 * HEADS * SEQ * head)
+    assert summary["flops"]["model_flops_per_sample"] == 3 * forward

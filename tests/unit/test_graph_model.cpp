@@ -441,6 +441,49 @@ TEST_CASE("Graph workload: a pad fills a constant border and copies a reflection
                Catch::Contains("/workload/graph/ops/0/pads: expected a reflection of fewer than 8 elements in dimension 1 of [4, 8, 16], found [8, 0]"));
 }
 
+TEST_CASE("Graph workload: a matmul whose operand repeats over the other's leading dimensions (multi-query attention)", "[graph]")
+{
+    // q [B, 4, 8, 16] (four heads) times k^T [B, 1, 16, 8] (one head shared): B x 4 products of
+    // 8 x 16 by 16 x 8; training sums k's gradient over the four heads it served.
+    ModelSpec m;
+    m.inputs = {{"q", {4, 8, 16}, false, false, "", std::nullopt}, {"k", {1, 16, 8}, false, false, "", std::nullopt},
+                {"y", {}, true, false, "", std::nullopt}};
+    LayerSpec q, k, mm, flat, loss;
+    q.name = "qp", q.kind = LayerKind::Scale, q.inputs = {"q"};
+    k.name = "kp", k.kind = LayerKind::Scale, k.inputs = {"k"};
+    mm.name = "scores", mm.kind = LayerKind::MatMul, mm.inputs = {"qp", "kp"};
+    flat.name = "f", flat.kind = LayerKind::Flatten, flat.inputs = {"scores"};
+    loss.name = "loss", loss.kind = LayerKind::CrossEntropy, loss.inputs = {"f", "y"};
+    m.layers = {q, k, mm, flat, loss};
+    m.outputs = {"loss"};
+    ModelGraphInfo info;
+    Graph g = buildModelGraph(m, 2, Precision::FP16, Precision::FP32, true, Throwing(), info);
+    const auto scores = std::find_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.name == "scores"; });
+    REQUIRE(scores != g.ops.end());
+    CHECK(g.tensor(scores->outputs[0]).shape == std::vector<uint64_t>{2, 4, 8, 8});
+    CHECK(scores->conv.macs() == 2 * 4 * 8 * 16 * 8);
+    CHECK(scores->broadcast == 1);
+    CHECK(scores->window == 4);
+    TrainingOptions opt;
+    opt.losses = info.losses;
+    addTraining(g, opt);
+    const auto sum = std::find_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.name == "scores.grad_rhs.sum"; });
+    REQUIRE(sum != g.ops.end());
+    CHECK(sum->kind == OpKind::ReduceRepeats);
+    CHECK(g.tensor(sum->inputs[0]).shape == std::vector<uint64_t>{2, 4, 16, 8}); // every head's
+    CHECK(g.tensor(sum->outputs[0]).shape == std::vector<uint64_t>{2, 1, 16, 8});
+    // Both operands repeating is not one matmul.
+    m.inputs[0].shape = {1, 8, 16};
+    m.inputs[1].shape = {4, 16, 8};
+    m.inputs.push_back({"q2", {4, 1, 8, 16}, false, false, "", std::nullopt});
+    m.inputs.push_back({"k2", {1, 4, 16, 8}, false, false, "", std::nullopt});
+    m.layers[0].inputs = {"q2"};
+    m.layers[1].inputs = {"k2"};
+    CHECK_THROWS_WITH(buildModelGraph(m, 2, Precision::FP16, Precision::FP32, true, Throwing(), info),
+                      Catch::Contains("expected [..., M, K] and [..., K, N] with the same leading dimensions, or one operand's 1 where the "
+                                      "other's are not, found [2, 4, 1, 8, 16] and [2, 1, 4, 16, 8]"));
+}
+
 TEST_CASE("Graph workload: layer and group norm without learned parameters (affine false)", "[graph]")
 {
     const json train = {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp32"}, {"partials", "fp32"}};
@@ -901,8 +944,8 @@ TEST_CASE("Graph workload: every bad graph names the op and what was expected", 
                                "other's (each dimension equal or 1, the batch equal), found [4, 3, 8, 5] and [4, 3, 8, 8]"));
     CHECK(errorOf(withOps(json::array({op("m", "matmul", {"x", "x"})}))) == "no error"); // 8 x 8 times 8 x 8
     CHECK_THAT(errorOf(withOps(json::array({op("f", "linear", {"x"}, {{"out_features", 5}}), op("m", "matmul", {"f", "f"})}))),
-               Catch::Contains("/workload/graph/ops/1/inputs: expected [..., M, K] and [..., K, N] with the same leading dimensions "
-                               "(broadcasting is not modelled yet), found [4, 3, 8, 5] and [4, 3, 8, 5]"));
+               Catch::Contains("/workload/graph/ops/1/inputs: expected [..., M, K] and [..., K, N] with the same leading dimensions, "
+                               "or one operand's 1 where the other's are not, found [4, 3, 8, 5] and [4, 3, 8, 5]"));
     CHECK_THAT(errorOf(withOps(json::array({op("r", "reshape", {"x"}, {{"shape", {5, -1}}})}))),
                Catch::Contains("/workload/graph/ops/0/shape: expected a shape of 192 elements per sample (the input is [4, 3, 8, 8])"));
     CHECK_THAT(errorOf(withOps(json::array({op("p", "max_pool2d", {"x"}, {{"kernel_size", 3}, {"padding", 2}})}))),

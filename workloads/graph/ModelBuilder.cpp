@@ -347,21 +347,36 @@ private:
         return convolution(l, i, x, g, {l.features, K}, out);
     }
 
+    /** A batched matmul of two activations, [..., M, K] x [..., K, N]; one operand's leading
+     *  dimensions after the batch may be 1 where the other's are not (numpy broadcasting, as
+     *  multi-query attention's keys and values shared by the heads): it repeats over them. */
     Value matmul(const LayerSpec& l, std::size_t i)
     {
         expectInputs(i, 2);
         const Value a = input(i, 0), b = input(i, 1);
         const std::size_t r = a.shape.size();
-        const bool fits = r >= 3 && b.shape.size() == r && std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin()) &&
-                          a.shape[r - 1] == b.shape[r - 2];
-        if (!fits)
-            fail(i, "inputs", fmt::format("expected [..., M, K] and [..., K, N] with the same leading dimensions "
-                                                     "(broadcasting is not modelled yet), found {} and {}", shapeText(a.shape), shapeText(b.shape)));
-        const uint64_t groups = product(a.shape, 0, 2), M = a.shape[r - 2], K = a.shape[r - 1], N = b.shape[r - 1];
+        bool fits = r >= 3 && b.shape.size() == r && a.shape[0] == b.shape[0] && a.shape[r - 1] == b.shape[r - 2];
+        bool aRepeats = false, bRepeats = false;
+        for (std::size_t d = 1; fits && d + 2 < r; ++d) {
+            aRepeats |= a.shape[d] == 1 && b.shape[d] > 1;
+            bRepeats |= b.shape[d] == 1 && a.shape[d] > 1;
+            fits = a.shape[d] == b.shape[d] || a.shape[d] == 1 || b.shape[d] == 1;
+        }
+        if (!fits || (aRepeats && bRepeats))
+            fail(i, "inputs", fmt::format("expected [..., M, K] and [..., K, N] with the same leading dimensions, or one operand's 1 "
+                                          "where the other's are not, found {} and {}", shapeText(a.shape), shapeText(b.shape)));
         std::vector<uint64_t> out = a.shape;
-        out.back() = N;
+        for (std::size_t d = 1; d + 2 < r; ++d)
+            out[d] = std::max(a.shape[d], b.shape[d]);
+        out.back() = b.shape[r - 1];
+        const uint64_t groups = product(out, 0, 2), M = a.shape[r - 2], K = a.shape[r - 1], N = b.shape[r - 1];
         Value z{tensor(l.name + ".out", out), out};
-        m_g.addOp(l.name, OpKind::BatchMatMul, {a.tensor, b.tensor}, {z.tensor}).conv = batchMatMulProblem(groups, M, K, N, m_type, m_partials);
+        Op& op = m_g.addOp(l.name, OpKind::BatchMatMul, {a.tensor, b.tensor}, {z.tensor});
+        op.conv = batchMatMulProblem(groups, M, K, N, m_type, m_partials);
+        if (aRepeats || bRepeats) { // each of its matrices read by `window` groups, in a row per sample
+            op.broadcast = aRepeats ? 0 : 1;
+            op.window = groups / product(aRepeats ? a.shape : b.shape, 0, 2);
+        }
         return z;
     }
 

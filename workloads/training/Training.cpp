@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 namespace ipusim {
 
@@ -422,7 +423,7 @@ private:
         const int x = op.inputs[0], w = op.inputs[1], b = op.inputs[2];
         if (op.outputs.size() < 2)
             throw std::logic_error("recurrent op " + op.name + " has no saved intermediates to train from");
-        const std::vector<uint64_t>& xs = m_g.tensor(x).shape;
+        const std::vector<uint64_t> xs = m_g.tensor(x).shape;
         const uint64_t B = xs.at(0), S = xs.at(1), I = xs.at(2), H = op.channels, G = gatesOf(op.cell);
         const Precision type = m_g.tensor(x).type;
         const int dgates = m_g.addTensor("d" + op.name + ".gates", {B, S, G * H}, type, TensorRole::Gradient);
@@ -464,16 +465,31 @@ private:
 
     void batchMatMul(const Op& op, int dy)
     {
-        // Z = X Y: dX = dZ Y^T (M x N times N x K), dY = X^T dZ (K x M times M x N).
+        // Z = X Y: dX = dZ Y^T (M x N times N x K), dY = X^T dZ (K x M times M x N). A repeated
+        // operand's gradient is made for every group, then summed over its repeats (each of
+        // its elements read by `window` groups: runs of one).
         const ConvProblem& p = op.conv;
         const int x = op.inputs[0], yIn = op.inputs[1];
-        const int dx = newGrad(x, TensorRole::Gradient), dyIn = newGrad(yIn, TensorRole::Gradient);
+        const std::vector<uint64_t> z = m_g.tensor(op.outputs[0]).shape; // a copy: adding tensors moves them
+        auto gradient = [&](int k, uint64_t rows, uint64_t cols) {
+            const int t = op.inputs[std::size_t(k)];
+            if (op.broadcast != k)
+                return newGrad(t, TensorRole::Gradient);
+            std::vector<uint64_t> full(z.begin(), z.end() - 2);
+            full.insert(full.end(), {rows, cols});
+            return m_g.addTensor("d" + m_g.tensor(t).name + ".full", full, m_g.tensor(t).type, TensorRole::Gradient);
+        };
+        const int dx = gradient(0, p.positions, p.reduction), dyIn = gradient(1, p.reduction, p.outChans);
         Op* a = emit(op.name + ".grad_lhs", OpKind::BatchMatMul, {dy, yIn}, {dx}, op);
         a->conv = batchMatMulProblem(p.groups, p.positions, p.outChans, p.reduction, p.input, p.partials);
         Op* b = emit(op.name + ".grad_rhs", OpKind::BatchMatMul, {x, dy}, {dyIn}, op);
         b->conv = batchMatMulProblem(p.groups, p.reduction, p.positions, p.outChans, p.input, p.partials);
-        contribute(x, dx, op);
-        contribute(yIn, dyIn, op);
+        for (auto [k, t, d] : {std::tuple<int, int, int>{0, x, dx}, {1, yIn, dyIn}}) {
+            if (op.broadcast == k)
+                sumRepeats(op, t, d, k == 0 ? ".grad_lhs" : ".grad_rhs", 1);
+            else
+                contribute(t, d, op);
+        }
     }
 
     /** Weights: one accumulator each, added to once per contribution in the block that makes
