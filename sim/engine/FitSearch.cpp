@@ -2,6 +2,7 @@
 #include "sim/engine/FitSearch.hpp"
 
 #include "sim/config/BundledModels.hpp"
+#include "sim/config/ExperimentSpec.hpp"
 #include "sim/config/OnnxModel.hpp"
 #include "sim/engine/Interrupt.hpp"
 #include "sim/engine/MemoryAccount.hpp"
@@ -163,14 +164,41 @@ json foundAt(uint64_t microBatch, const Setting& setting, json checked)
     return {{"found", true}, {"micro_batch", microBatch}, {"sets", sets}, {"checked", std::move(checked)}};
 }
 
+/** An ONNX model's layers as a split sees them: the names of the nodes they come from, in order
+ *  (a stage's prefix must start one: a node that imports as no layer, such as the gather of
+ *  positions from arange, a parameter, starts no block), and the layers that use another's
+ *  weight (a head tied to the embedding), each with the owner's name. */
+struct ModelLayers
+{
+    std::vector<std::string> names;
+    std::vector<std::pair<std::string, std::string>> ties; // (user, owner)
+};
+
+ModelLayers modelLayers(const Experiment& e)
+{
+    const WorkloadSpec spec = decodeWorkload(e.config, e.system, e.run);
+    ModelLayers out;
+    if (const auto* graph = std::get_if<GraphSpec>(&spec))
+        for (const LayerSpec& l : graph->model.layers) {
+            if (l.kind == LayerKind::Parameter) // named after its value, in the block of the node reading it
+                continue;
+            out.names.push_back(l.name.substr(0, l.name.find_first_of("#:"))); // a second layer of one node: "name#2", "name:flatten"
+            if (!l.tiedWeight.empty())
+                out.ties.push_back({l.name, l.tiedWeight});
+        }
+    return out;
+}
+
 /** Splits of an ONNX model on one IPU a replica into K pipeline stages by module prefix. */
 class SplitSearch
 {
 public:
     /** `base`: what every split sets too (the optimizer state sharded and offloaded). */
-    SplitSearch(const Experiment& e, FitProbe& probe, std::vector<std::string> prefixes, Setting base)
-        : m_e(e), m_probe(probe), m_prefixes(std::move(prefixes)), m_w(e.config.doc.at("workload")), m_base(std::move(base))
+    SplitSearch(const Experiment& e, FitProbe& probe, std::vector<std::string> prefixes, ModelLayers layers, Setting base)
+        : m_e(e), m_probe(probe), m_prefixes(std::move(prefixes)), m_layers(std::move(layers)), m_w(e.config.doc.at("workload")),
+          m_base(std::move(base))
     {
+        findTail();
     }
 
     /** The first K (2, 4, 8, 16, as the replicas divide) whose greedy split fits at the
@@ -178,7 +206,7 @@ public:
     std::optional<Setting> search()
     {
         const uint64_t replicas = m_w.at("strategy").value("replicas", uint64_t(1));
-        for (uint64_t K = 2; K <= 16 && K <= m_prefixes.size(); K *= 2) {
+        for (uint64_t K = 2; K <= 16 && K <= m_tail.value_or(m_prefixes.size()); K *= 2) {
             const bool ipus = replicas % K == 0 || (replicas == 1 && K <= m_e.system.topology.ipus());
             if (!ipus)
                 continue;
@@ -194,7 +222,7 @@ private:
      *  evenly over what is left; then the whole split checked, on `replicas` replicas. */
     std::optional<std::vector<std::size_t>> greedy(uint64_t K, uint64_t replicas)
     {
-        const std::size_t n = m_prefixes.size();
+        const std::size_t n = m_tail.value_or(m_prefixes.size()); // the tail is a stage of its own
         std::vector<std::size_t> cuts{0};
         auto stageFits = [&](std::size_t s, std::size_t cut) {
             std::vector<std::size_t> c = cuts;
@@ -216,11 +244,50 @@ private:
         return cuts;
     }
 
+    /** The prefix each layer follows (its longest matching one, else the layer before's). */
+    std::map<std::string, std::size_t> prefixOfLayers() const
+    {
+        std::map<std::string, std::size_t> out;
+        std::size_t current = 0;
+        for (const std::string& name : m_layers.names) {
+            std::size_t length = 0;
+            for (std::size_t i = 0; i < m_prefixes.size(); ++i)
+                if (name.rfind(m_prefixes[i], 0) == 0 && m_prefixes[i].size() > length) {
+                    current = i;
+                    length = m_prefixes[i].size();
+                }
+            out.emplace(name, current);
+        }
+        return out;
+    }
+
+    /** A layer using a weight of an earlier one's (a head tied to the embedding) runs where
+     *  that weight is, as PopART copies no learned weight between IPUs: the prefixes from the
+     *  one it follows on are a last stage of their own, on the IPU of the owner's stage (the
+     *  owner's prefix index kept); nothing without a tie. */
+    void findTail()
+    {
+        if (m_layers.ties.empty())
+            return;
+        const auto prefixOf = prefixOfLayers();
+        const auto& [user, owner] = m_layers.ties.front();
+        const auto u = prefixOf.find(user.substr(0, user.find_first_of("#:")));
+        const auto o = prefixOf.find(owner);
+        if (u != prefixOf.end() && o != prefixOf.end() && u->second > o->second) {
+            m_tail = u->second;
+            m_owner = o->second;
+        }
+    }
+
     Setting setting(const std::vector<std::size_t>& cuts, uint64_t replicas) const
     {
         json blocks = json::array();
         for (std::size_t i = 0; i < cuts.size(); ++i)
             blocks.push_back({{"name", fmt::format("stage{}", i)}, {"prefix", m_prefixes[cuts[i]]}, {"ipu", i}});
+        if (m_tail) { // on the IPU of the stage holding the owner's prefix
+            const std::size_t ownerStage = std::size_t(std::upper_bound(cuts.begin(), cuts.end(), m_owner) - cuts.begin()) - 1;
+            blocks.push_back({{"name", "tied"}, {"prefix", m_prefixes[*m_tail]}, {"ipu", ownerStage}});
+        }
         json strategy = m_w.at("strategy");
         strategy["kind"] = "pipelined";
         strategy["replicas"] = replicas;
@@ -235,7 +302,7 @@ private:
         out.push_back({"/workload/strategy", strategy});
         // A pipeline fills: training at least 2 K - 1 micro-batches a step, inference K a call.
         const json& run = m_e.config.doc.at("run");
-        const uint64_t K = cuts.size();
+        const uint64_t K = cuts.size() + (m_tail ? 1 : 0);
         if (m_w.value("mode", std::string("train")) == "train") {
             if (run.value("gradient_accumulation", uint64_t(1)) < 2 * K - 1)
                 out.push_back({"/run/gradient_accumulation", 2 * K - 1});
@@ -248,6 +315,9 @@ private:
     const Experiment& m_e;
     FitProbe& m_probe;
     std::vector<std::string> m_prefixes;
+    ModelLayers m_layers;
+    std::optional<std::size_t> m_tail; // the prefix a tied layer's own last stage starts at
+    std::size_t m_owner = 0;           // the prefix the weight it uses is in
     const json& m_w;
     Setting m_base;
 };
@@ -275,9 +345,10 @@ json searchFit(const Experiment& e, const FitsCheck& fits, const std::function<s
             return foundAt(*k, settings[i], std::move(checked));
     }
     if (splittable(w)) {
-        // (The file was read to compile the config: it reads again.)
-        const auto names = nodeNames ? nodeNames(e) : config::onnxNodeNames(config::workloadModelFile(e.config));
-        if (const auto split = SplitSearch(e, probe, stagePrefixes(names), settings.back()).search()) {
+        // (The file was read to compile the config: it is imported again.)
+        ModelLayers layers = nodeNames ? ModelLayers{nodeNames(e), {}} : modelLayers(e);
+        const std::vector<std::string> prefixes = stagePrefixes(layers.names);
+        if (const auto split = SplitSearch(e, probe, prefixes, std::move(layers), settings.back()).search()) {
             json found = foundAt(microBatch, *split, std::move(checked));
             found["stages"] = split->at(0).second;
             return found;

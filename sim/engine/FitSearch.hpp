@@ -37,8 +37,10 @@ std::vector<std::string> stagePrefixes(const std::vector<std::string>& nodeNames
  *  ("stages": the split's) or {"found": false, "checked": [...], "next": what is left to try}.
  *  Memory is taken to grow with the micro-batch, so each setting is bisected (about
  *  log2(micro-batch) checks), and each stage with the layers it holds, so each cut is bisected:
- *  the earliest stages take as much of the model as fits them. `nodeNames` gives an ONNX
- *  model's node names (onnxNodeNames by default). */
+ *  the earliest stages take as much of the model as fits them. A layer using an earlier one's
+ *  weight (a head tied to the embedding) and the prefixes from the one it follows on are a last
+ *  stage of their own on the owner's IPU. `nodeNames` gives the names the prefixes come from (by
+ *  default the nodes the model's layers come from, with its tied layers). */
 nlohmann::json searchFit(const Experiment& e, const FitsCheck& fits = firstProgramOver,
                          const std::function<std::vector<std::string>(const Experiment&)>& nodeNames = {});
 

@@ -5,7 +5,10 @@ linear head, per-token cross-entropy. torch writes each layer as an ONNX LSTM or
 Transpose and a Squeeze, its weights re-packed by Slice and Concat and its initial state as
 zeros expanded over the batch; each becomes one lstm or gru layer that loops over the steps on
 the IPU, forward and backward through time."""
+import importlib.util
+import os
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -19,17 +22,12 @@ VOCAB, SEQ, EMBED, HIDDEN = 256, 16, 32, 64
 CELLS = {"lstm": (nn.LSTM, 4, "LSTM"), "gru": (nn.GRU, 3, "GRU")}
 
 
-class LanguageModel(nn.Module):
-    def __init__(self, rnn):
-        super().__init__()
-        self.emb = nn.Embedding(VOCAB, EMBED)
-        self.rnn = rnn(EMBED, HIDDEN, num_layers=2, batch_first=True)
-        self.out = nn.Linear(HIDDEN, VOCAB)
-
-    def forward(self, ids, labels=None):
-        h, _ = self.rnn(self.emb(ids))
-        logits = self.out(h)
-        return logits if labels is None else F.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1))
+def LanguageModel(rnn):  # noqa: N802 (a model class's name)
+    """The model set's recurrent language model (tools/onnx/model_set.py) at small size."""
+    spec = importlib.util.spec_from_file_location("model_set", Path(os.environ["IPUSIM_ROOT"]) / "tools" / "onnx" / "model_set.py")
+    model_set = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model_set)
+    return model_set.RecurrentLm(rnn, vocab=VOCAB, embed=EMBED, hidden=HIDDEN)
 
 
 def export(folder, cell, training=True):

@@ -6,8 +6,11 @@ tokens and unfolds again, and torchvision's VisionTransformer (a class token exp
 batch and concatenated to the patches, nn.MultiheadAttention moving the batch), at small
 shapes. The import follows the batch, so the decoder exported at batch 1 and at batch 2
 simulates alike."""
+import importlib.util
 import math
+import os
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -22,35 +25,17 @@ torchvision = pytest.importorskip("torchvision", reason="python3-torchvision is 
 VOCAB, SEQ, WIDTH, HEADS, LAYERS = 512, 32, 64, 4, 2
 
 
-class DecoderBlock(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(WIDTH), nn.LayerNorm(WIDTH)
-        self.qkv, self.proj = nn.Linear(WIDTH, 3 * WIDTH), nn.Linear(WIDTH, WIDTH)
-        self.fc, self.out = nn.Linear(WIDTH, 4 * WIDTH), nn.Linear(4 * WIDTH, WIDTH)
-
-    def forward(self, x, mask):
-        b, s, d = x.shape
-        q, k, v = (t.reshape(b, s, HEADS, d // HEADS).transpose(1, 2) for t in self.qkv(self.ln1(x)).split(d, dim=2))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(d // HEADS) + mask
-        x = x + self.proj((scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, d))
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+def _model_set():
+    """tools/onnx/model_set.py, the model set the build exports at full size."""
+    spec = importlib.util.spec_from_file_location("model_set", Path(os.environ["IPUSIM_ROOT"]) / "tools" / "onnx" / "model_set.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-class Gpt(nn.Module):
-    def __init__(self, layers=LAYERS):
-        super().__init__()
-        self.wte, self.wpe = nn.Embedding(VOCAB, WIDTH), nn.Embedding(SEQ, WIDTH)
-        self.blocks = nn.ModuleList([DecoderBlock() for _ in range(layers)])
-        self.ln = nn.LayerNorm(WIDTH)
-        self.register_buffer("mask", torch.triu(torch.full((SEQ, SEQ), -1e4), 1))
-
-    def forward(self, ids, labels=None):
-        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
-        for block in self.blocks:
-            x = block(x, self.mask[:ids.shape[1], :ids.shape[1]])
-        logits = self.ln(x) @ self.wte.weight.t()  # the LM head tied to the token embedding
-        return logits if labels is None else F.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1))
+def Gpt(layers=LAYERS):  # noqa: N802 (a model class's name)
+    """The model set's GPT-2-style decoder at small size."""
+    return _model_set().Gpt(vocab=VOCAB, seq=SEQ, width=WIDTH, heads=HEADS, layers=layers)
 
 
 def export(folder, batch, training=True, layers=LAYERS):
@@ -245,3 +230,28 @@ def test_multi_query_attention_trains_with_the_shared_key_and_value_broadcast(tm
     head = WIDTH // HEADS
     forward = 2 * SEQ * (WIDTH * WIDTH + WIDTH * 2 * head + WIDTH * WIDTH + WIDTH * VOCAB + 2 * HEADS * SEQ * head)
     assert summary["flops"]["model_flops_per_sample"] == 3 * forward
+
+
+def test_the_fit_search_splits_a_gpt_with_its_tied_head_on_the_embeddings_ipu(tmp_path):
+    # A GPT of the model set too large for one IPU of 64,000-byte tiles: the out-of-memory
+    # report's split puts the final norm and the head, which reads the token embedding's
+    # weight, in a stage of their own on IPU 0 with the embedding, and that split runs.
+    model_set = _model_set()
+    path = tmp_path / "gpt.onnx"
+    ids = torch.zeros(2, 64, dtype=torch.long)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model_set.Gpt(vocab=4096, seq=64, width=128, heads=4, layers=4).train(), (ids, ids), str(path),
+                          input_names=["ids", "labels"], opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, export_params=False)
+    doc = config(path, "pod16", {"kind": "single", "replicas": 16}, buffers=["mask"], accumulation=8)
+    small = ["/system/ipu/tile_memory_bytes=64000"]
+    with pytest.raises(ipusim.OutOfMemory) as oom:
+        ipusim.run(doc, small, out_dir=tmp_path / "oom")
+    fit = oom.value.report["fits_with"]
+    assert fit["found"]
+    assert [s["ipu"] for s in fit["stages"]] == [0, 1, 2, 3, 0]
+    assert fit["stages"][0]["prefix"] == "/wte/" and fit["stages"][-1]["prefix"] == "/ln/"
+    summary = ipusim.run(doc, small + fit["sets"], out_dir=tmp_path / "split")
+    assert [s["ipu"] for s in summary["pipeline"]["stages"]] == [0, 1, 2, 3, 0]
+    assert summary.total_cycles > 0

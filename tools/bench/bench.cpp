@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Simulator speed benchmark (not a test): runs each case in a child process (SystemC elaborates
 // once per process), several times, and prints median wall time and rates.
+#include "sim/config/BundledModels.hpp"
 #include "sim/config/ConfigLoader.hpp"
+#include "sim/config/OnnxModel.hpp"
 #include "sim/run/ChildProcess.hpp"
 #include "sim/run/ProcessHeap.hpp"
 #include "sim/run/Run.hpp"
@@ -88,6 +90,75 @@ Figures runOnce(const Case& c)
     return f;
 }
 
+/** Diagnostics that throw "pointer: message" (the import timed alone has no config). */
+struct ThrowingDiagnostics : ipusim::Diagnostics
+{
+protected:
+    void raise(const std::string& pointer, const std::string& message) const override { throw std::runtime_error(pointer + ": " + message); }
+};
+
+/** The model set at full size (tools/onnx/model_set.py and torchvision's, exported by the
+ *  build's model_set target): each trained data-parallel on an IPU-POD16 with AdamW, then each
+ *  ONNX import alone (read, shape inference, mapping), in this process. */
+template <class Wanted, class Table>
+void modelSet(int repeats, const Wanted& wanted, const Table& table)
+{
+    const std::string title = "Model set, full size: a training step data-parallel on an IPU-POD16 (16 x GA 8, AdamW, fp16), from ONNX";
+    if (!wanted(title))
+        return;
+    struct Model
+    {
+        const char* name;
+        const char* label;
+        int microBatch;
+    };
+    // Micro-batches the out-of-memory report finds to fit (ViT-B/16's with the optimizer state
+    // sharded over the replicas); GPT-2 small and ViT-L/16 fit no single IPU: their rows are timed
+    // to the out-of-memory report (the command line's search for a split comes after it).
+    const std::vector<Model> models = {{"gpt2_small", "GPT-2 small (1,024 tokens)", 1},  {"vit_b_16", "ViT-B/16 (224 x 224), RTS", 2},
+                                       {"vit_l_16", "ViT-L/16 (224 x 224)", 1},
+                                       {"lstm_lm", "LSTM LM, 2 x 650 (35 steps)", 20}, {"gru_lm", "GRU LM, 2 x 650 (35 steps)", 20},
+                                       {"mobilenet_v2", "MobileNetV2 (224 x 224)", 8},  {"efficientnet_b0", "EfficientNet-B0 (224, eval export)", 8},
+                                       {"densenet121", "DenseNet-121 (224 x 224)", 1}};
+    std::vector<Case> cases;
+    std::vector<std::string> paths;
+    for (const Model& m : models) {
+        const std::string bundled = std::string("bundled:") + m.name + ".onnx";
+        std::string path;
+        for (const std::string& folder : ipusim::config::bundledModelFolders())
+            if (path.empty() && std::filesystem::exists(folder + "/" + m.name + ".onnx"))
+                path = folder + "/" + m.name + ".onnx";
+        if (path.empty()) {
+            fmt::print("\n{}\nskipped: {}.onnx is not exported (cmake --build build --target model_set)\n", title, m.name);
+            return;
+        }
+        paths.push_back(path);
+        std::vector<std::string> sets = {"/workload/file=\"" + bundled + "\"", R"(/workload/loss="none")",
+                                         "/workload/micro_batch=" + std::to_string(m.microBatch)};
+        if (std::string(m.name) == "gpt2_small")
+            sets.push_back(R"(/workload/buffers=["mask"])");
+        if (std::string(m.name) == "vit_b_16")
+            sets.push_back("/workload/strategy/replicated_tensor_sharding=true");
+        cases.push_back({fmt::format("{} ({} a replica)", m.label, m.microBatch), "configs/model_set/pod16_adamw.json", sets});
+    }
+    table(title, cases, repeats);
+    fmt::print("\nONNX import alone (read, shape inference, mapping onto layers; median of {})\n", repeats);
+    for (std::size_t i = 0; i < models.size(); ++i) {
+        std::vector<double> v;
+        for (int r = 0; r < repeats; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            ipusim::config::OnnxSource source;
+            source.path = paths[i];
+            if (std::string(models[i].name) == "gpt2_small")
+                source.buffers = {"mask"};
+            (void)ipusim::config::importOnnx(source, ThrowingDiagnostics());
+            v.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(v.begin(), v.end());
+        fmt::print("{:<40} {:>6} nodes {:>9.4f} s\n", models[i].label, ipusim::config::onnxNodeNames(paths[i]).size(), v[v.size() / 2]);
+    }
+}
+
 } // namespace
 
 int main(int argc, char* argv[])
@@ -168,6 +239,8 @@ int sc_main(int argc, char* argv[])
         return out;
     };
     table("Speed (total = build + sim; RT factor = simulated seconds / total wall seconds)", cases, repeats);
+
+    modelSet(repeats, wanted, table);
 
     // The same schedule on both engines: MNIST training on 64-tile IPUs.
     const std::vector<std::string> small{"/system/ipu/tiles=64"};

@@ -5,15 +5,22 @@
     export_models.py OUTDIR resnet50           torchvision's ResNet-50 v1.5 -> OUTDIR/resnet50.onnx
     export_models.py OUTDIR mlp mlp_loss cnn block joins scaled norms norms_folded
                                                the small models the tests compare with JSON graphs
+    export_models.py OUTDIR gpt2_small vit_b_16 vit_l_16 lstm_lm gru_lm mobilenet_v2 efficientnet_b0 densenet121
+                                               the model set at full size (model_set.py), for the
+                                               benchmark: exported with their losses at batch 2
 
 Models are exported in training mode (torch.onnx.TrainingMode.TRAINING), so batch norm keeps
 its own node and dropout stays, with node names carrying the module path ("/layer1/...") that
 "blocks" prefixes match. Needs Debian's python3-torch and python3-torchvision.
 """
+import os
 import sys
 
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_set  # noqa: E402
 
 
 class Mlp(nn.Module):
@@ -138,6 +145,37 @@ def resnet50():
     return torchvision.models.resnet50()  # v1.5: the stride on the 3x3 convolution
 
 
+def torchvision_model(name):
+    def make():
+        import torchvision
+
+        return torchvision.models.get_model(name, weights=None)
+    return make
+
+
+class WithLoss(nn.Module):
+    """A classifier with its cross-entropy inside, as a PopTorch training model returns it."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, labels):
+        return nn.functional.cross_entropy(self.model(x), labels)
+
+
+def classifier(name):
+    return lambda: WithLoss(torchvision_model(name)())
+
+
+def tokens(steps):
+    return lambda: (torch.zeros(2, steps, dtype=torch.long), torch.zeros(2, steps, dtype=torch.long))
+
+
+def images(side):
+    return lambda: (torch.zeros(2, 3, side, side), torch.zeros(2, dtype=torch.long))
+
+
 MODELS = {  # name: (constructor, example inputs)
     "mlp": (Mlp, lambda: (torch.zeros(1, 784),)),
     "mlp_loss": (MlpLoss, lambda: (torch.zeros(1, 784), torch.zeros(1, dtype=torch.long))),
@@ -148,7 +186,20 @@ MODELS = {  # name: (constructor, example inputs)
     "norms": (Norms, lambda: (torch.zeros(1, 3, 8, 8),)),
     "norms_folded": (Norms, lambda: (torch.zeros(1, 3, 8, 8),)),
     "resnet50": (resnet50, lambda: (torch.zeros(1, 3, 224, 224),)),
+    # The model set at full size.
+    "gpt2_small": (lambda: model_set.Gpt(**model_set.GPT2_SMALL), tokens(model_set.GPT2_SMALL["seq"])),
+    "lstm_lm": (lambda: model_set.RecurrentLm(nn.LSTM, **model_set.RNN_LM), tokens(model_set.RNN_STEPS)),
+    "gru_lm": (lambda: model_set.RecurrentLm(nn.GRU, **model_set.RNN_LM), tokens(model_set.RNN_STEPS)),
+    "vit_b_16": (classifier("vit_b_16"), images(224)),
+    "vit_l_16": (classifier("vit_l_16"), images(224)),
+    "mobilenet_v2": (classifier("mobilenet_v2"), images(224)),
+    "efficientnet_b0": (classifier("efficientnet_b0"), images(224)),
+    "densenet121": (classifier("densenet121"), images(224)),
 }
+
+# torch 1.13 cannot export stochastic depth (Bernoulli) in training mode: these export in eval
+# mode, their dropout and stochastic depth left out.
+EVAL = {"efficientnet_b0"}
 
 
 # Exported without weights (graph inputs then), except for the model whose learned element-wise
@@ -162,10 +213,11 @@ def export(name, out_dir):
     make, inputs = MODELS[name]
     torch.manual_seed(0)
     model = make()
-    model.train()
+    model.train(name not in EVAL)
     example = inputs()
     torch.onnx.export(model, example, f"{out_dir}/{name}.onnx", opset_version=17,
-                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=name in FOLDED,
+                      training=torch.onnx.TrainingMode.EVAL if name in EVAL else torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=name in FOLDED,
                       export_params=name in WITH_WEIGHTS, input_names=["input", "labels"][:len(example)],
                       output_names=["output"])
 
