@@ -264,7 +264,8 @@ private:
     /** A layer using a weight of an earlier one's (a head tied to the embedding) runs where
      *  that weight is, as PopART copies no learned weight between IPUs: the prefixes from the
      *  one it follows on are a last stage of their own, on the IPU of the owner's stage (the
-     *  owner's prefix index kept); nothing without a tie. */
+     *  owner's prefix index kept); nothing without a tie. Only the first tie is placed so (a
+     *  decoder's head; a model tying several is left to blocks of its own). */
     void findTail()
     {
         if (m_layers.ties.empty())

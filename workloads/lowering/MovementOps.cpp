@@ -85,14 +85,15 @@ void GraphLowering::lowerPad(const Op& op)
             continue;
         const uint64_t mine = uint64_t(double(outMap[t]) * outShare);
         x[t].recv += mine;
+        // A tile with no border elements runs no fill or add (times 0: no call).
         if (forward) {
+            const uint64_t fill = copied ? 0 : (outMap[t] - std::min(outMap[t], mine)) / eb;
             copy.calls.add(t, calls::copy(mine, eb));
-            if (!copied)
-                copy.calls.add(t, calls::fill(big.type, (outMap[t] - std::min(outMap[t], mine)) / eb));
+            copy.calls.add(t, calls::fill(big.type, fill), fill > 0);
         } else {
+            const uint64_t added = copied ? (mine - std::min(mine, outMap[t])) / eb : 0; // a copied border's gradients, into the interior
             copy.calls.add(t, calls::copy(outMap[t], eb));
-            if (copied) // the border's gradients, added into the interior they were copied from
-                copy.calls.add(t, calls::binary(costs::BinaryOpKind::Add, big.type, (mine - std::min(mine, outMap[t])) / eb));
+            copy.calls.add(t, calls::binary(costs::BinaryOpKind::Add, big.type, added), added > 0);
         }
     }
     OpPlan plan;
