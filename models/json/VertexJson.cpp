@@ -255,7 +255,8 @@ CallReader readerOf(Vertex v)
     case Vertex::BroadcastScalar1D: return readCompareScalar;
     case Vertex::ClampInPlace: return readElements;
     case Vertex::FusedMap: return readMap;
-    case Vertex::SelectInPlace: return readCount;
+    case Vertex::SelectInPlace:
+    case Vertex::Select: return readCount;
     case Vertex::NonLinearity1DInPlace: return readNonLinearity;
     case Vertex::NonLinearityGrad1D: return readNonLinearityGrad;
     case Vertex::ScaledAddSupervisor:

@@ -310,6 +310,11 @@ uint64_t selectInPlace(const IpuParams& hw, uint64_t /*n*/)
     return hw.workers * (5 + 6 + 5 * 1);
 }
 
+uint64_t select(const IpuParams& hw, uint64_t n)
+{
+    return hw.workers * (5 + 6 + 5 * ceilDiv(n, hw.workers));
+}
+
 uint64_t clamp(const IpuParams& hw, Precision type, uint64_t n)
 {
     const uint64_t m = ceilDiv(n, hw.workers);

@@ -81,6 +81,11 @@ uint64_t fusedMap(const IpuParams& hw, MapExpr e, Precision type, uint64_t n);
  *  elements) with selectCycles(m) = 6 + 5 m, so 16 a worker whatever n; tile cycles 6 x 16. */
 uint64_t selectInPlace(const IpuParams& hw, uint64_t n);
 
+/** popops Select over n elements (torch.where, masked_fill), a 2-D worker vertex per worker,
+ *  each a region of its share: 5 + selectCycles(m), selectCycles(m) = 6 + 5 an element (no
+ *  vectorisation: load the three operands, select, store); tile cycles 6 x the busiest worker's. */
+uint64_t select(const IpuParams& hw, uint64_t n);
+
 /** popops ClampInPlace over n elements, a 2-D worker vertex per worker: each worker's
  *  5 + clampCycles(its elements), clampCycles(m) = 6 + 2 cycles per vector (popops' Clamp
  *  estimator; the four Clamp variants share it); tile cycles 6 x the busiest worker's. */

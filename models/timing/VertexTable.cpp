@@ -173,6 +173,7 @@ const std::array<VertexRow, kVertexCount> kTable = {{
     {Vertex::MultiSlice, "MultiSlice", VertexOps::None, estimate::ofSlice<costs::multiSlice>, "popops getMultiSliceCycleEstimate, §3.12"},
     {Vertex::MultiUpdateAdd, "MultiUpdateAdd", VertexOps::None, estimate::ofSlice<costs::multiUpdateAdd>, "popops getMultiSliceCycleEstimate with an add, §3.12"},
     {Vertex::Copy, "Copy", VertexOps::None, estimate::copy, "no estimator: an element a cycle, at most memcpy_bytes_per_cycle"},
+    {Vertex::Select, "Select", VertexOps::None, estimate::ofCount<costs::select>, "popops Select estimator: 5 + selectCycles a worker's region"},
 }};
 
 } // namespace

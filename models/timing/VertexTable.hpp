@@ -47,8 +47,9 @@ enum class Vertex : uint8_t {
     MultiSlice,
     MultiUpdateAdd,
     Copy,
+    Select,
 };
-inline constexpr std::size_t kVertexCount = std::size_t(Vertex::Copy) + 1;
+inline constexpr std::size_t kVertexCount = std::size_t(Vertex::Select) + 1;
 
 /** The template operation a vertex is instantiated with, if any. */
 enum class VertexOps : uint8_t { None, Unary, Binary, NonLinearity, Reduce, Map }; // opsOf() indexes by it

@@ -216,7 +216,7 @@ LayerKind layerKindOf(const std::string& op)
             {"log_softmax", LayerKind::LogSoftmax}, {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat},
             {"slice", LayerKind::Slice}, {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather},
             {"parameter", LayerKind::Parameter}, {"attention_mask", LayerKind::AttentionMask},
-            {"lstm", LayerKind::Lstm}, {"gru", LayerKind::Gru}, {"reduce", LayerKind::Reduce}, {"pad", LayerKind::Pad}};
+            {"lstm", LayerKind::Lstm}, {"gru", LayerKind::Gru}, {"reduce", LayerKind::Reduce}, {"pad", LayerKind::Pad}, {"masked_fill", LayerKind::MaskedFill}};
         for (const ActivationRow& a : activationTable())
             k.emplace(a.graphName, a.layer);
         return k;

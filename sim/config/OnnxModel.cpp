@@ -909,7 +909,8 @@ public:
                 {"Sub", &I::binary, {"sub", "scale", "parameter"}, "as `Add`"},
                 {"Einsum", &I::einsum, {"matmul", "transpose"}, "of two operands, a batched matmul (shared leading letters, one contracted letter among each operand's last two, as \"bhid,bhjd->bhij\"); an operand read transposed is a view"},
                 {"Transpose", &I::transpose, {"transpose"}, "a view; the batch followed where it moves (nn.MultiheadAttention)"},
-                {"Unsqueeze", &I::unsqueeze, {}, "of a weight"}};
+                {"Unsqueeze", &I::unsqueeze, {}, "of a weight"},
+                {"Where", &I::where, {"masked_fill", "parameter"}, "a tensor and a scalar constant by a condition, data or a buffer that broadcasts to it (torch's masked_fill)"}};
             for (const ActivationRow& a : activationTable())
                 if (*a.onnxName)
                     t.push_back({a.onnxName, &I::activation, {a.graphName}, "element-wise, an activation"});
@@ -1339,6 +1340,29 @@ private:
             if (m_params.count(node.input(k)) && !m_values.count(node.input(k)))
                 addParameter(node, k);
         add(node, layerFor(node, kinds.at(node.op_type()), {0, 1}));
+    }
+
+    /** Where(cond, x, c) or Where(cond, c, x) of a tensor x and a scalar constant c (torch's
+     *  masked_fill, and torch.where against a scalar): a masked_fill layer of x by the condition,
+     *  data or a buffer (a causal mask) that broadcasts to x. */
+    void where(const onnx::NodeProto& node)
+    {
+        if (node.input_size() != 3)
+            failNode(node, fmt::format("expected 3 inputs (condition, x, y), found {}", node.input_size()));
+        const bool xScalar = scalarConstant(node.input(1)), yScalar = scalarConstant(node.input(2));
+        if (xScalar == yScalar)
+            failNode(node, fmt::format("expected a tensor and a scalar constant (torch's masked_fill), found {}: a select of two "
+                                       "tensors or of two constants is not modelled yet",
+                                       xScalar ? "two scalars" : "two tensors"));
+        const int data = xScalar ? 2 : 1;
+        if (!isData(node.input(data)))
+            failNode(node, fmt::format("expected input {} (\"{}\") to be data", data, node.input(data)));
+        if (m_params.count(node.input(0)) && !m_values.count(node.input(0)))
+            addParameter(node, 0);
+        LayerSpec l = layerFor(node, LayerKind::MaskedFill, {data, 0});
+        m_values[node.output(0)] = l.name;
+        m_spec.layers.push_back(std::move(l));
+        setBatch(node.output(0), batchOf(node.input(data)));
     }
 
     /** A parameter layer for weight operand k of `node`, named as the weight. */

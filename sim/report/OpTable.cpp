@@ -47,7 +47,7 @@ json probeOps(const std::string& kind)
         {"pad", {{"pads", {{0, 0}, {1, 1}, {1, 1}}}, {"mode", "reflect"}}},
         {"gru", {{"hidden_size", 8}}},
     };
-    static const std::set<std::string> twoOperands = {"add", "sub", "mul", "div", "matmul", "concat"};
+    static const std::set<std::string> twoOperands = {"add", "sub", "mul", "div", "matmul", "concat", "masked_fill"};
     json ops = json::array({op("pre", "conv2d", {"x"}, {{"out_channels", 8}, {"kernel_size", 1}}),
                             op("pre2", "conv2d", {"x"}, {{"out_channels", 8}, {"kernel_size", 1}})});
     std::vector<std::string> in = {"pre"};

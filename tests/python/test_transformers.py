@@ -255,3 +255,35 @@ def test_the_fit_search_splits_a_gpt_with_its_tied_head_on_the_embeddings_ipu(tm
     summary = ipusim.run(doc, small + fit["sets"], out_dir=tmp_path / "split")
     assert [s["ipu"] for s in summary["pipeline"]["stages"]] == [0, 1, 2, 3, 0]
     assert summary.total_cycles > 0
+
+
+class MaskedAttention(nn.Module):
+    """Attention masked as Hugging Face's GPT-2 masks it: torch.where of a bool causal-mask
+    buffer, the scores and the smallest float."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte, self.qkv, self.head = nn.Embedding(VOCAB, WIDTH), nn.Linear(WIDTH, 3 * WIDTH), nn.Linear(WIDTH, VOCAB)
+        self.register_buffer("bias", torch.tril(torch.ones(SEQ, SEQ, dtype=torch.bool)).view(1, 1, SEQ, SEQ))
+
+    def forward(self, ids, labels):
+        x = self.wte(ids)
+        b, s, d = x.shape
+        q, k, v = (t.reshape(b, s, HEADS, d // HEADS).transpose(1, 2) for t in self.qkv(x).split(d, dim=2))
+        scores = torch.where(self.bias[:, :, :s, :s], q @ k.transpose(-2, -1), torch.tensor(torch.finfo(torch.float32).min))
+        x = x + (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, d)
+        return F.cross_entropy(self.head(x).reshape(-1, VOCAB), labels.reshape(-1))
+
+
+def test_attention_masked_by_where_of_a_bool_buffer_trains(tmp_path):
+    path = tmp_path / "masked.onnx"
+    ids = torch.randint(0, VOCAB, (2, SEQ))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(MaskedAttention().train(), (ids, ids), str(path), input_names=["ids", "labels"], opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False, export_params=False)
+    summary = ipusim.run(config(path, "mk2", {"kind": "single"}, buffers=["bias"]), out_dir=tmp_path / "run")
+    assert summary.total_cycles > 0
+    # The mask is a buffer, not learned: [1, 1, S, S] in the model's precision (fp16).
+    assert summary.memory[0]["bytes_by_kind"]["buffer"] == 2 * SEQ * SEQ
+    assert summary.memory[0]["bytes_by_kind"]["weight"] == 2 * sum(p.numel() for p in MaskedAttention().parameters())

@@ -484,6 +484,30 @@ TEST_CASE("Graph workload: a matmul whose operand repeats over the other's leadi
                                       "other's are not, found [2, 4, 1, 8, 16] and [2, 1, 4, 16, 8]"));
 }
 
+TEST_CASE("Graph workload: masked_fill selects by a mask broadcast over the tensor, its gradient by the same mask", "[graph]")
+{
+    // scores [B, 4, 8, 8] (a linear layer's output reshaped) filled where a [1, 1, 8, 8] buffer
+    // mask says: popops' Select, forward and for the gradient, the mask repeated over the batch
+    // and the four heads.
+    const json graph = {{"inputs", {{{"name", "x"}, {"shape", {32, 8}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}}},
+                        {"ops", {op("pre", "linear", {"x"}, {{"out_features", 8}}), op("r", "reshape", {"pre"}, {{"shape", {4, 8, 8}}}),
+                                 {{"name", "mask"}, {"op", "parameter"}, {"shape", {1, 1, 8, 8}}, {"learned", false}},
+                                 op("m", "masked_fill", {"r", "mask"}), op("f", "flatten", {"m"}), op("loss", "cross_entropy", {"f", "y"})}},
+                        {"outputs", {"loss"}}};
+    const Experiment e = build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 2}}));
+    std::map<std::string, std::vector<std::string>> found;
+    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* c = std::get_if<ComputeStep>(&step.op); c && (c->name == "m" || c->name == "m.grad"))
+            found[c->name] = c->vertexTypes;
+    });
+    CHECK(found.at("m") == std::vector<std::string>{"Select"});
+    CHECK(found.at("m.grad") == std::vector<std::string>{"Select"});
+    json big = graph;
+    big["ops"][2]["shape"] = {1, 2, 4, 8, 8};
+    CHECK_THAT(errorOf(graphConfig(big, {{"mode", "train"}, {"micro_batch", 2}})),
+               Catch::Contains("/workload/graph/ops/3/inputs: expected operands of one shape, or one that broadcasts to the other's"));
+}
+
 TEST_CASE("Graph workload: layer and group norm without learned parameters (affine false)", "[graph]")
 {
     const json train = {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp32"}, {"partials", "fp32"}};
@@ -801,7 +825,7 @@ TEST_CASE("Graph workload: learned element-wise parameters train as weights", "[
     json bad = graph;
     bad["ops"][1] = op("s", "relu", {"gamma"});
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/1/inputs/0: expected an activation, found parameter "
-                                                          "\"gamma\" (an operand of add, sub, mul, div or concat only)"));
+                                                          "\"gamma\" (an operand of add, sub, mul, div or concat, or a masked_fill's mask, only)"));
     bad = graph;
     bad["ops"][0]["shape"] = {8, 2, 1};
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/1/inputs: expected operands of one shape, or one that "

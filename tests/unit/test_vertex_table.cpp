@@ -112,6 +112,9 @@ const std::vector<Case> kCases = {
     // SelectInPlace, its estimator as written: 6 x (5 + 6 + 5 x 1), whatever the size.
     {"SelectInPlace", {{"elements", 240}}, 6 * 16, "-", 240},
     {"SelectInPlace", {{"elements", 1200}}, 6 * 16, "-", 1200},
+    // Select: 6 x (5 + 6 + 5 an element of a worker's region), 240 -> 40 a worker.
+    {"Select", {{"elements", 240}}, 6 * (5 + 6 + 5 * 40), "-", 240},
+    {"Select", {{"elements", 1201}}, 6 * (5 + 6 + 5 * 201), "-", 1201},
     // FusedMap (ExpressionGenerator): hard_sigmoid, 4 fused ops on 1 input, vectorised, so one
     // MultiVertex: 20 + (n / vw + n mod vw) x 4, up to a multiple of 6. fp16 240: 20 + 60 x 4 =
     // 260 -> 264; 1202: 20 + (300 + 2) x 4 = 1228 -> 1230. fp32 240: 20 + 120 x 4 = 500 -> 504;
@@ -226,7 +229,7 @@ const std::vector<Case> kCases = {
 
 // Vertices priced without a precision: pooling works in channel vectors, InverseStdDeviation in
 // fp32, EncodeOneHot on integer indices.
-const std::set<Vertex> kUntyped = {Vertex::SelectInPlace, Vertex::MaxPooling, Vertex::SumPooling, Vertex::MaxPoolingGrad, Vertex::InverseStdDeviation,
+const std::set<Vertex> kUntyped = {Vertex::SelectInPlace, Vertex::Select, Vertex::MaxPooling, Vertex::SumPooling, Vertex::MaxPoolingGrad, Vertex::InverseStdDeviation,
                                    Vertex::EncodeOneHot};
 
 } // namespace

@@ -98,6 +98,7 @@ enum class OpKind {
     GlobalAvgPoolGrad,
     Reduce,         // the mean (or sum) of `window` elements each output, `inner` apart (1: in runs)
     ReduceGrad,     // the output's gradient broadcast back over the reduced elements (scaled, for a mean)
+    MaskedFill,     // input 0 with the elements input 1 (a mask, `broadcast` 1 when it repeats) selects set to a constant
     Pad,            // a copy into a larger tensor, the border filled (`padMode` constant) or copied from the input
     PadGrad,        // the interior of the gradient, with (reflect, edge) the border's gradients added into it
     SoftmaxCrossEntropy,

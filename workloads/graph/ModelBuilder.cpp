@@ -118,9 +118,9 @@ private:
             loadStream(m_streamOf.at(name));
         const LayerKind reader = m_model.layers[layer].kind;
         if (it->second.parameter && reader != LayerKind::Add && reader != LayerKind::Sub && reader != LayerKind::Mul &&
-            reader != LayerKind::Div && reader != LayerKind::Concat)
+            reader != LayerKind::Div && reader != LayerKind::Concat && !(reader == LayerKind::MaskedFill && k == 1))
             fail(layer, fmt::format("inputs/{}", k), fmt::format("expected an activation, found parameter \"{}\" (an operand of "
-                                                                 "add, sub, mul, div or concat only)", name));
+                                                                 "add, sub, mul, div or concat, or a masked_fill's mask, only)", name));
         return it->second;
     }
 
@@ -263,6 +263,7 @@ private:
         case LayerKind::GlobalAvgPool: return globalAvgPool(l, i);
         case LayerKind::Reduce: return reduce(l, i);
         case LayerKind::Pad: return pad(l, i);
+        case LayerKind::MaskedFill: return maskedFill(l, i);
         case LayerKind::BatchNorm2d: return batchNorm(l, i);
         case LayerKind::Dropout: return dropout(l, i);
         case LayerKind::Flatten: return flatten(l, i);
@@ -476,6 +477,18 @@ private:
         op.broadcast = broadcast;
         op.window = repeats;
         op.broadcastRun = run;
+        return y;
+    }
+
+    /** x with the elements a mask selects set to a constant: a binary op whose mask may repeat
+     *  over x's shape, never x over the mask's. */
+    Value maskedFill(const LayerSpec& l, std::size_t i)
+    {
+        const Value y = binary(l, i, OpKind::MaskedFill);
+        const Op& op = m_g.ops.back();
+        if (op.broadcast == 0)
+            fail(i, "inputs", fmt::format("expected a mask of the tensor's shape or one that broadcasts to it, found the tensor {} "
+                                          "smaller than the mask {}", shapeText(m_g.tensor(op.inputs[0]).shape), shapeText(m_g.tensor(op.inputs[1]).shape)));
         return y;
     }
 

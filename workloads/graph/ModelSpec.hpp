@@ -38,6 +38,7 @@ enum class LayerKind {
     GlobalAvgPool,// the mean of each channel's image: [N, C, H, W] -> [N, C, 1, 1]
     Reduce,       // the mean or sum over consecutive dimensions after the batch (`perm`: those dimensions)
     Pad,          // a copy into a larger tensor, each dimension after the batch padded (`pads`, `padMode`)
+    MaskedFill,   // the first input with the elements the second (a mask, broadcast) selects replaced by a constant
     BatchNorm2d,  // per channel of [N, C, H, W]; batch statistics when training, else running ones
     Dropout,      // training: a random mask; inference: the identity
     Flatten,      // a view: every dimension after the batch in one

@@ -144,6 +144,9 @@ std::vector<VertexCall> GraphLowering::rowwiseCalls(const Op& op, const RowShare
     case OpKind::Sub: return {bin(BinaryOpKind::Sub)};
     case OpKind::Mul: return {bin(BinaryOpKind::Mul)};
     case OpKind::Div: return {bin(BinaryOpKind::Div)};
+    // PopART's Where (torch.where, masked_fill) is popops::select of the tensor, the constant
+    // broadcast and the mask: Select, a worker's region each (its gradient, dy by the mask, too).
+    case OpKind::MaskedFill: return {{Vertex::Select, CountArgs{e}}};
     case OpKind::DivGradRhs: return {bin(BinaryOpKind::Mul), bin(BinaryOpKind::Mul), bin(BinaryOpKind::Div)}; // -dy a / b / b
     // A constant factor: popops' scalar broadcast, in place (poplibs-costs §3.9).
     case OpKind::Scale: return {byScalar(BinaryOpKind::Mul, type, e)};

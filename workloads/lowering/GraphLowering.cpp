@@ -149,6 +149,7 @@ void GraphLowering::lowerAfresh(const Op& op)
     case OpKind::Sub:
     case OpKind::Mul:
     case OpKind::Div:
+    case OpKind::MaskedFill:
     case OpKind::DivGradRhs:
     case OpKind::Scale:
     case OpKind::Softmax:

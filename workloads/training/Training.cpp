@@ -229,6 +229,7 @@ private:
         case OpKind::GlobalAvgPool: unary(op, OpKind::GlobalAvgPoolGrad, dy, -1); break;
         case OpKind::Reduce: unary(op, OpKind::ReduceGrad, dy, -1); break;
         case OpKind::Pad: unary(op, OpKind::PadGrad, dy, -1); break;
+        case OpKind::MaskedFill: maskedFill(op, dy); break;
         case OpKind::Dropout: unary(op, OpKind::DropoutGrad, dy, -1); break; // the mask again, from its seed
         case OpKind::BatchNorm: batchNorm(op, dy); break;
         case OpKind::LayerNorm: layerNorm(op, dy); break;
@@ -377,6 +378,18 @@ private:
         }
         contribute(gamma, dgamma, op);
         contribute(beta, dbeta, op);
+    }
+
+    /** d x = dy where x was kept, zero where filled: the same select of dy by the mask. */
+    void maskedFill(const Op& op, int dy)
+    {
+        const int x = op.inputs[0];
+        if (!wants(x))
+            return;
+        const int dx = newGrad(x, TensorRole::Gradient);
+        Op* e = emit(op.name + ".grad", OpKind::MaskedFill, {dy, op.inputs[1]}, {dx}, op);
+        e->broadcast = op.broadcast;
+        contribute(x, dx, op);
     }
 
     void layerNorm(const Op& op, int dy)
