@@ -57,6 +57,15 @@ def config(path, system, strategy, mode="train", buffers=(), accumulation=4):
             "run": {"gradient_accumulation": accumulation if mode == "train" else 1, "device_iterations": 1, "host_calls": 1}}
 
 
+def export_training(model, inputs, path):
+    """A model with its loss inside, as a researcher exports it: training mode, no weights."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model.train(), inputs, str(path), input_names=["ids", "labels"], opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False, export_params=False)
+    return path
+
+
 def test_gpt_decoder_trains_data_parallel_on_pod16_from_either_batch(tmp_path):
     runs = [ipusim.run(config(export(tmp_path, b), "pod16", {"kind": "single", "replicas": 16}, buffers=["mask"]),
                        out_dir=tmp_path / f"b{b}") for b in (2, 1)]
@@ -184,10 +193,7 @@ def test_rms_norm_and_token_pooling_train_as_pow_reduce_and_reciprocal(tmp_path)
     # 1 / sqrt a reciprocal; h.mean(1) and h.sum(dim=1) reduce over the tokens (strided).
     path = tmp_path / "pooled.onnx"
     ids, labels = torch.randint(0, VOCAB, (2, SEQ)), torch.randint(0, 10, (2,))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(PooledEncoder().train(), (ids, labels), str(path), input_names=["ids", "labels"], opset_version=17,
-                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False, export_params=False)
+    export_training(PooledEncoder(), (ids, labels), path)
     summary = ipusim.run(config(path, "mk2", {"kind": "single"}), out_dir=tmp_path / "run")
     assert summary.total_cycles > 0
     assert summary.memory[0]["bytes_by_kind"]["weight"] == 2 * sum(p.numel() for p in PooledEncoder().parameters())
@@ -219,10 +225,7 @@ class MultiQueryAttention(nn.Module):
 def test_multi_query_attention_trains_with_the_shared_key_and_value_broadcast(tmp_path):
     path = tmp_path / "mqa.onnx"
     ids = torch.randint(0, VOCAB, (2, SEQ))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(MultiQueryAttention().train(), (ids, ids), str(path), input_names=["ids", "labels"], opset_version=17,
-                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False, export_params=False)
+    export_training(MultiQueryAttention(), (ids, ids), path)
     summary = ipusim.run(config(path, "pod16", {"kind": "single", "replicas": 16}), out_dir=tmp_path / "run")
     assert summary.total_cycles > 0
     # 2 x multiply-adds a token forward: the query, key-value, output and head projections, and
@@ -239,11 +242,7 @@ def test_the_fit_search_splits_a_gpt_with_its_tied_head_on_the_embeddings_ipu(tm
     model_set = _model_set()
     path = tmp_path / "gpt.onnx"
     ids = torch.zeros(2, 64, dtype=torch.long)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model_set.Gpt(vocab=4096, seq=64, width=128, heads=4, layers=4).train(), (ids, ids), str(path),
-                          input_names=["ids", "labels"], opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False, export_params=False)
+    export_training(model_set.Gpt(vocab=4096, seq=64, width=128, heads=4, layers=4), (ids, ids), path)
     doc = config(path, "pod16", {"kind": "single", "replicas": 16}, buffers=["mask"], accumulation=8)
     small = ["/system/ipu/tile_memory_bytes=64000"]
     with pytest.raises(ipusim.OutOfMemory) as oom:
@@ -278,10 +277,7 @@ class MaskedAttention(nn.Module):
 def test_attention_masked_by_where_of_a_bool_buffer_trains(tmp_path):
     path = tmp_path / "masked.onnx"
     ids = torch.randint(0, VOCAB, (2, SEQ))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(MaskedAttention().train(), (ids, ids), str(path), input_names=["ids", "labels"], opset_version=17,
-                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False, export_params=False)
+    export_training(MaskedAttention(), (ids, ids), path)
     summary = ipusim.run(config(path, "mk2", {"kind": "single"}, buffers=["bias"]), out_dir=tmp_path / "run")
     assert summary.total_cycles > 0
     # The mask is a buffer, not learned: [1, 1, S, S] in the model's precision (fp16).
