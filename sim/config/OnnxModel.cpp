@@ -344,25 +344,36 @@ private:
                 for (int k : {5, 6})
                     if (k < node.input_size() && !node.input(k).empty())
                         zeroFromConstants(node.input(k));
-        // Only nodes every reader of which is another of them or an initial state are left out.
+        // Only nodes every reader of which is another of them or an initial state are left out
+        // (dropping one may leave its own inputs' nodes with another reader: until none drops).
         for (bool changed = true; changed;) {
             changed = false;
-            for (auto it = m_zeroStateNodes.begin(); it != m_zeroStateNodes.end();) {
-                const bool others = std::any_of((*it)->output().begin(), (*it)->output().end(), [&](const std::string& out) {
-                    auto r = m_readers.find(out);
-                    return isGraphOutput(out) || (r != m_readers.end() && std::any_of(r->second.begin(), r->second.end(), [&](const auto& reader) {
-                        const bool state = (reader.first->op_type() == "LSTM" || reader.first->op_type() == "GRU") && reader.second >= 5;
-                        return !state && !m_zeroStateNodes.count(reader.first);
-                    }));
-                });
-                if (others) {
+            for (auto it = m_zeroStateNodes.begin(); it != m_zeroStateNodes.end();)
+                if (readOnlyAsZeroState(**it)) {
+                    ++it;
+                } else {
                     it = m_zeroStateNodes.erase(it);
                     changed = true;
-                } else {
-                    ++it;
                 }
+        }
+    }
+
+    /** Whether only zero-state nodes and recurrent ops' initial states read `node`'s outputs. */
+    bool readOnlyAsZeroState(const onnx::NodeProto& node) const
+    {
+        for (const std::string& out : node.output()) {
+            if (isGraphOutput(out))
+                return false;
+            auto readers = m_readers.find(out);
+            if (readers == m_readers.end())
+                continue;
+            for (const auto& [reader, k] : readers->second) {
+                const bool state = (reader->op_type() == "LSTM" || reader->op_type() == "GRU") && k >= 5;
+                if (!state && !m_zeroStateNodes.count(reader))
+                    return false;
             }
         }
+        return true;
     }
 
     /** Whether `value` is zeros computed from constants alone through views and copies. */

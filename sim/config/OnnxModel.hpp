@@ -49,8 +49,8 @@ ModelSpec importOnnx(const OnnxSource& source, const Diagnostics& diag);
  *  the file when it cannot be read as a ModelProto. */
 std::vector<std::string> onnxGraphInputs(const std::string& path);
 
-/** The names of an ONNX model file's nodes, in graph order (what a search for pipeline splits
- *  cuts at: the module paths torch writes into them). Throws ConfigError as onnxGraphInputs. */
+/** The names of an ONNX model file's nodes, in graph order (the module paths torch writes into
+ *  them; the benchmark counts them). Throws ConfigError as onnxGraphInputs. */
 std::vector<std::string> onnxNodeNames(const std::string& path);
 
 /** An ONNX op importOnnx maps: the graph ops (JSON graph names) it may become, none when it is

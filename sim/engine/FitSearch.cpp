@@ -184,7 +184,7 @@ ModelLayers modelLayers(const Experiment& e)
                 continue;
             out.names.push_back(l.name.substr(0, l.name.find_first_of("#:"))); // a second layer of one node: "name#2", "name:flatten"
             if (!l.tiedWeight.empty())
-                out.ties.push_back({l.name, l.tiedWeight});
+                out.ties.push_back({out.names.back(), l.tiedWeight});
         }
     return out;
 }
@@ -272,7 +272,7 @@ private:
             return;
         const auto prefixOf = prefixOfLayers();
         const auto& [user, owner] = m_layers.ties.front();
-        const auto u = prefixOf.find(user.substr(0, user.find_first_of("#:")));
+        const auto u = prefixOf.find(user);
         const auto o = prefixOf.find(owner);
         if (u != prefixOf.end() && o != prefixOf.end() && u->second > o->second) {
             m_tail = u->second;

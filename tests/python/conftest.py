@@ -27,3 +27,15 @@ def pytest_sessionfinish(session, exitstatus):
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if code and exitstatus in (0, 5) and reporter is not None and reporter.stats.get("skipped"):
         session.exitstatus = int(code)
+
+
+def load_model_set():
+    """tools/onnx/model_set.py, the model set the build exports at full size (the tests build its
+    models at small sizes)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("model_set", Path(os.environ["IPUSIM_ROOT"]) / "tools" / "onnx" / "model_set.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -5,10 +5,7 @@ linear head, per-token cross-entropy. torch writes each layer as an ONNX LSTM or
 Transpose and a Squeeze, its weights re-packed by Slice and Concat and its initial state as
 zeros expanded over the batch; each becomes one lstm or gru layer that loops over the steps on
 the IPU, forward and backward through time."""
-import importlib.util
-import os
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -17,6 +14,7 @@ from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 import ipusim  # noqa: E402
+from conftest import load_model_set  # noqa: E402
 
 VOCAB, SEQ, EMBED, HIDDEN = 256, 16, 32, 64
 CELLS = {"lstm": (nn.LSTM, 4, "LSTM"), "gru": (nn.GRU, 3, "GRU")}
@@ -24,10 +22,7 @@ CELLS = {"lstm": (nn.LSTM, 4, "LSTM"), "gru": (nn.GRU, 3, "GRU")}
 
 def LanguageModel(rnn):  # noqa: N802 (a model class's name)
     """The model set's recurrent language model (tools/onnx/model_set.py) at small size."""
-    spec = importlib.util.spec_from_file_location("model_set", Path(os.environ["IPUSIM_ROOT"]) / "tools" / "onnx" / "model_set.py")
-    model_set = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(model_set)
-    return model_set.RecurrentLm(rnn, vocab=VOCAB, embed=EMBED, hidden=HIDDEN)
+    return load_model_set().RecurrentLm(rnn, vocab=VOCAB, embed=EMBED, hidden=HIDDEN)
 
 
 def export(folder, cell, training=True):

@@ -6,11 +6,8 @@ tokens and unfolds again, and torchvision's VisionTransformer (a class token exp
 batch and concatenated to the patches, nn.MultiheadAttention moving the batch), at small
 shapes. The import follows the batch, so the decoder exported at batch 1 and at batch 2
 simulates alike."""
-import importlib.util
 import math
-import os
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -19,23 +16,16 @@ from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 import ipusim  # noqa: E402
+from conftest import load_model_set  # noqa: E402
 
 torchvision = pytest.importorskip("torchvision", reason="python3-torchvision is not installed")
 
 VOCAB, SEQ, WIDTH, HEADS, LAYERS = 512, 32, 64, 4, 2
 
 
-def _model_set():
-    """tools/onnx/model_set.py, the model set the build exports at full size."""
-    spec = importlib.util.spec_from_file_location("model_set", Path(os.environ["IPUSIM_ROOT"]) / "tools" / "onnx" / "model_set.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def Gpt(layers=LAYERS):  # noqa: N802 (a model class's name)
     """The model set's GPT-2-style decoder at small size."""
-    return _model_set().Gpt(vocab=VOCAB, seq=SEQ, width=WIDTH, heads=HEADS, layers=layers)
+    return load_model_set().Gpt(vocab=VOCAB, seq=SEQ, width=WIDTH, heads=HEADS, layers=layers)
 
 
 def export(folder, batch, training=True, layers=LAYERS):
@@ -239,7 +229,7 @@ def test_the_fit_search_splits_a_gpt_with_its_tied_head_on_the_embeddings_ipu(tm
     # A GPT of the model set too large for one IPU of 64,000-byte tiles: the out-of-memory
     # report's split puts the final norm and the head, which reads the token embedding's
     # weight, in a stage of their own on IPU 0 with the embedding, and that split runs.
-    model_set = _model_set()
+    model_set = load_model_set()
     path = tmp_path / "gpt.onnx"
     ids = torch.zeros(2, 64, dtype=torch.long)
     export_training(model_set.Gpt(vocab=4096, seq=64, width=128, heads=4, layers=4), (ids, ids), path)

@@ -94,9 +94,8 @@ enum class OpKind {
     MaxPoolGrad,
     AvgPool,       // as MaxPool, a sum scaled by 1 / the window's size
     AvgPoolGrad,
-    GlobalAvgPool, // the mean of each of `channels` channels' images of `window` positions
-    GlobalAvgPoolGrad,
-    Reduce,         // the mean (or sum) of `window` elements each output, `inner` apart (1: in runs)
+    Reduce,         // the mean (or sum) of `window` elements each output, `inner` apart (1: in runs;
+                    // global average pooling: each channel's image)
     ReduceGrad,     // the output's gradient broadcast back over the reduced elements (scaled, for a mean)
     MaskedFill,     // input 0 with the elements input 1 (a mask, `broadcast` 1 when it repeats) selects set to a constant
     Pad,            // a copy into a larger tensor, the border filled (`padMode` constant) or copied from the input

@@ -20,6 +20,9 @@ inline unsigned gatesOf(RecurrentCell c) { return c == RecurrentCell::Lstm ? 4 :
  *  as torch's GRU (popnn Gru.cpp, FwdIntermediates with resetAfter). */
 inline unsigned savedOf(RecurrentCell c) { return c == RecurrentCell::Lstm ? 6 : 4; }
 
+/** The [B, H] tensors carried from step to step: h, and LSTM's cell state c. */
+inline unsigned statesOf(RecurrentCell c) { return c == RecurrentCell::Lstm ? 2 : 1; }
+
 inline const char* nameOf(RecurrentCell c) { return c == RecurrentCell::Lstm ? "lstm" : "gru"; }
 
 } // namespace ipusim

@@ -362,25 +362,15 @@ void GraphLowering::reduceRuns(const Op& op, uint64_t run, RunReduction how, uin
     emit(plan);
 }
 
-void GraphLowering::lowerGlobalPool(const Op& op)
-{
-    // Forward: popnn's pool is a popops::reduce when the kernel covers the whole field
-    // (Pooling.cpp, substPoolingWithReduction: the pooling planner never splits a kernel), the
-    // 1 / window scale folded into the reduction at no cost (§3.8). Each tile sums the pieces
-    // of images it holds (ALL_REGIONS_CONTINUOUS, the input's type in, fp32 partials out); the
-    // partials meet on the result's tiles.
-    if (op.kind == OpKind::GlobalAvgPool)
-        return reduceRuns(op, op.window, {m_graph.tensor(op.inputs.at(0)).type, true});
-    // The gradient (substPoolingGradientWithBroadcast): each image position gets its (sample,
-    // channel)'s gradient scaled by 1 / window.
-    broadcastGradient(op, 1, true);
-}
-
 void GraphLowering::lowerReduce(const Op& op)
 {
     // PopART's ReduceMean and ReduceSum are popops::reduce (the mean's 1 / window an output
-    // scale, free, §3.8): in runs over the last dimensions, strided over middle ones. The
-    // gradient broadcasts the output's back (PopART's ReduceMeanGrad scales it too).
+    // scale, free, §3.8): in runs over the last dimensions, strided over middle ones. So is
+    // popnn's global pool, whose kernel covers the whole field (Pooling.cpp,
+    // substPoolingWithReduction: the pooling planner never splits a kernel): each tile sums the
+    // pieces of images it holds (ALL_REGIONS_CONTINUOUS, the input's type in, fp32 partials
+    // out), and the partials meet on the result's tiles. The gradient broadcasts the output's
+    // back (substPoolingGradientWithBroadcast; PopART's ReduceMeanGrad), scaled for a mean.
     if (op.kind == OpKind::Reduce)
         return reduceRuns(op, op.window, {m_graph.tensor(op.inputs.at(0)).type, op.inner == 1}, op.inner);
     broadcastGradient(op, op.inner, op.mean);

@@ -134,8 +134,6 @@ void GraphLowering::lowerAfresh(const Op& op)
     case OpKind::Lars: lowerOptimizer(op); break;
     case OpKind::BatchNorm: op.training ? lowerBatchNorm(op) : lowerBatchNormInference(op); break;
     case OpKind::BatchNormGrad: lowerBatchNormGrad(op); break;
-    case OpKind::GlobalAvgPool:
-    case OpKind::GlobalAvgPoolGrad: lowerGlobalPool(op); break;
     case OpKind::Reduce:
     case OpKind::ReduceGrad: lowerReduce(op); break;
     case OpKind::Pad:

@@ -158,7 +158,6 @@ private:
     void lowerBatchNorm(const Op& op);
     void lowerBatchNormInference(const Op& op);
     void lowerBatchNormGrad(const Op& op);
-    void lowerGlobalPool(const Op& op);
     void lowerCopy(const Op& op);
     void lowerPad(const Op& op);
     void lowerReduceRepeats(const Op& op);
@@ -172,7 +171,7 @@ private:
     void reduceRuns(const Op& op, uint64_t run, RunReduction how, uint64_t inner = 1);
     void lowerReduce(const Op& op);
     /** A reduction's gradient: the output's gradient to every element it came from, a mean's
-     *  scaled by 1 / window (GlobalAvgPoolGrad, ReduceGrad). */
+     *  scaled by 1 / window. */
     void broadcastGradient(const Op& op, uint64_t inner, bool scaled);
     void lowerLoss(const Op& op);
     /** The vertices a loss runs on a tile holding `e` logits in `rows` rows of `perRow`. */

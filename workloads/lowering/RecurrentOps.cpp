@@ -46,6 +46,17 @@ void addSendsOf(std::vector<ExchangeBytes>& x, const TileVector& bytes)
         x[t].send += bytes[t];
 }
 
+/** A compute set zeroing each tile's `bytes` (a layer's initial state, its gradient's). */
+ComputePlan zeroing(const std::string& name, const TileVector& bytes, Precision type)
+{
+    ComputePlan zero{name, TileCalls(uint32_t(bytes.size()))};
+    ShareRecipes<uint64_t> recipes;
+    for (uint32_t t = 0; t < bytes.size(); ++t)
+        if (bytes[t])
+            zero.calls.add(t, recipes(bytes[t], [&] { return std::vector<VertexCall>{calls::fill(type, bytes[t] / bytesOf(type))}; }));
+    return zero;
+}
+
 /** A matmul's output (each tile's `out` bytes) to the tiles that want it, `wanted` each. */
 std::vector<ExchangeBytes> redistribution(const TileVector& out, const TileVector& wanted)
 {
@@ -137,15 +148,9 @@ void GraphLowering::lowerRecurrent(const Op& op)
     OpPlan p;
     const PlanTensor h = p.temporary(op.name + " h", state);
     std::vector<PlanTensor> states{h};
-    ComputePlan zero{op.name + ".zero_state", TileCalls(T)};
-    ShareRecipes<uint64_t> zeroRecipes;
-    const unsigned stateTensors = op.cell == RecurrentCell::Lstm ? 2 : 1; // LSTM's cell state beside h
-    if (stateTensors == 2)
+    if (statesOf(op.cell) == 2) // LSTM's cell state beside h
         states.push_back(p.temporary(op.name + " c", state));
-    for (uint32_t t = 0; t < T; ++t)
-        if (state[t])
-            zero.calls.add(t, zeroRecipes(state[t], [&] { return std::vector<VertexCall>{calls::fill(type, stateTensors * state[t] / bytesOf(type))}; }));
-    PlanStep& init = p.compute(std::move(zero));
+    PlanStep& init = p.compute(zeroing(op.name + ".zero_state", scaled(state, statesOf(op.cell), 1), type));
     for (PlanTensor s : states)
         init.write(s);
 
@@ -203,15 +208,9 @@ void GraphLowering::lowerRecurrentGrad(const Op& op)
     const bool dataGrad = op.outputs.size() > 1;
 
     OpPlan p;
-    const PlanTensor dh = p.temporary(op.name + " dh", scaled(state, op.cell == RecurrentCell::Lstm ? 2 : 1, 1));
-    ComputePlan zero{op.name + ".zero_state", TileCalls(T)};
-    ShareRecipes<uint64_t> zeroRecipes;
-    for (uint32_t t = 0; t < T; ++t)
-        if (state[t])
-            zero.calls.add(t, zeroRecipes(state[t], [&] {
-                return std::vector<VertexCall>{calls::fill(type, (op.cell == RecurrentCell::Lstm ? 2 : 1) * state[t] / eb)};
-            }));
-    p.compute(std::move(zero)).write(dh);
+    const TileVector stateGrads = scaled(state, statesOf(op.cell), 1); // dh and (LSTM) dc
+    const PlanTensor dh = p.temporary(op.name + " dh", stateGrads);
+    p.compute(zeroing(op.name + ".zero_state", stateGrads, type)).write(dh);
     const PlanTensor dgates = p.output(op.outputs.at(0), scaled(state, S * G, 1));
     const TileVector dxPlace = linearMapping(T, xd.bytes(), kGrainBytes);
 

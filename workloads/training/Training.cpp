@@ -226,7 +226,6 @@ private:
             break;
         }
         case OpKind::AvgPool: unary(op, OpKind::AvgPoolGrad, dy, -1); break;
-        case OpKind::GlobalAvgPool: unary(op, OpKind::GlobalAvgPoolGrad, dy, -1); break;
         case OpKind::Reduce: unary(op, OpKind::ReduceGrad, dy, -1); break;
         case OpKind::Pad: unary(op, OpKind::PadGrad, dy, -1); break;
         case OpKind::MaskedFill: maskedFill(op, dy); break;
