@@ -268,6 +268,7 @@ LayerSpec layerOf(const json& op)
     l.axis = op.value("dim", 1u);
     l.start = op.value("start", uint64_t(0));
     l.end = op.value("end", uint64_t(0));
+    l.step = op.value("step", uint64_t(1));
     if (op.contains("index") && op.at("index").is_array())
         l.indexList = op.at("index").get<std::vector<uint64_t>>();
     else

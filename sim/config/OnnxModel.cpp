@@ -4,13 +4,13 @@
 #include "sim/config/ConfigError.hpp"
 #include "sim/config/OnnxBatch.hpp"
 #include "sim/config/OnnxConstantFold.hpp"
+#include "sim/config/OnnxFoldPass.hpp"
 
 #include "workloads/graph/Activation.hpp"
 
 #include <fmt/format.h>
 #include <onnx/defs/tensor_proto_util.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <array>
@@ -203,19 +203,9 @@ private:
             failFile(fmt::format("expected opset 13 to 17 (torch.onnx.export(..., opset_version=13)), found {}", opset));
         checkDivisors();
         try {
-            // With data propagation the values of shape computations (Shape, Gather, Concat, ...
-            // as torch writes them for x.size() or chunk) are known: they are constants here.
-            std::unordered_map<std::string, onnx::TensorShapeProto> computed;
-            onnx::shape_inference::InferShapes(m_model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, true),
-                                               &computed);
-            for (const auto& [name, value] : computed) {
-                std::vector<int64_t> v;
-                for (const auto& d : value.dim())
-                    if (d.has_dim_value())
-                        v.push_back(d.dim_value());
-                if (int(v.size()) == value.dim_size())
-                    m_shapeValues[name] = v;
-            }
+            // Constants folded, and with data propagation the values of shape computations
+            // (Shape, Gather, Concat, ... as torch writes them for x.size() or chunk) known.
+            m_shapeValues = foldModelConstants(m_model);
         } catch (const std::exception& e) {
             failFile(fmt::format("ONNX shape inference failed on \"{}\": {}", m_src.path, e.what()));
         }
@@ -542,21 +532,14 @@ private:
         return t.data_type() == onnx::TensorProto_DataType_INT64 ? onnx::ParseData<int64_t>(&t) : std::vector<int64_t>();
     }
 
-    /** The value of a single-element floating-point constant. */
+    /** The value of a single-element floating-point constant (given or computed). */
     std::optional<double> constantScalar(const std::string& name) const
     {
-        auto it = m_constants.find(name);
-        if (it == m_constants.end() || !scalarConstant(name))
-            return std::nullopt;
-        const onnx::TensorProto& t = it->second;
-        if (t.data_type() == onnx::TensorProto_DataType_FLOAT)
-            return double(onnx::ParseData<float>(&t).at(0));
-        if (t.data_type() == onnx::TensorProto_DataType_DOUBLE)
-            return onnx::ParseData<double>(&t).at(0);
-        return std::nullopt;
+        const auto t = scalarConstant(name) ? knownTensor(name) : std::nullopt;
+        return t && t->real() ? std::optional<double>(t->values[0]) : std::nullopt;
     }
 
-    /** Whether a value is a single-element constant (a scalar operand). */
+    /** Whether a value is a single-element constant (a scalar operand), given or folded. */
     bool scalarConstant(const std::string& name) const
     {
         auto it = m_constants.find(name);
@@ -752,7 +735,7 @@ private:
     static bool followsTheBatch(const std::string& op)
     {
         static const std::set<std::string> ops = {"Reshape", "Transpose", "MatMul", "Einsum", "Gemm", "Add", "Sub", "Mul", "Div", "Softmax",
-                                                  "LogSoftmax", "LayerNormalization", "Dropout", "Identity", "Split", "Slice", "Concat",
+                                                  "LogSoftmax", "LayerNormalization", "Dropout", "Identity", "Split", "Slice", "Concat", "Gather",
                                                   "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss", "LSTM", "GRU"};
         return ops.count(op) || std::any_of(activationTable().begin(), activationTable().end(),
                                             [&](const ActivationRow& a) { return op == a.onnxName; });
@@ -760,8 +743,12 @@ private:
 
     void expectLeadingBatch(const onnx::NodeProto& node) const
     {
-        if (followsTheBatch(node.op_type()))
-            return;
+        if (!followsTheBatch(node.op_type()))
+            expectLeadingBatchOperands(node);
+    }
+
+    void expectLeadingBatchOperands(const onnx::NodeProto& node) const
+    {
         for (int k = 0; k < node.input_size(); ++k)
             if (isData(node.input(k)) && !batchLeads(node.input(k)))
                 failNode(node, fmt::format("expected the batch as the first dimension of input {} (\"{}\" {}, the batch in dimension {}): "
@@ -913,7 +900,7 @@ public:
                 {"ReduceMean", &I::reduce, {"global_avg_pool", "reduce"}, "of an image's height and width: global average pooling; over other consecutive axes after the batch: a reduce"},
                 {"ReduceSum", &I::reduce, {"reduce"}, "over consecutive axes after the batch (constant axes)"},
                 {"Reshape", &I::reshapeOrGroupNorm, {"reshape", "group_norm"}, "a constant shape; the batch followed from its stride where it folds into a dimension (reshape(-1, V)) or unfolds"},
-                {"Slice", &I::slices, {"slice"}, "one axis, step 1; of a weight or buffer (a causal mask's [:S, :S]): one of its own"},
+                {"Slice", &I::slices, {"slice"}, "one axis, any positive step (PopTorch's subsample of a slice); of a weight or buffer (a causal mask's [:S, :S]): one of its own"},
                 {"Softmax", &I::lastAxis, {"softmax"}, "last axis"},
                 {"SoftmaxCrossEntropyLoss", &I::loss, {"cross_entropy", "transpose"}, "mean reduction, no class weights; [N, C, d1, ...] logits through a view moving the classes last"},
                 {"Split", &I::slices, {"slice"}, "a slice per output"},
@@ -952,9 +939,7 @@ private:
         if (m_fused.count(&node))
             return; // mapped with the node that starts its pattern
         if (knownWithoutImport(node))
-            return; // a constant, or a shape computation whose values shape inference found
-        if (foldConstantNode(node))
-            return;
+            return; // a constant (given or folded), or a shape computation whose values shape inference found
         expectLeadingBatch(node);
         auto handler = handlers().find(op);
         if (handler != handlers().end())
@@ -1065,29 +1050,6 @@ private:
         add(node, l);
     }
 
-    /** A shape computation on known integers that ONNX's data propagation leaves out (a
-     *  chunk's bounds: size / 2; expand(n, -1, -1)'s Where of Equal; arange; Shape of a value
-     *  whose shape is known): computed here (OnnxConstantFold.hpp) as a constant. */
-    bool foldConstantNode(const onnx::NodeProto& node)
-    {
-        if (node.output_size() != 1 || node.output(0).empty())
-            return false;
-        if (node.op_type() == "Shape") {
-            const auto dims = fullDims(node.input(0));
-            if (!dims || attr(node, "start") || attr(node, "end"))
-                return false;
-            m_shapeValues[node.output(0)] = *dims;
-            return true;
-        }
-        std::vector<std::optional<std::vector<int64_t>>> operands;
-        for (const std::string& in : node.input())
-            operands.push_back(in.empty() ? std::nullopt : knownIntegers(in));
-        const auto value = foldIntegers(node, operands);
-        if (value)
-            m_shapeValues[node.output(0)] = *value;
-        return value.has_value();
-    }
-
     /** The values of an integer or boolean constant or shape computation; nothing for data,
      *  weights and floating-point constants. */
     std::optional<std::vector<int64_t>> knownIntegers(const std::string& name) const
@@ -1096,6 +1058,41 @@ private:
             return m_shapeValues.at(name);
         auto it = m_constants.find(name);
         return it == m_constants.end() ? std::nullopt : integerValues(it->second);
+    }
+
+    /** A known value with its shape: a constant (given or folded), or a shape computation's
+     *  (shaped as shape inference has it, else 1-D); nothing for data and weights. */
+    std::optional<ConstantTensor> knownTensor(const std::string& name) const
+    {
+        if (auto constant = m_constants.find(name); constant != m_constants.end())
+            return constantTensor(constant->second);
+        auto shape = m_shapeValues.find(name);
+        if (shape == m_shapeValues.end())
+            return std::nullopt;
+        ConstantTensor t{{int64_t(shape->second.size())}, std::vector<double>(shape->second.begin(), shape->second.end()), false};
+        const auto dims = fullDims(name);
+        int64_t n = 1;
+        for (int64_t d : dims.value_or(std::vector<int64_t>{-1}))
+            n *= d;
+        if (dims && n == int64_t(shape->second.size()))
+            t.shape = *dims; // a scalar (Gather of one dimension) keeps its rank
+        return t;
+    }
+
+    /** A known tensor read as an operand (Swin's attention mask added to the scores): a buffer,
+     *  as PopART holds a folded constant in tile memory, unlearned. */
+    void constantAsBuffer(const std::string& name)
+    {
+        if (m_values.count(name) || m_params.count(name) || scalarConstant(name))
+            return;
+        const auto t = knownTensor(name);
+        if (!t)
+            return;
+        m_params.insert(name);
+        m_buffers.insert(name);
+        m_dims[name].clear();
+        for (int64_t d : t->shape)
+            m_dims[name].push_back({d, ""});
     }
 
     /** Every op this maps reads at least its required operands and writes an output. */
@@ -1346,7 +1343,9 @@ private:
         }
         expectOneBatch(node);
         // A weight operand is a learned element-wise parameter (a per-channel scale, GroupNorm's
-        // affine after InstanceNormalization), broadcast over the batch.
+        // affine after InstanceNormalization), broadcast over the batch; a constant one a buffer.
+        for (int k : {0, 1})
+            constantAsBuffer(node.input(k));
         for (int k : {0, 1})
             if (m_params.count(node.input(k)) && !m_values.count(node.input(k)))
                 addParameter(node, k);
@@ -1368,6 +1367,7 @@ private:
         const int data = xScalar ? 2 : 1;
         if (!isData(node.input(data)))
             failNode(node, fmt::format("expected input {} (\"{}\") to be data", data, node.input(data)));
+        constantAsBuffer(node.input(0));
         if (m_params.count(node.input(0)) && !m_values.count(node.input(0)))
             addParameter(node, 0);
         LayerSpec l = layerFor(node, LayerKind::MaskedFill, {data, 0});
@@ -1636,6 +1636,7 @@ private:
             return *size;
         };
         std::vector<std::pair<int64_t, int64_t>> parts; // [start, end)
+        int64_t step = 1;                               // x[..., 0::2]: PopTorch's subsample of the slice
         if (split) {
             std::vector<int64_t> sizes = constant(1);
             if (sizes.empty())
@@ -1647,10 +1648,12 @@ private:
             }
         } else {
             const auto starts = constant(1), ends = constant(2), steps = constant(4);
-            if (starts.size() != 1 || ends.size() != 1 || (!steps.empty() && steps != std::vector<int64_t>{1}))
-                failNode(node, "expected one start, one end and step 1");
+            if (starts.size() != 1 || ends.size() != 1 || steps.size() > 1 || (!steps.empty() && steps[0] < 1))
+                failNode(node, fmt::format("expected one start, one end and a step of at least 1, found {} starts, {} ends and steps [{}]",
+                                           starts.size(), ends.size(), fmt::join(steps, ", ")));
             auto clamp = [&](int64_t v) { return v < 0 ? std::max<int64_t>(v + known(), 0) : v; };
             parts.push_back({clamp(starts[0]), clamp(ends[0])});
+            step = steps.empty() ? 1 : steps[0];
         }
         for (std::size_t k = 0; k < parts.size() && int(k) < node.output_size(); ++k) {
             LayerSpec l = layerFor(node, LayerKind::Slice, {0});
@@ -1661,11 +1664,13 @@ private:
             l.axis = axis;
             l.start = uint64_t(parts[k].first);
             l.end = uint64_t(parts[k].second);
+            l.step = uint64_t(step);
             m_values[node.output(int(k))] = l.name;
             setBatch(node.output(int(k)), batchOf(node.input(0)));
             if (auto dims = fullDims(node.input(0)); dims && !fullDims(node.output(int(k)))) {
                 // The part's shape, where shape inference did not know the bounds (computed here).
-                (*dims)[std::size_t(onnxAxis)] = std::min<int64_t>(parts[k].second, (*dims)[std::size_t(onnxAxis)]) - parts[k].first;
+                const int64_t span = std::min<int64_t>(parts[k].second, (*dims)[std::size_t(onnxAxis)]) - parts[k].first;
+                (*dims)[std::size_t(onnxAxis)] = (span + step - 1) / step;
                 m_dims[node.output(int(k))].clear();
                 for (int64_t d : *dims)
                     m_dims[node.output(int(k))].push_back({d, ""});
@@ -1678,6 +1683,7 @@ private:
     {
         if (!m_params.count(node.input(0)))
             return dataGather(node);
+        expectLeadingBatchOperands(node); // indices with the batch first
         if (!isData(node.input(1)) && (constantInts(node.input(1)) || m_params.count(node.input(1)))) {
             // Rows of a table at constant indices (GPT-2's position embedding of arange(S), a
             // relative position bias by an index buffer): the rows taken are a learned tensor,
@@ -1704,6 +1710,9 @@ private:
      *  express: indices computed in the graph stop the import. */
     void dataGather(const onnx::NodeProto& node)
     {
+        if (oneAlongAnyAxis(node))
+            return;
+        expectLeadingBatchOperands(node);
         if (intAttr(node, "axis", 0) != 1)
             failNode(node, fmt::format("expected axis 1 (the dimension after the batch) to gather data, found {}", intAttr(node, "axis", 0)));
         auto constant = m_constants.find(node.input(1));
@@ -1726,6 +1735,44 @@ private:
                 l.indexList.push_back(uint64_t(at));
         }
         add(node, l);
+    }
+
+    /** x[i] by one constant index along a dimension other than 1 or of a moved batch (Swin's
+     *  q, k, v = qkv[0], qkv[1], qkv[2] after a permute put the batch second): the slice
+     *  [i, i + 1) of that dimension, then a reshape without it, as PopART's Gather of one index
+     *  is a slice. False for an index list, or dimension 1 after a leading batch (a gather). */
+    bool oneAlongAnyAxis(const onnx::NodeProto& node)
+    {
+        const auto index = constantInts(node.input(1));
+        auto constant = m_constants.find(node.input(1));
+        const bool scalar = index && index->size() == 1 && constant != m_constants.end() && constant->second.dims_size() == 0;
+        const int64_t rank = int64_t(rankOf(node.input(0)));
+        int64_t axis = intAttr(node, "axis", 0);
+        axis += axis < 0 ? rank : 0;
+        if (!scalar || (axis == 1 && batchLeads(node.input(0))))
+            return false;
+        const std::vector<int64_t> in = knownDims(node, 0);
+        LayerSpec part = layerFor(node, LayerKind::Slice, {0});
+        part.name += ":slice";
+        m_layerNames.insert(part.name);
+        part.axis = layerAxisOf(node, axis);
+        const int64_t size = in[std::size_t(axis)], i = index->front() < 0 ? index->front() + size : index->front();
+        if (i < 0 || i >= size)
+            failNode(node, fmt::format("expected an index within dimension {} of size {}, found {}", axis, size, index->front()));
+        part.start = uint64_t(i);
+        part.end = uint64_t(i + 1);
+        std::vector<int64_t> out = in;
+        out.erase(out.begin() + axis);
+        BatchAt at = batchOf(node.input(0));
+        at.dim -= at.dim > axis ? 1 : 0;
+        LayerSpec drop = layerFor(node, LayerKind::Reshape, {});
+        drop.inputs = {part.name};
+        drop.shape = sampleShape(out, at, m_fileBatch);
+        m_spec.layers.push_back(std::move(part));
+        m_values[node.output(0)] = drop.name;
+        m_spec.layers.push_back(std::move(drop));
+        setBatch(node.output(0), at);
+        return true;
     }
 
     /** InstanceNorm2d: statistics per sample and channel, and a learned scale and bias per

@@ -588,7 +588,16 @@ TEST_CASE("Graph workload: concat and slice copy data, forward and backward", "[
         INFO(name);
         CHECK(cycles[name] > 0);
     }
+    // Every third element of [8, 40) (x[..., 8:40:3], PopTorch's subsample of a slice): 11 of
+    // them, so 4 x 11 = 44 features.
+    json strided = graph;
+    strided["ops"][3]["step"] = 3;
+    CHECK(bytesOfKind(build(graphConfig(strided, {{"mode", "train"}, {"micro_batch", 8}})).schedule, "weight") ==
+          4 * (2 * (16 * 32 + 32) + 44 * 64 + 64));
     json bad = graph;
+    bad["ops"][3]["step"] = 0;
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/3/step"));
+    bad = graph;
     bad["ops"][3]["start"] = 64;
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/3/start: expected start < end within dimension 2 of [4, 4, 64], found [64, 40)"));
     bad = graph;

@@ -11,6 +11,7 @@
 #include "workloads/graph/ModelBuilder.hpp"
 
 #include <catch2/catch.hpp>
+#include <limits>
 #include <onnx/onnx_pb.h>
 
 #include <cstdio>
@@ -222,6 +223,52 @@ TEST_CASE("ONNX import: Gather of data by constant indices is x[:, i] or x[:, [i
     CHECK_THAT(errorOf(onnxConfig(indices.path)),
                Catch::Contains("ONNX node \"/Gather\" (Gather): expected a constant index or list of them (x[:, i], x[:, [i, j]]): "
                                "gathering data by indices computed in the graph is not modelled yet"));
+}
+
+TEST_CASE("ONNX import: qkv[i] after a permute that moved the batch is a slice, and x[:, ::2] a strided slice", "[onnx]")
+{
+    // Swin's q, k, v = qkv[0], qkv[1], qkv[2] of qkv.permute(2, 0, 1, 3): [3, batch, 6, 4].
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    declare(g->add_input(), "input", {2, 6, 12});
+    auto ints = [&](const std::string& out, std::vector<int64_t> values, bool scalar = false) {
+        auto* a = node(g, "/" + out, "Constant", {}, {out})->add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+        a->mutable_t()->set_data_type(onnx::TensorProto_DataType_INT64);
+        if (!scalar)
+            a->mutable_t()->add_dims(int64_t(values.size()));
+        for (int64_t v : values)
+            a->mutable_t()->add_int64_data(v);
+    };
+    node(g, "/Relu", "Relu", {"input"}, {"r"});
+    ints("shape", {2, 6, 3, 4});
+    node(g, "/Reshape", "Reshape", {"r", "shape"}, {"qkv"});
+    intsAttr(node(g, "/Transpose", "Transpose", {"qkv"}, {"heads"}), "perm", {2, 0, 1, 3});
+    ints("one", {1}, true);
+    intAttr(node(g, "/Gather", "Gather", {"heads", "one"}, {"k"}), "axis", 0);
+    ints("starts", {0});
+    ints("ends", {std::numeric_limits<int64_t>::max()});
+    ints("axes", {1});
+    ints("steps", {2});
+    node(g, "/Slice", "Slice", {"k", "starts", "ends", "axes", "steps"}, {"output"});
+    declare(g->add_output(), "output", {2, 3, 4});
+    const TempFile f(m, "qkv");
+    const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
+    REQUIRE(spec.layers.size() == 6);
+    // The layer's axis counts the batch first: dimension 0 of [3, batch, 6, 4] is axis 1.
+    const LayerSpec& part = spec.layers[3];
+    CHECK(part.kind == LayerKind::Slice);
+    CHECK(part.axis == 1);
+    CHECK((part.start == 1 && part.end == 2 && part.step == 1));
+    CHECK(spec.layers[4].kind == LayerKind::Reshape);
+    CHECK(spec.layers[4].shape == std::vector<int64_t>{6, 4});
+    const LayerSpec& strided = spec.layers[5];
+    CHECK(strided.kind == LayerKind::Slice);
+    CHECK((strided.axis == 1 && strided.start == 0 && strided.step == 2));
+    CHECK(errorOf(onnxConfig(f.path)) == "no error");
 }
 
 TEST_CASE("ONNX import: norms with a constant scale and bias have no learned parameters", "[onnx]")

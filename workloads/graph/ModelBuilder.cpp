@@ -767,8 +767,10 @@ private:
         const uint64_t size = x.shape[axis], end = std::min(l.end, size);
         if (l.start >= end)
             fail(i, "start", fmt::format("expected start < end within dimension {} of {}, found [{}, {})", axis, shapeText(x.shape), l.start, l.end));
+        if (l.step < 1)
+            fail(i, "step", fmt::format("expected a step of at least 1, found {}", l.step));
         std::vector<uint64_t> out = x.shape;
-        out[axis] = end - l.start;
+        out[axis] = (end - l.start + l.step - 1) / l.step;
         Value y{tensor(l.name + ".out", out), out};
         m_g.addOp(l.name, OpKind::Slice, {x.tensor}, {y.tensor});
         return y;

@@ -29,7 +29,7 @@ enum class LayerKind {
     Scale,        // times a constant (x * c, x / c)
     Transpose,    // a view: dimensions permuted, the batch first
     Concat,       // inputs joined along `axis` (a dimension after the batch)
-    Slice,        // elements [start, end) of `axis`
+    Slice,        // elements [start, end) of `axis`, every `step`-th
     Softmax,      // over the last dimension
     LayerNorm,    // over the last dimension, with gamma and beta
     GroupNorm,    // over groups of channels of NCHW (and the image), per-channel gamma and beta
@@ -79,6 +79,7 @@ struct LayerSpec
     PadMode padMode = PadMode::Constant;
     uint32_t axis = 1;          // concat, slice: a dimension counted with the batch (0)
     uint64_t start = 0, end = 0; // slice
+    uint64_t step = 1;           // slice: every step-th element from start
     uint64_t index = 0;          // gather without an index input: the entry it takes (x[:, i])
     std::vector<uint64_t> indexList; // gather without an index input: the entries it takes (x[:, [i, j]]), keeping the dimension
     /** linear: the layer whose weight it uses instead of its own (tied weights, e.g. a decoder
