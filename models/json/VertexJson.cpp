@@ -141,9 +141,10 @@ VertexCall readUnary(Vertex v, ParamReader& r, const IpuParams&)
 VertexCall readBinary(Vertex v, ParamReader& r, const IpuParams&)
 {
     const costs::BinaryOpKind op = *binaryOpNamed(r.word("op", binaryOpNames()));
-    const bool comparison = op == costs::BinaryOpKind::Equal || op == costs::BinaryOpKind::NotEqual || op == costs::BinaryOpKind::Greater;
+    const bool comparison = op == costs::BinaryOpKind::Equal || op == costs::BinaryOpKind::NotEqual || op == costs::BinaryOpKind::Greater ||
+                            op == costs::BinaryOpKind::Less;
     if (comparison && v == Vertex::BinaryOp1DInPlace)
-        r.fail("op", "expected an op other than a comparison (\"equal\", \"not_equal\", \"greater\"): BinaryOp1DInPlace of a "
+        r.fail("op", "expected an op other than a comparison (\"equal\", \"not_equal\", \"greater\", \"less\"): BinaryOp1DInPlace of a "
                      "comparison exists for bool operands only");
     // Comparisons also run on int32 operands (packed sequence ids), at their own rate.
     if (op == costs::BinaryOpKind::Equal && r.word("type", {"fp16", "fp32", "int32"}) == "int32")

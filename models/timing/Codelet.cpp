@@ -32,7 +32,7 @@ const std::vector<OpName<BinaryOpKind>> kBinary = {
     {"add", "ADD", BinaryOpKind::Add}, {"sub", "SUBTRACT", BinaryOpKind::Sub}, {"mul", "MULTIPLY", BinaryOpKind::Mul},
     {"div", "DIVIDE", BinaryOpKind::Div}, {"max", "MAXIMUM", BinaryOpKind::Max},
     {"equal", "EQUAL", BinaryOpKind::Equal}, {"not_equal", "NOT_EQUAL", BinaryOpKind::NotEqual},
-    {"greater", "GREATER_THAN", BinaryOpKind::Greater}, {"pow", "POWER", BinaryOpKind::Pow}};
+    {"greater", "GREATER_THAN", BinaryOpKind::Greater}, {"less", "LESS_THAN", BinaryOpKind::Less}, {"pow", "POWER", BinaryOpKind::Pow}};
 const std::vector<OpName<NonLinearity>> kNonLinearity = {
     {"relu", "RELU", NonLinearity::Relu}, {"sigmoid", "SIGMOID", NonLinearity::Sigmoid},
     {"tanh", "TANH", NonLinearity::Tanh}, {"gelu", "GELU", NonLinearity::Gelu}};

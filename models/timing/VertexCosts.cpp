@@ -154,7 +154,8 @@ OpLoop binaryLoop(BinaryOpKind op)
     // Comparisons are unrolled by 4 in both float types; in place they exist for bool only.
     case BinaryOpKind::Equal: return {9, 4, 14, 4, 9, 14};
     case BinaryOpKind::NotEqual: return {11, 4, 20, 4, 11, 20};
-    case BinaryOpKind::Greater: return {9, 4, 14, 4, 9, 14};
+    case BinaryOpKind::Greater:
+    case BinaryOpKind::Less: return {9, 4, 14, 4, 9, 14}; // LESS_THAN as GREATER_THAN: {9 fp16, 14 fp32, by 4}
     // POWER has no power instruction: 325 (fp16) or 312 (fp32) cycles an element, in place too
     // (binaryOpPerfInfo, binaryOpInPlacePerfInfo: {325, false, 1}, {312, false, 1}).
     case BinaryOpKind::Pow: return {325, 1, 312, 1, 325, 312};
@@ -184,7 +185,7 @@ uint64_t binaryOp(const IpuParams& hw, BinaryOpKind op, Precision type, uint64_t
 {
     // BinaryOp1D: 11 of supervisor, then per worker its preamble (26 fp16, 29 fp32; 58 in place)
     // and its loop.
-    if (inPlace && (op == BinaryOpKind::Equal || op == BinaryOpKind::NotEqual || op == BinaryOpKind::Greater))
+    if (inPlace && (op == BinaryOpKind::Equal || op == BinaryOpKind::NotEqual || op == BinaryOpKind::Greater || op == BinaryOpKind::Less))
         throw std::invalid_argument("BinaryOp1DInPlace of a comparison exists for bool operands only");
     const uint64_t base = inPlace ? 58 : type == Precision::FP16 ? 26 : 29;
     return hw.supervisorOverhead + hw.workers * (base + loopCycles(hw, binaryLoop(op), type, n, inPlace));
@@ -213,6 +214,7 @@ uint64_t broadcastScalar(const IpuParams& hw, BinaryOpKind op, Precision type, u
     case BinaryOpKind::Max: loop = 3 * ceilDiv(m, half ? 4 : 2); break;
     case BinaryOpKind::Pow: loop = (half ? 325 : 312) * m; break; // an element a loop, no power instruction
     case BinaryOpKind::Equal:
+    case BinaryOpKind::Less:
         throw std::invalid_argument("BroadcastScalar1D has an estimate for ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, NOT_EQUAL, "
                                     "GREATER_THAN and POWER only");
     }

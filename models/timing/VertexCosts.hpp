@@ -38,7 +38,7 @@ uint64_t convPartialNx1(const IpuParams& hw, const ConvShape& s);
 uint64_t convPartial(const IpuParams& hw, const ConvShape& s);
 
 enum class UnaryOpKind { Relu, Exp, Log, Sqrt, Rsqrt, Inverse, Tanh, Sigmoid, GeluErf, Neg, Square, Erf, Abs, LogicalNot };
-enum class BinaryOpKind { Add, Sub, Mul, Div, Max, Equal, NotEqual, Greater, Pow };
+enum class BinaryOpKind { Add, Sub, Mul, Div, Max, Equal, NotEqual, Greater, Less, Pow };
 
 /** popops UnaryOp1D (in place: UnaryOp1DInPlace) over n elements: 20 + 6 x (preamble + the
  *  busiest worker's unrolled loop), poplibs-costs §3.4. */

@@ -50,7 +50,7 @@ uint64_t byScalar(const IpuParams& hw, const VertexCall& c)
 {
     const auto& a = argsOf<ElementArgs>(c);
     const BinaryOpKind op = c.codelet.binaryOp();
-    if (InPlace && (op == BinaryOpKind::NotEqual || op == BinaryOpKind::Greater))
+    if (InPlace && (op == BinaryOpKind::NotEqual || op == BinaryOpKind::Greater || op == BinaryOpKind::Less))
         throw std::logic_error("BroadcastScalar1DInPlace of a comparison (bool out) does not exist");
     return costs::broadcastScalar(hw, op, a.type, a.elements);
 }

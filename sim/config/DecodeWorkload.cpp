@@ -216,7 +216,9 @@ LayerKind layerKindOf(const std::string& op)
             {"log_softmax", LayerKind::LogSoftmax}, {"nll_loss", LayerKind::NllLoss}, {"concat", LayerKind::Concat},
             {"slice", LayerKind::Slice}, {"group_norm", LayerKind::GroupNorm}, {"gather", LayerKind::Gather},
             {"parameter", LayerKind::Parameter}, {"attention_mask", LayerKind::AttentionMask},
-            {"lstm", LayerKind::Lstm}, {"gru", LayerKind::Gru}, {"reduce", LayerKind::Reduce}, {"pad", LayerKind::Pad}, {"masked_fill", LayerKind::MaskedFill}};
+            {"lstm", LayerKind::Lstm}, {"gru", LayerKind::Gru}, {"reduce", LayerKind::Reduce}, {"pad", LayerKind::Pad}, {"masked_fill", LayerKind::MaskedFill},
+            {"eq", LayerKind::Compare}, {"lt", LayerKind::Compare}, {"gt", LayerKind::Compare},
+            {"logical_not", LayerKind::LogicalNot}, {"where", LayerKind::Where}};
         for (const ActivationRow& a : activationTable())
             k.emplace(a.graphName, a.layer);
         return k;
@@ -239,6 +241,7 @@ LayerSpec layerOf(const json& op)
     LayerSpec l;
     l.name = op.at("name");
     l.kind = layerKindOf(op.at("op"));
+    l.comparison = op.at("op") == "lt" ? Comparison::Less : op.at("op") == "gt" ? Comparison::Greater : Comparison::Equal;
     l.inputs = op.value("inputs", std::vector<std::string>());
     l.block = op.value("block", std::string());
     if (op.contains("ipu"))

@@ -241,6 +241,9 @@ private:
             m_dims[vi.name()] = dimsOf(vi.type());
         for (const auto& vi : g.output())
             m_dims[vi.name()] = dimsOf(vi.type());
+        for (const auto* list : {&g.value_info(), &g.output(), &g.input()})
+            for (const auto& vi : *list)
+                m_types[vi.name()] = vi.type().tensor_type().elem_type();
         for (const auto& vi : g.input())
             if (!m_params.count(vi.name())) // an initializer's own dims stand
                 m_dims[vi.name()] = dimsOf(vi.type());
@@ -908,7 +911,12 @@ public:
                 {"Einsum", &I::einsum, {"matmul", "transpose"}, "of two operands, a batched matmul (shared leading letters, one contracted letter among each operand's last two, as \"bhid,bhjd->bhij\"); an operand read transposed is a view"},
                 {"Transpose", &I::transpose, {"transpose"}, "a view; the batch followed where it moves (nn.MultiheadAttention)"},
                 {"Unsqueeze", &I::unsqueeze, {}, "of a weight"},
-                {"Where", &I::where, {"masked_fill", "parameter"}, "a tensor and a scalar constant by a condition, data or a buffer that broadcasts to it (torch's masked_fill)"}};
+                {"Where", &I::where, {"masked_fill", "where", "parameter"}, "a tensor and a scalar constant by a condition, data or a buffer that broadcasts to it (torch's masked_fill); two tensors of one shape: a `where`"},
+                {"Equal", &I::compare, {"eq", "parameter"}, "of data and data, a constant or a weight (broadcast as `Add`): a mask"},
+                {"Less", &I::compare, {"lt", "parameter"}, "as `Equal`"},
+                {"Greater", &I::compare, {"gt", "parameter"}, "as `Equal`"},
+                {"Not", &I::logicalNot, {"logical_not"}, "of a mask computed from data"},
+                {"Cast", &I::castOfData, {}, "of data to its own type (torch's masked_fill casts its bool mask to bool): the operand"}};
             for (const ActivationRow& a : activationTable())
                 if (*a.onnxName)
                     t.push_back({a.onnxName, &I::activation, {a.graphName}, "element-wise, an activation"});
@@ -1079,11 +1087,12 @@ private:
         return t;
     }
 
-    /** A known tensor read as an operand (Swin's attention mask added to the scores): a buffer,
-     *  as PopART holds a folded constant in tile memory, unlearned. */
-    void constantAsBuffer(const std::string& name)
+    /** A known tensor read as an operand (Swin's attention mask added to the scores; with
+     *  `scalars`, a comparison's constant): a buffer, as PopART holds a folded constant in tile
+     *  memory, unlearned. A scalar is a buffer of one element. */
+    void constantAsBuffer(const std::string& name, bool scalars = false)
     {
-        if (m_values.count(name) || m_params.count(name) || scalarConstant(name))
+        if (m_values.count(name) || m_params.count(name) || (scalarConstant(name) && !scalars))
             return;
         const auto t = knownTensor(name);
         if (!t)
@@ -1093,6 +1102,8 @@ private:
         m_dims[name].clear();
         for (int64_t d : t->shape)
             m_dims[name].push_back({d, ""});
+        if (t->shape.empty())
+            m_dims[name].push_back({1, ""});
     }
 
     /** Every op this maps reads at least its required operands and writes an output. */
@@ -1354,16 +1365,16 @@ private:
 
     /** Where(cond, x, c) or Where(cond, c, x) of a tensor x and a scalar constant c (torch's
      *  masked_fill, and torch.where against a scalar): a masked_fill layer of x by the condition,
-     *  data or a buffer (a causal mask) that broadcasts to x. */
+     *  data or a buffer (a causal mask) that broadcasts to x. Of two tensors: a where layer. */
     void where(const onnx::NodeProto& node)
     {
         if (node.input_size() != 3)
             failNode(node, fmt::format("expected 3 inputs (condition, x, y), found {}", node.input_size()));
         const bool xScalar = scalarConstant(node.input(1)), yScalar = scalarConstant(node.input(2));
-        if (xScalar == yScalar)
-            failNode(node, fmt::format("expected a tensor and a scalar constant (torch's masked_fill), found {}: a select of two "
-                                       "tensors or of two constants is not modelled yet",
-                                       xScalar ? "two scalars" : "two tensors"));
+        if (xScalar && yScalar)
+            failNode(node, "expected a tensor among x and y, found two scalar constants");
+        if (!xScalar && !yScalar)
+            return whereOfTensors(node);
         const int data = xScalar ? 2 : 1;
         if (!isData(node.input(data)))
             failNode(node, fmt::format("expected input {} (\"{}\") to be data", data, node.input(data)));
@@ -1374,6 +1385,53 @@ private:
         m_values[node.output(0)] = l.name;
         m_spec.layers.push_back(std::move(l));
         setBatch(node.output(0), batchOf(node.input(data)));
+    }
+
+    /** Where(cond, x, y) of two tensors (torch.where): x and y data of one shape, the condition
+     *  data or a buffer that broadcasts to them. */
+    void whereOfTensors(const onnx::NodeProto& node)
+    {
+        for (int k : {1, 2})
+            if (!isData(node.input(k)))
+                failNode(node, fmt::format("expected input {} (\"{}\") to be data, as x and y of a select of two tensors are", k,
+                                           node.input(k)));
+        expectOneBatch(node);
+        constantAsBuffer(node.input(0));
+        if (m_params.count(node.input(0)) && !m_values.count(node.input(0)))
+            addParameter(node, 0);
+        LayerSpec l = layerFor(node, LayerKind::Where, {0, 1, 2});
+        m_values[node.output(0)] = l.name;
+        m_spec.layers.push_back(std::move(l));
+        setBatch(node.output(0), batchOf(node.input(1)));
+    }
+
+    /** Equal, Less or Greater of data and data, a constant or a weight: a mask (a compare layer),
+     *  broadcast as Add's operands. */
+    void compare(const onnx::NodeProto& node)
+    {
+        expectOneBatch(node);
+        for (int k : {0, 1})
+            constantAsBuffer(node.input(k), true);
+        for (int k : {0, 1})
+            if (m_params.count(node.input(k)) && !m_values.count(node.input(k)))
+                addParameter(node, k);
+        LayerSpec l = layerFor(node, LayerKind::Compare, {0, 1});
+        l.comparison = node.op_type() == "Less" ? Comparison::Less : node.op_type() == "Greater" ? Comparison::Greater : Comparison::Equal;
+        add(node, l);
+    }
+
+    void logicalNot(const onnx::NodeProto& node) { add(node, layerFor(node, LayerKind::LogicalNot, {0})); }
+
+    /** A cast of data to the type it has: nothing to do. Between types (a mask to floating
+     *  point) a conversion the graph does not model: it stops the import. */
+    void castOfData(const onnx::NodeProto& node)
+    {
+        auto from = m_types.find(node.input(0));
+        const int64_t to = intAttr(node, "to", 0);
+        if (from == m_types.end() || from->second != to)
+            failUnsupported(node, fmt::format(" of data from element type {} to {}: only a cast to the value's own type (a no-op) is modelled",
+                                              from == m_types.end() ? -1 : from->second, to));
+        alias(node);
     }
 
     /** A parameter layer for weight operand k of `node`, named as the weight. */
@@ -1902,6 +1960,7 @@ private:
     onnx::ModelProto m_model;
     ModelSpec m_spec;
     std::set<std::string> m_params;                      // model tensors: initializers, weight-only inputs, buffers
+    std::map<std::string, int32_t> m_types;              // element types (TensorProto_DataType) as inferred
     std::set<std::string> m_buffers;                     // model tensors kept but not learned (the config's buffers)
     std::map<std::string, std::vector<Dim>> m_dims;      // value -> its shape, as the file gives or infers it
     std::map<std::string, onnx::TensorProto> m_constants;

@@ -47,7 +47,7 @@ json probeOps(const std::string& kind)
         {"pad", {{"pads", {{0, 0}, {1, 1}, {1, 1}}}, {"mode", "reflect"}}},
         {"gru", {{"hidden_size", 8}}},
     };
-    static const std::set<std::string> twoOperands = {"add", "sub", "mul", "div", "matmul", "concat", "masked_fill"};
+    static const std::set<std::string> twoOperands = {"add", "sub", "mul", "div", "matmul", "concat", "masked_fill", "eq", "lt", "gt"};
     json ops = json::array({op("pre", "conv2d", {"x"}, {{"out_channels", 8}, {"kernel_size", 1}}),
                             op("pre2", "conv2d", {"x"}, {{"out_channels", 8}, {"kernel_size", 1}})});
     std::vector<std::string> in = {"pre"};
@@ -57,6 +57,10 @@ json probeOps(const std::string& kind)
         in = {"t"};
     if (kind == "gather")
         in.push_back("t");
+    if (kind == "logical_not" || kind == "where") { // of a mask: pre > pre2
+        ops.push_back(op("mask", "gt", {"pre", "pre2"}));
+        in = kind == "where" ? std::vector<std::string>{"mask", "pre", "pre2"} : std::vector<std::string>{"mask"};
+    }
     if (kind == "lstm" || kind == "gru") { // over a sequence [8 steps, 16 features]
         ops.push_back(op("seq", "reshape", {"pre"}, {{"shape", {8, 16}}}));
         in = {"seq"};

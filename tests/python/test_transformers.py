@@ -273,3 +273,37 @@ def test_attention_masked_by_where_of_a_bool_buffer_trains(tmp_path):
     # The mask is a buffer, not learned: [1, 1, S, S] in the model's precision (fp16).
     assert summary.memory[0]["bytes_by_kind"]["buffer"] == 2 * SEQ * SEQ
     assert summary.memory[0]["bytes_by_kind"]["weight"] == 2 * sum(p.numel() for p in MaskedAttention().parameters())
+
+
+class DataMasks(nn.Module):
+    """Masks computed from data, as gates and masked activations write them: a comparison of two
+    tensors and its complement selecting between them (Less, Not, Where of two tensors), an
+    equality of two tensors, a comparison against a constant (Greater) filling with a scalar."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte, self.gate, self.head = nn.Embedding(VOCAB, WIDTH), nn.Linear(WIDTH, WIDTH), nn.Linear(WIDTH, VOCAB)
+
+    def forward(self, ids, labels):
+        x = self.wte(ids)
+        g = self.gate(x)
+        x = torch.where(~(g < x), g, x)
+        x = torch.where(x == g, x, 2 * g)
+        x = x.masked_fill(g > 0.5, 0.0)
+        return F.cross_entropy(self.head(x).reshape(-1, VOCAB), labels.reshape(-1))
+
+
+def test_masks_computed_from_data_select_between_tensors(tmp_path):
+    path = tmp_path / "masks.onnx"
+    ids = torch.randint(0, VOCAB, (2, SEQ))
+    export_training(DataMasks(), (ids, ids), path)
+    summary = ipusim.run(config(path, "mk2", {"kind": "single"}), out_dir=tmp_path / "run")
+    assert summary.total_cycles > 0
+    # The comparisons' constant (0.5) is a one-element buffer; the weights are torch's.
+    assert summary.memory[0]["bytes_by_kind"]["buffer"] == 2
+    assert summary.memory[0]["bytes_by_kind"]["weight"] == 2 * sum(p.numel() for p in DataMasks().parameters())
+    ran = {t["op_type"].replace("#*", "") for t in summary["op_types"]}  # a layer beside a parameter's: "/Greater#*"
+    # Each comparison and select ran, and both selects' gradients; no gradient went to a mask.
+    for name in ("/Less", "/Not", "/Where", "/Where.grad_x", "/Where.grad_y", "/Equal", "/Greater"):
+        assert name in ran, (name, sorted(ran))
+    assert not any(t.startswith(("/Less.", "/Not.", "/Equal.", "/Greater.")) and "grad" in t for t in ran)

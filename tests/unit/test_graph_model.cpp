@@ -508,6 +508,56 @@ TEST_CASE("Graph workload: masked_fill selects by a mask broadcast over the tens
                Catch::Contains("/workload/graph/ops/3/inputs: expected operands of one shape, or one that broadcasts to the other's"));
 }
 
+TEST_CASE("Graph workload: comparisons make masks without gradients, where selects between two tensors", "[graph]")
+{
+    // keep = not(pre < a); w = where(keep, pre, a): relu-like, of two linear layers' outputs.
+    const json graph = {{"inputs", {{{"name", "x"}, {"shape", {8, 16}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}}},
+                        {"ops", {op("pre", "linear", {"x"}, {{"out_features", 16}}), op("a", "linear", {"x"}, {{"out_features", 16}}),
+                                 op("cmp", "lt", {"pre", "a"}), op("keep", "logical_not", {"cmp"}), op("w", "where", {"keep", "pre", "a"}),
+                                 op("f", "flatten", {"w"}), op("loss", "cross_entropy", {"f", "y"})}},
+                        {"outputs", {"loss"}}};
+    const Experiment e = build(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp16"}}));
+    std::map<std::string, std::vector<std::string>> found;
+    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* c = std::get_if<ComputeStep>(&step.op))
+            found[c->name] = c->vertexTypes;
+    });
+    CHECK(found.at("cmp") == std::vector<std::string>{"BinaryOp1D<LESS_THAN>"});
+    CHECK(found.at("keep") == std::vector<std::string>{"UnaryOp1D<LOGICAL_NOT>"});
+    CHECK(found.at("w") == std::vector<std::string>{"Select"});
+    // dy goes to pre where the mask holds and to a elsewhere, each a select; none to the mask.
+    CHECK(found.at("w.grad_x") == std::vector<std::string>{"Select"});
+    CHECK(found.at("w.grad_y") == std::vector<std::string>{"Select"});
+    CHECK_FALSE(found.count("cmp.grad"));
+    CHECK_FALSE(found.count("keep.grad"));
+    // Each runs where pre lives: n fp16 elements on a tile, m = ceil(n / 6) a worker.
+    TileRuns<uint64_t> pre;
+    for (const auto& t : e.schedule.programs[0].tensors)
+        if (t.name == "pre.out")
+            pre = t.bytes;
+    const std::vector<uint64_t> cmp = tileCycles(e, "cmp"), keep = tileCycles(e, "keep"), w = tileCycles(e, "w");
+    uint64_t tiles = 0;
+    for (uint32_t t = 0; t < cmp.size(); ++t) {
+        const uint64_t n = pre.at(t) / 2, m = (n + 5) / 6;
+        tiles += n > 0;
+        INFO("tile " << t << ", " << n << " elements");
+        // BinaryOp1D<LESS_THAN> fp16: 11 + 6 x (26 + 9 per 4 elements); UnaryOp1D<LOGICAL_NOT>:
+        // 11 + 9 + 6 x (17 + 21 an element); Select: 6 x (5 + 6 + 5 an element).
+        CHECK(cmp[t] == (n ? 11 + 6 * (26 + 9 * ((m + 3) / 4)) : 0));
+        CHECK(keep[t] == (n ? 20 + 6 * (17 + 21 * m) : 0));
+        CHECK(w[t] == (n ? 6 * (5 + 6 + 5 * m) : 0));
+    }
+    CHECK(tiles > 0);
+    // The per-cycle reference engine agrees with the fast one on the masks and the selects.
+    CHECK(test::engineDisagreement(graphConfig(graph, {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp16"}})) == "");
+    json bad = graph;
+    bad["ops"][4]["inputs"] = {"keep", "pre", "f"};
+    bad["ops"][5]["inputs"] = {"pre"};
+    bad["ops"][5]["name"] = "f0";
+    bad["ops"].insert(bad["ops"].begin() + 4, op("f", "flatten", {"pre"}));
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/5/inputs: expected x and y of one shape, found [4, 8, 16] and [4, 128]"));
+}
+
 TEST_CASE("Graph workload: layer and group norm without learned parameters (affine false)", "[graph]")
 {
     const json train = {{"mode", "train"}, {"micro_batch", 2}, {"precision", "fp32"}, {"partials", "fp32"}};
@@ -834,7 +884,8 @@ TEST_CASE("Graph workload: learned element-wise parameters train as weights", "[
     json bad = graph;
     bad["ops"][1] = op("s", "relu", {"gamma"});
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/1/inputs/0: expected an activation, found parameter "
-                                                          "\"gamma\" (an operand of add, sub, mul, div or concat, or a masked_fill's mask, only)"));
+                                                          "\"gamma\" (an operand of add, sub, mul, div, concat, a comparison or where, or a "
+                                                          "masked_fill's mask, only)"));
     bad = graph;
     bad["ops"][0]["shape"] = {8, 2, 1};
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/1/inputs: expected operands of one shape, or one that "

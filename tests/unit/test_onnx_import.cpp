@@ -332,6 +332,26 @@ TEST_CASE("ONNX import: every import error names the node or the config pointer"
         CHECK_THAT(error, !Catch::Contains("/Add\"") && !Catch::Contains("(Shape)"));
     }
     {
+        // A cast of data to another type (a mask to floating point) is named; one to its own
+        // type is the operand.
+        onnx::ModelProto m = mlpModel();
+        auto* g = m.mutable_graph();
+        auto* relu = g->mutable_node(1);
+        relu->set_op_type("Cast"); // h to fp16, then back to fp32 for the next layer
+        relu->set_output(0, "h16");
+        intAttr(relu, "to", onnx::TensorProto_DataType_FLOAT16);
+        intAttr(node(g, "/back", "Cast", {"h16"}, {"r"}), "to", onnx::TensorProto_DataType_FLOAT);
+        for (int k = g->node_size() - 1; k > 2; --k)
+            g->mutable_node()->SwapElements(k, k - 1);
+        const TempFile f(m, "cast");
+        CHECK_THAT(errorOf(onnxConfig(f.path)), Catch::Contains("ONNX node \"/relu1/Relu\" (Cast): unsupported op of data from element "
+                                                                "type 1 to 10: only a cast to the value's own type (a no-op) is modelled"));
+        g->mutable_node(1)->mutable_attribute(0)->set_i(onnx::TensorProto_DataType_FLOAT);
+        g->mutable_node(2)->mutable_attribute(0)->set_i(onnx::TensorProto_DataType_FLOAT);
+        const TempFile same(m, "cast_same");
+        CHECK(errorOf(onnxConfig(same.path)) == "no error");
+    }
+    {
         onnx::ModelProto m = mlpModel();
         declare(m.mutable_graph()->mutable_input(0), "input", {1, 0});
         const TempFile f(m, "dynamic");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/Precision.hpp"
+#include "workloads/graph/Comparison.hpp"
 #include "workloads/graph/PadMode.hpp"
 #include "workloads/graph/RecurrentCell.hpp"
 #include "workloads/graph/SchemaActivations.hpp"
@@ -98,6 +99,9 @@ enum class OpKind {
                     // global average pooling: each channel's image)
     ReduceGrad,     // the output's gradient broadcast back over the reduced elements (scaled, for a mean)
     MaskedFill,     // input 0 with the elements input 1 (a mask, `broadcast` 1 when it repeats) selects set to a constant
+    Compare,        // `comparison` of inputs 0 and 1 element by element: a mask (no gradient)
+    LogicalNot,     // a mask's complement (no gradient)
+    Select,         // input 1 where input 0 (a mask, `broadcast` 0 when it repeats) holds, else input 2
     Pad,            // a copy into a larger tensor, the border filled (`padMode` constant) or copied from the input
     PadGrad,        // the interior of the gradient, with (reflect, edge) the border's gradients added into it
     SoftmaxCrossEntropy,
@@ -177,6 +181,7 @@ struct Op
     uint64_t inner = 1;
     bool mean = true;
     PadMode padMode = PadMode::Constant; // Pad / PadGrad
+    Comparison comparison = Comparison::Equal; // Compare
 };
 
 /** Whether an op is a loss, where training's backward pass starts. */

@@ -117,10 +117,13 @@ private:
         if (it->second.tensor < 0)
             loadStream(m_streamOf.at(name));
         const LayerKind reader = m_model.layers[layer].kind;
-        if (it->second.parameter && reader != LayerKind::Add && reader != LayerKind::Sub && reader != LayerKind::Mul &&
-            reader != LayerKind::Div && reader != LayerKind::Concat && !(reader == LayerKind::MaskedFill && k == 1))
-            fail(layer, fmt::format("inputs/{}", k), fmt::format("expected an activation, found parameter \"{}\" (an operand of "
-                                                                 "add, sub, mul, div or concat, or a masked_fill's mask, only)", name));
+        const bool operand = reader == LayerKind::Add || reader == LayerKind::Sub || reader == LayerKind::Mul || reader == LayerKind::Div ||
+                             reader == LayerKind::Concat || reader == LayerKind::Compare || reader == LayerKind::Where ||
+                             (reader == LayerKind::MaskedFill && k == 1);
+        if (it->second.parameter && !operand)
+            fail(layer, fmt::format("inputs/{}", k), fmt::format("expected an activation, found parameter \"{}\" (an operand of add, sub, "
+                                                                 "mul, div, concat, a comparison or where, or a masked_fill's mask, only)",
+                                                                 name));
         return it->second;
     }
 
@@ -264,6 +267,9 @@ private:
         case LayerKind::Reduce: return reduce(l, i);
         case LayerKind::Pad: return pad(l, i);
         case LayerKind::MaskedFill: return maskedFill(l, i);
+        case LayerKind::Compare: return compare(l, i);
+        case LayerKind::LogicalNot: return unary(l, i, OpKind::LogicalNot);
+        case LayerKind::Where: return where(l, i);
         case LayerKind::BatchNorm2d: return batchNorm(l, i);
         case LayerKind::Dropout: return dropout(l, i);
         case LayerKind::Flatten: return flatten(l, i);
@@ -490,6 +496,48 @@ private:
             fail(i, "inputs", fmt::format("expected a mask of the tensor's shape or one that broadcasts to it, found the tensor {} "
                                           "smaller than the mask {}", shapeText(m_g.tensor(op.inputs[0]).shape), shapeText(m_g.tensor(op.inputs[1]).shape)));
         return y;
+    }
+
+    Value compare(const LayerSpec& l, std::size_t i)
+    {
+        const Value y = binary(l, i, OpKind::Compare);
+        m_g.ops.back().comparison = l.comparison;
+        return y;
+    }
+
+    /** torch.where(mask, x, y): activations x and y of one shape, the mask (an activation or a
+     *  parameter) of that shape or one that broadcasts to it. */
+    Value where(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 3);
+        const Value mask = input(i, 0), x = input(i, 1), y = input(i, 2);
+        for (std::size_t k : {1, 2})
+            if (input(i, k).parameter)
+                fail(i, fmt::format("inputs/{}", k), "expected an activation, found a parameter (a mask only may be one)");
+        if (x.shape != y.shape)
+            fail(i, "inputs", fmt::format("expected x and y of one shape, found {} and {}", shapeText(x.shape), shapeText(y.shape)));
+        const Value& data = x;
+        // The mask repeats over the data as a binary op's smaller operand does (numpy's rule).
+        std::vector<uint64_t> small = mask.shape;
+        if (mask.parameter)
+            while (small.size() > data.shape.size() && small.front() == 1)
+                small.erase(small.begin());
+        small.insert(small.begin() + (mask.parameter ? 0 : 1), data.shape.size() - std::min(small.size(), data.shape.size()), 1);
+        bool fits = small.size() == data.shape.size() && (mask.parameter ? small[0] == 1 : small[0] == data.shape[0]);
+        for (std::size_t d = 1; fits && d < small.size(); ++d)
+            fits = small[d] == data.shape[d] || small[d] == 1;
+        if (!fits)
+            fail(i, "inputs/0", fmt::format("expected a mask of the data's shape {} or one that broadcasts to it, found {}",
+                                            shapeText(data.shape), shapeText(mask.shape)));
+        Value out{tensor(l.name + ".out", data.shape), data.shape};
+        Op& op = m_g.addOp(l.name, OpKind::Select, {mask.tensor, x.tensor, y.tensor}, {out.tensor});
+        if (mask.shape != data.shape || mask.parameter) {
+            op.broadcast = 0;
+            op.window = product(data.shape) / product(small);
+            for (std::size_t d = small.size(); d-- > 1 && small[d] == 1;)
+                op.broadcastRun *= data.shape[d];
+        }
+        return out;
     }
 
     /** A tensor of the model, not of a sample: learned (a per-channel scale, a class token),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "models/hw/Precision.hpp"
+#include "workloads/graph/Comparison.hpp"
 #include "workloads/graph/PadMode.hpp"
 #include "workloads/graph/SchemaActivations.hpp"
 
@@ -39,6 +40,9 @@ enum class LayerKind {
     Reduce,       // the mean or sum over consecutive dimensions after the batch (`perm`: those dimensions)
     Pad,          // a copy into a larger tensor, each dimension after the batch padded (`pads`, `padMode`)
     MaskedFill,   // the first input with the elements the second (a mask, broadcast) selects replaced by a constant
+    Compare,      // `comparison` of two inputs element by element (broadcast as add's): a mask, no gradient
+    LogicalNot,   // a mask's complement
+    Where,        // inputs: a mask (broadcast), x, y: x where the mask holds, else y (torch.where)
     BatchNorm2d,  // per channel of [N, C, H, W]; batch statistics when training, else running ones
     Dropout,      // training: a random mask; inference: the identity
     Flatten,      // a view: every dimension after the batch in one
@@ -77,6 +81,7 @@ struct LayerSpec
     bool keepDim = false;       // reduce: each reduced dimension kept as a dimension of 1
     std::vector<uint64_t> pads; // pad: before and after each dimension after the batch, in order
     PadMode padMode = PadMode::Constant;
+    Comparison comparison = Comparison::Equal; // compare
     uint32_t axis = 1;          // concat, slice: a dimension counted with the batch (0)
     uint64_t start = 0, end = 0; // slice
     uint64_t step = 1;           // slice: every step-th element from start

@@ -146,7 +146,14 @@ std::vector<VertexCall> GraphLowering::rowwiseCalls(const Op& op, const RowShare
     case OpKind::Div: return {bin(BinaryOpKind::Div)};
     // PopART's Where (torch.where, masked_fill) is popops::select of the tensor, the constant
     // broadcast and the mask: Select, a worker's region each (its gradient, dy by the mask, too).
-    case OpKind::MaskedFill: return {{Vertex::Select, CountArgs{e}}};
+    case OpKind::MaskedFill:
+    case OpKind::Select: return {{Vertex::Select, CountArgs{e}}};
+    // PopART's Equal, Less and Greater are popops' EQUAL, LESS_THAN and GREATER_THAN maps
+    // (BinaryOp1D, bool out), its Not LOGICAL_NOT (UnaryOp1D on bools).
+    case OpKind::Compare: return {bin(op.comparison == Comparison::Equal ? BinaryOpKind::Equal
+                                      : op.comparison == Comparison::Less ? BinaryOpKind::Less
+                                                                           : BinaryOpKind::Greater)};
+    case OpKind::LogicalNot: return {un(UnaryOpKind::LogicalNot)};
     case OpKind::DivGradRhs: return {bin(BinaryOpKind::Mul), bin(BinaryOpKind::Mul), bin(BinaryOpKind::Div)}; // -dy a / b / b
     // A constant factor: popops' scalar broadcast, in place (poplibs-costs §3.9).
     case OpKind::Scale: return {byScalar(BinaryOpKind::Mul, type, e)};

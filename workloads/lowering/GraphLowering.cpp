@@ -148,6 +148,9 @@ void GraphLowering::lowerAfresh(const Op& op)
     case OpKind::Mul:
     case OpKind::Div:
     case OpKind::MaskedFill:
+    case OpKind::Compare:
+    case OpKind::LogicalNot:
+    case OpKind::Select:
     case OpKind::DivGradRhs:
     case OpKind::Scale:
     case OpKind::Softmax:

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -94,7 +95,12 @@ namespace {
 class Autodiff
 {
 public:
-    Autodiff(Graph& g, const TrainingOptions& opt) : m_g(g), m_opt(opt) {}
+    Autodiff(Graph& g, const TrainingOptions& opt) : m_g(g), m_opt(opt)
+    {
+        for (const Op& op : g.ops) // a comparison's mask takes no gradient (PopART's Equal has no grad op)
+            if (op.kind == OpKind::Compare || op.kind == OpKind::LogicalNot)
+                m_masks.insert(op.outputs.begin(), op.outputs.end());
+    }
 
     TrainingOps run()
     {
@@ -155,7 +161,7 @@ private:
     bool wants(int t) const
     {
         const TensorRole r = m_g.tensor(t).role;
-        return r != TensorRole::Input && r != TensorRole::Label && r != TensorRole::Buffer; // a buffer is not learned
+        return r != TensorRole::Input && r != TensorRole::Label && r != TensorRole::Buffer && !m_masks.count(t); // a buffer is not learned
     }
 
     /** The gradient ops of one forward op, once the gradient of its output is known. */
@@ -233,7 +239,10 @@ private:
         case OpKind::BatchNorm: batchNorm(op, dy); break;
         case OpKind::LayerNorm: layerNorm(op, dy); break;
         case OpKind::Gather: gather(op, dy); break;
-        case OpKind::AttentionMask: break; // made from integer ids: nothing to differentiate
+        case OpKind::AttentionMask: // made from integer ids: nothing to differentiate
+        case OpKind::Compare:       // masks: no gradient through them
+        case OpKind::LogicalNot: break;
+        case OpKind::Select: select(op, dy); break;
         case OpKind::Conv: conv(op, dy); break;
         case OpKind::BatchMatMul: batchMatMul(op, dy); break;
         case OpKind::Recurrent: recurrent(op, dy); break;
@@ -389,6 +398,23 @@ private:
         Op* e = emit(op.name + ".grad", OpKind::MaskedFill, {dy, op.inputs[1]}, {dx}, op);
         e->broadcast = op.broadcast;
         contribute(x, dx, op);
+    }
+
+    /** torch.where's gradient: dy where the mask holds to x, dy elsewhere to y (each the select
+     *  of dy and zero by the mask, as the forward's masked_fill gradient is). */
+    void select(const Op& op, int dy)
+    {
+        for (int k : {1, 2}) {
+            const int in = op.inputs[std::size_t(k)];
+            if (!wants(in))
+                continue;
+            const int d = newGrad(in, TensorRole::Gradient);
+            Op* e = emit(op.name + (k == 1 ? ".grad_x" : ".grad_y"), OpKind::MaskedFill, {dy, op.inputs[0]}, {d}, op);
+            e->broadcast = op.broadcast == 0 ? 1 : -1;
+            e->window = op.window;
+            e->broadcastRun = op.broadcastRun;
+            contribute(in, d, op);
+        }
     }
 
     void layerNorm(const Op& op, int dy)
@@ -580,6 +606,7 @@ private:
         }
     }
 
+    std::set<int> m_masks; // outputs of comparisons
     Graph& m_g;
     const TrainingOptions& m_opt;
     TrainingOps m_out;
