@@ -44,24 +44,28 @@ std::vector<std::string> stagePrefixes(const std::vector<std::string>& nodeNames
 {
     // Two levels ("/layer3/layer3.4/"), one for nodes of a top-level module ("/fc/"); a prefix
     // holding more than an eighth of the nodes, and 16 or more (ViT's "/encoder/layers/"), is
-    // refined to three.
+    // refined a level at a time (to "/model/encoder/layers/encoder_layer_0/" of a wrapped ViT).
     // A top-level module with modules inside ("/encoder/" of ViT's "/encoder/Add") names none:
     // as a block's prefix it would also take the later nodes of its inner modules no cut names.
+    constexpr int kDeepest = 6;
     std::map<std::string, std::size_t> count;
     std::set<std::string> nested;
     for (const std::string& n : nodeNames) {
-        ++count[modulePrefix(n, 2)];
+        for (int depth = 2; depth <= kDeepest; ++depth)
+            ++count[modulePrefix(n, depth)];
         if (!modulePrefix(n, 2).empty())
             nested.insert(modulePrefix(n, 1));
     }
+    auto wide = [&](const std::string& p) { return !p.empty() && count[p] * 8 > nodeNames.size() && count[p] >= 16; };
     std::vector<std::string> out;
     std::set<std::string> seen;
     for (const std::string& n : nodeNames) {
         std::string p = modulePrefix(n, 2);
         if (p.empty() && modulePrefix(n, 1).size() == n.rfind('/') + 1 && !nested.count(modulePrefix(n, 1))) // a top-level module's
             p = modulePrefix(n, 1);
-        else if (count[p] * 8 > nodeNames.size() && count[p] >= 16)
-            p = modulePrefix(n, 3); // none for a node of the wide module itself: it follows the stage before
+        else
+            for (int depth = 3; wide(p) && depth <= kDeepest; ++depth)
+                p = modulePrefix(n, depth); // none for a node of the wide module itself: it follows the stage before
         if (!p.empty() && seen.insert(p).second)
             out.push_back(std::move(p));
     }
@@ -349,16 +353,25 @@ json searchFit(const Experiment& e, const FitsCheck& fits, const std::function<s
         // (The file was read to compile the config: it is imported again.)
         ModelLayers layers = nodeNames ? ModelLayers{nodeNames(e), {}} : modelLayers(e);
         const std::vector<std::string> prefixes = stagePrefixes(layers.names);
-        if (const auto split = SplitSearch(e, probe, prefixes, std::move(layers), settings.back()).search()) {
-            json found = foundAt(microBatch, *split, std::move(checked));
-            found["stages"] = split->at(0).second;
-            return found;
+        // Then with each stage's forward pass recomputed before its backward pass from the
+        // stage's inputs, as Graphcore pipelines its large models: the pipeline's stash holds
+        // those inputs only.
+        std::vector<Setting> bases{settings.back()};
+        if (w.value("mode", std::string("train")) == "train" && w.value("recompute", std::string("none")) == "none") {
+            bases.push_back(settings.back());
+            bases.back().push_back({"/workload/recompute", "checkpoints"});
         }
+        for (const Setting& base : bases)
+            if (const auto split = SplitSearch(e, probe, prefixes, layers, base).search()) {
+                json found = foundAt(microBatch, *split, std::move(checked));
+                found["stages"] = split->at(0).second;
+                return found;
+            }
     }
     return {{"found", false}, {"checked", std::move(checked)},
             {"next", "nothing tried fits (a smaller micro-batch, the optimizer state sharded and offloaded, an ONNX model's split "
-                     "by module prefix): split the model over more IPUs with blocks of your own (a pipelined or phased strategy), "
-                     "or use IPUs with more memory"}};
+                     "by module prefix, also with each stage recomputed): split the model over more IPUs with blocks of your own "
+                     "(a pipelined or phased strategy), or use IPUs with more memory"}};
 }
 
 } // namespace ipusim

@@ -198,6 +198,13 @@ TEST_CASE("Out of memory: stage prefixes are each node's first two module levels
     vit.push_back("/heads/head/Gemm");
     CHECK(stagePrefixes(vit) == std::vector<std::string>{"/conv_proj/", "/encoder/layers/encoder_layer_0/", "/encoder/layers/encoder_layer_1/",
                                                          "/encoder/layers/encoder_layer_2/", "/encoder/layers/encoder_layer_3/", "/heads/head/"});
+    // Wrapped in a module of its own (the model set's ViT: "/model/..."), a level deeper.
+    std::vector<std::string> wrapped;
+    for (const std::string& n : vit)
+        wrapped.push_back("/model" + n);
+    CHECK(stagePrefixes(wrapped) == std::vector<std::string>{"/model/conv_proj/", "/model/encoder/layers/encoder_layer_0/",
+                                                             "/model/encoder/layers/encoder_layer_1/", "/model/encoder/layers/encoder_layer_2/",
+                                                             "/model/encoder/layers/encoder_layer_3/", "/model/heads/"});
 }
 
 TEST_CASE("Out of memory: an ONNX model no IPU holds is split into pipeline stages by module prefix, greedily", "[onnx][sim]")
@@ -267,4 +274,21 @@ TEST_CASE("Out of memory: an ONNX model no IPU holds is split into pipeline stag
     const json inferSets = inferred["sets"];
     CHECK(std::find(inferSets.begin(), inferSets.end(), "/run/device_iterations=4") != inferSets.end());
     CHECK(std::find(inferSets.begin(), inferSets.end(), "/workload/offload_optimizer=true") == inferSets.end());
+
+    // A stage whose stash holds only its inputs (each stage recomputed) fits three modules, one
+    // that stashes every activation none: the search tries recomputation after the splits fail.
+    const FitsCheck stashed = [&](const config::LoadedConfig& v) -> std::optional<std::size_t> {
+        if (v.doc.at("workload").value("recompute", std::string("none")) != "checkpoints")
+            return 0;
+        return check(v);
+    };
+    doc["workload"]["strategy"]["replicas"] = 16;
+    const json recomputed = searchFit(e, stashed, [&](const Experiment&) { return names; });
+    REQUIRE(recomputed["found"] == true);
+    const json recomputedSets = recomputed["sets"];
+    CHECK(std::find(recomputedSets.begin(), recomputedSets.end(), "/workload/recompute=\"checkpoints\"") != recomputedSets.end());
+    CHECK(recomputed["stages"].size() == 4);
+    const json none = searchFit(e, [](const config::LoadedConfig&) -> std::optional<std::size_t> { return 0; },
+                                [&](const Experiment&) { return names; });
+    CHECK_THAT(none["next"].get<std::string>(), Catch::Contains("also with each stage recomputed"));
 }

@@ -8,6 +8,7 @@
 #include "models/timing/VertexCosts.hpp"
 #include "sim/engine/Experiment.hpp"
 #include "workloads/graph/ModelBuilder.hpp"
+#include "workloads/lowering/ConvPlanner.hpp"
 #include "workloads/nets/GraphSpec.hpp"
 #include "workloads/nets/Mnist.hpp"
 #include "workloads/training/Training.hpp"
@@ -556,6 +557,50 @@ TEST_CASE("Graph workload: comparisons make masks without gradients, where selec
     bad["ops"][5]["name"] = "f0";
     bad["ops"].insert(bad["ops"].begin() + 4, op("f", "flatten", {"pre"}));
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/5/inputs: expected x and y of one shape, found [4, 8, 16] and [4, 128]"));
+}
+
+TEST_CASE("Graph workload: a matmul no tile split fits runs in serial steps, a Repeat of one step's exchange and compute", "[graph]")
+{
+    // GPT-2 small's LM head over 1,024 tokens, 768 -> 50,257 in fp16, at micro-batch 1.
+    const json graph = {{"inputs", {{{"name", "x"}, {"shape", {1024, 768}}}}},
+                        {"ops", {op("head", "linear", {"x"}, {{"out_features", 50257}, {"bias", false}})}},
+                        {"outputs", {"head"}}};
+    const Experiment e = build(graphConfig(graph, {{"micro_batch", 1}, {"precision", "fp16"}, {"partials", "fp16"}}));
+    ConvProblem problem;
+    problem.positions = 1024;
+    problem.reduction = 768;
+    problem.outChans = 50257;
+    problem.input = problem.partials = problem.output = Precision::FP16;
+    const ConvPlan plan = planConv(e.system.ipu, problem);
+    REQUIRE(plan.serialSplits > 1);
+    const RepeatStep* serial = nullptr;
+    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* r = std::get_if<RepeatStep>(&step.op); r && r->name == "head.serial")
+            serial = r;
+    });
+    REQUIRE(serial != nullptr);
+    CHECK(serial->count == plan.serialSplits);
+    // Each step computes its share of the model's multiply-adds; together, all of them.
+    double flops = 0;
+    for (const Step& s : serial->body)
+        if (const auto* c = std::get_if<ComputeStep>(&s.op); c && c->name == "head")
+            flops += c->flops;
+    CHECK(flops * double(plan.serialSplits) == Approx(2.0 * 1024 * 768 * 50257));
+    CHECK(e.schedule.modelFlopsPerSample == Approx(2.0 * 1024 * 768 * 50257));
+    // The per-cycle reference engine agrees with the fast one on a Repeat of serial steps (a
+    // smaller head on 16 tiles, which no split of theirs holds either).
+    json small = graphConfig({{"inputs", {{{"name", "x"}, {"shape", {256, 256}}}}},
+                              {"ops", {op("head", "linear", {"x"}, {{"out_features", 16384}, {"bias", false}})}},
+                              {"outputs", {"head"}}},
+                             {{"micro_batch", 1}, {"precision", "fp16"}, {"partials", "fp16"}});
+    small["system"]["ipu"] = {{"tiles", 16}};
+    const Experiment smallHead = build(small);
+    bool repeated = false;
+    forEachProgramStep(smallHead.schedule.programs.at(0), [&](const Step& step) {
+        repeated = repeated || std::holds_alternative<RepeatStep>(step.op);
+    });
+    CHECK(repeated);
+    CHECK(test::engineDisagreement(small) == "");
 }
 
 TEST_CASE("Graph workload: layer and group norm without learned parameters (affine false)", "[graph]")

@@ -63,28 +63,30 @@ void GraphLowering::lowerConv(const Op& op)
 GraphLowering::ConvSteps GraphLowering::convSteps(OpPlan& p, const std::string& name, const ConvProblem& whole,
                                                   std::vector<ExchangeBytes> sends, const std::vector<PlanTensor>& reads)
 {
-    // A batched problem's groups spread over equal slots of tiles (PopLibs splits conv groups
-    // across tiles first); each slot plans one group on its tiles and runs its groups in turn.
     const uint32_t T = m_hw.tiles;
     ConvSlots slots;
-    slots.groups = std::max<uint64_t>(whole.groups, 1);
-    slots.tilesPerSlot = slots.groups >= T ? 1 : uint32_t(T / slots.groups);
-    slots.count = T / slots.tilesPerSlot;
-    const uint64_t groupsPerSlot = ceilDiv(slots.groups, slots.count);
+    ConvSteps result;
+    result.plan = slotPlan(whole, slots);
+    const ConvPlan& plan = result.plan;
     ConvProblem pr = whole;
     pr.groups = 1;
-    IpuParams slotHw = m_hw;
-    slotHw.tiles = slots.tilesPerSlot;
-    slotHw.availableMemoryProportion = m_hw.availableMemoryProportion / double(groupsPerSlot);
-    ConvSteps result;
-    result.plan = m_planCache.plan(slotHw, pr);
-    const ConvPlan& plan = result.plan;
+    const uint32_t serial = plan.serialSplits;
+    const ConvProblem step = serialStep(pr, plan); // the problem each serial step solves
     // Model FLOPs as CompileGraph counts them: 2 per multiply-accumulate of the micro-batch.
-    ConvWork w(T, name, 2.0 * double(whole.macs()));
+    ConvWork w(T, name, 2.0 * double(whole.macs()) / serial);
     w.x = std::move(sends);
-    planConvTiles(pr, plan, slots, w);
-    result.out = convOutputsHeld(pr, w);
+    for (ExchangeBytes& x : w.x) // each serial step sends its share (estimate: operands a step re-reads are sent once)
+        x.send /= serial;
+    planConvTiles(step, plan, slots, w);
+    result.out = serialOutputs(pr, step, plan, w);
 
+    PlanTensor sum;
+    if (serial > 1 && plan.serialOverReduction) { // the steps' partial outputs add into a running sum
+        sum = p.temporary(name + " running sum", w.partials);
+        p.compute(fillOf(name + ".serial.zero", w.partials, pr.partials)).write(sum);
+    }
+    if (serial > 1)
+        p.repeat(name + ".serial", serial);
     const PlanTensor inputs = p.temporary(name + " inputs", w.temp);
     p.exchange(name + ".in", std::move(w.x)).read(reads).write(inputs);
     const PlanTensor partials = p.temporary(name + " partials", w.partials);
@@ -100,9 +102,64 @@ GraphLowering::ConvSteps GraphLowering::convSteps(OpPlan& p, const std::string& 
         p.compute(std::move(w.reduce), false).read(received);
     }
     p.steps.back().read(partials);
+    if (serial > 1 && plan.serialOverReduction) {
+        ComputePlan add{name + ".serial.add", TileCalls(T)};
+        ShareRecipes<uint64_t> recipes;
+        for (uint32_t t = 0; t < T; ++t)
+            if (w.partials[t])
+                add.calls.add(t, recipes(w.partials[t], [&] {
+                    return std::vector<VertexCall>{calls::binary(costs::BinaryOpKind::Add, pr.partials, w.partials[t] / bytesOf(pr.partials))};
+                }));
+        p.compute(std::move(add), false).read(partials).read(sum);
+    }
+    if (serial > 1)
+        p.endRepeat();
     if (plan.tilesPerOutGroups > 1)
-        result.width = std::min<uint64_t>(pr.outChans, uint64_t(plan.outGroupsPerTile) * m_hw.amp(pr.input, pr.partials).units);
+        result.width = std::min<uint64_t>(step.outChans, uint64_t(plan.outGroupsPerTile) * m_hw.amp(pr.input, pr.partials).units);
     return result;
+}
+
+const ConvPlan& GraphLowering::slotPlan(const ConvProblem& whole, ConvSlots& slots)
+{
+    // A batched problem's groups spread over equal slots of tiles (PopLibs splits conv groups
+    // across tiles first); each slot plans one group on its tiles and runs its groups in turn.
+    const uint32_t T = m_hw.tiles;
+    slots.groups = std::max<uint64_t>(whole.groups, 1);
+    slots.tilesPerSlot = slots.groups >= T ? 1 : uint32_t(T / slots.groups);
+    slots.count = T / slots.tilesPerSlot;
+    const uint64_t groupsPerSlot = ceilDiv(slots.groups, slots.count);
+    ConvProblem pr = whole;
+    pr.groups = 1;
+    IpuParams slotHw = m_hw;
+    slotHw.tiles = slots.tilesPerSlot;
+    slotHw.availableMemoryProportion = m_hw.availableMemoryProportion / double(groupsPerSlot);
+    return m_planCache.plan(slotHw, pr);
+}
+
+ComputePlan GraphLowering::fillOf(const std::string& name, const TileVector& bytes, Precision type)
+{
+    ComputePlan zero{name, TileCalls(uint32_t(bytes.size()))};
+    ShareRecipes<uint64_t> recipes;
+    for (uint32_t t = 0; t < bytes.size(); ++t)
+        if (bytes[t])
+            zero.calls.add(t, recipes(bytes[t], [&] { return std::vector<VertexCall>{calls::fill(type, bytes[t] / bytesOf(type))}; }));
+    return zero;
+}
+
+TileVector GraphLowering::serialOutputs(const ConvProblem& pr, const ConvProblem& step, const ConvPlan& plan, const ConvWork& w) const
+{
+    // Split over the output channels, each step's outputs sit beside the last's on the same
+    // tiles: the whole output is the steps' (real channels) together.
+    TileVector out = convOutputsHeld(step, w);
+    if (plan.serialSplits == 1 || plan.serialOverReduction)
+        return out;
+    std::vector<double> held(out.size());
+    for (std::size_t t = 0; t < out.size(); ++t)
+        held[t] = double(out[t] / bytesOf(pr.output)) * double(pr.outChans) / double(step.outChans);
+    const std::vector<uint64_t> elements = wholeElements(held);
+    for (std::size_t t = 0; t < out.size(); ++t)
+        out[t] = elements[t] * bytesOf(pr.output);
+    return out;
 }
 
 void GraphLowering::planConvTiles(const ConvProblem& pr, const ConvPlan& plan, const ConvSlots& slots, ConvWork& w) const

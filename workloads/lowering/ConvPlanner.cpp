@@ -9,15 +9,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace ipusim {
 
 std::string ConvPlan::describe() const
 {
     static const char* expands[] = {"none", "width", "width+height"};
-    return fmt::format("tiles {}x{}x{} (positions x out groups x in groups), {} positions/tile, kernel {}x{}, expand {}",
+    const std::string serial = serialSplits > 1 ? fmt::format(", {} serial steps over the {}", serialSplits,
+                                                              serialOverReduction ? "reduction" : "output channels")
+                                                : "";
+    return fmt::format("tiles {}x{}x{} (positions x out groups x in groups), {} positions/tile, kernel {}x{}, expand {}{}",
                        tilesPerPositions, tilesPerOutGroups, tilesPerInGroups, positionsPerTile, kernelHeight, kernelWidth,
-                       expands[int(expand)]);
+                       expands[int(expand)], serial);
 }
 
 ConvPlan evaluatePlan(const IpuParams& hw, const ConvProblem& pr, ConvPlan::Expand expand, uint64_t tO, uint64_t tI)
@@ -117,7 +121,16 @@ costs::ConvShape tileShape(const ConvProblem& problem, const ConvPlan& plan, uin
     return s;
 }
 
-ConvPlan planConv(const IpuParams& hw, const ConvProblem& pr)
+namespace {
+
+struct Search
+{
+    ConvPlan best, smallest;
+    bool haveBest = false;
+};
+
+/** Every split of the problem over tiles: the fastest within the budget, and the smallest. */
+Search searchPlans(const IpuParams& hw, const ConvProblem& pr)
 {
     const AmpParams& amp = hw.amp(pr.input, pr.partials);
     std::vector<ConvPlan::Expand> expands{ConvPlan::Expand::None};
@@ -126,8 +139,11 @@ ConvPlan planConv(const IpuParams& hw, const ConvProblem& pr)
         if (pr.kernelHeight > 1)
             expands.push_back(ConvPlan::Expand::WidthAndHeight);
     }
-    ConvPlan best, smallest;
-    bool haveBest = false, haveSmallest = false;
+    Search s;
+    ConvPlan& best = s.best;
+    ConvPlan& smallest = s.smallest;
+    bool& haveBest = s.haveBest;
+    bool haveSmallest = false;
     for (auto expand : expands) {
         uint64_t chans = pr.reduction * (expand == ConvPlan::Expand::None ? 1 : pr.kernelWidth) *
                          (expand == ConvPlan::Expand::WidthAndHeight ? pr.kernelHeight : 1);
@@ -153,7 +169,68 @@ ConvPlan planConv(const IpuParams& hw, const ConvProblem& pr)
                 }
             }
     }
-    return haveBest ? best : smallest;
+    return s;
+}
+
+/** A serial step's plan: `steps` of them in turn, each also adding its partials into the running
+ *  sum when the reduction is split (a BinaryOp1D ADD of the step's outputs a tile). */
+ConvPlan serialPlan(const IpuParams& hw, ConvPlan step, uint32_t steps, bool overReduction, Precision partials)
+{
+    step.serialSplits = steps;
+    step.serialOverReduction = overReduction;
+    uint64_t perStep = step.estimateCycles;
+    if (overReduction)
+        perStep += cyclesOf(hw, calls::binary(costs::BinaryOpKind::Add, partials, step.partialBytesPerTile / bytesOf(partials)));
+    step.estimateCycles = perStep * steps;
+    step.withinBudget = double(step.tempBytesPerTile()) <= hw.availableMemoryProportion * double(hw.tileMemoryBytes);
+    return step;
+}
+
+} // namespace
+
+ConvProblem serialStep(const ConvProblem& pr, const ConvPlan& plan)
+{
+    ConvProblem step = pr;
+    if (plan.serialSplits > 1)
+        (plan.serialOverReduction ? step.reduction : step.outChans) = ceilDiv(plan.serialOverReduction ? pr.reduction : pr.outChans,
+                                                                              plan.serialSplits);
+    return step;
+}
+
+ConvPlan planConv(const IpuParams& hw, const ConvProblem& pr)
+{
+    const Search whole = searchPlans(hw, pr);
+    if (whole.haveBest)
+        return whole.best;
+    // Serial steps only where even the smallest plan's temporaries exceed a tile (estimate:
+    // PopLibs' planner weighs serial splits against available_memory_proportion itself, so it
+    // may split serially sooner; over the budget but within a tile, the smallest plan stands, as
+    // before serial splits were modelled). The fewest steps that fit the budget, the faster of
+    // splitting the output channels or the reduction.
+    if (whole.smallest.tempBytesPerTile() <= hw.tileMemoryBytes)
+        return whole.smallest;
+    const AmpParams& amp = hw.amp(pr.input, pr.partials);
+    for (uint32_t steps = 2; steps <= 64; steps *= 2) {
+        std::optional<ConvPlan> chosen;
+        for (bool overReduction : {false, true}) {
+            const uint64_t dim = overReduction ? pr.reduction : pr.outChans;
+            const uint64_t grain = overReduction ? amp.inChansPerGroup : amp.units;
+            if (dim < uint64_t(steps) * grain)
+                continue; // each step keeps at least one group
+            ConvPlan probe;
+            probe.serialSplits = steps;
+            probe.serialOverReduction = overReduction;
+            const Search part = searchPlans(hw, serialStep(pr, probe));
+            if (!part.haveBest)
+                continue;
+            const ConvPlan p = serialPlan(hw, part.best, steps, overReduction, pr.partials);
+            if (p.withinBudget && (!chosen || p.estimateCycles < chosen->estimateCycles))
+                chosen = p;
+        }
+        if (chosen)
+            return *chosen;
+    }
+    return whole.smallest;
 }
 
 } // namespace ipusim

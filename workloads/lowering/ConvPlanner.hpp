@@ -30,8 +30,18 @@ struct ConvPlan
     uint64_t reduceCycles = 0;        // busiest tile's reduction (0 when not split)
     uint64_t estimateCycles = 0;      // exchange + compute + reduction, what the planner minimised
     bool withinBudget = true;
+    // PopLibs' serial splits: when no plan's temporaries fit the budget, the problem runs as
+    // `serialSplits` smaller ones in turn (a Repeat), each 1/serialSplits of the output channels
+    // or (serialOverReduction) of the reduction, whose partial outputs add up across the steps.
+    // The fields above then describe one step's problem (serialStep).
+    uint32_t serialSplits = 1;
+    bool serialOverReduction = false;
     [[nodiscard]] uint64_t tilesUsed() const { return tilesPerPositions * tilesPerOutGroups * tilesPerInGroups; }
-    [[nodiscard]] uint64_t tempBytesPerTile() const { return inputBytesPerTile + weightBytesPerTile + 2 * partialBytesPerTile; }
+    [[nodiscard]] uint64_t tempBytesPerTile() const
+    {
+        // A reduction split serially keeps its running sum of partials besides one step's.
+        return inputBytesPerTile + weightBytesPerTile + (serialOverReduction ? 3 : 2) * partialBytesPerTile;
+    }
     [[nodiscard]] std::string describe() const;
 };
 
@@ -39,8 +49,14 @@ struct ConvPlan
  *  groups, for `convGroups` groups of the problem in turn. */
 costs::ConvShape tileShape(const ConvProblem& problem, const ConvPlan& plan, uint64_t positions, uint32_t outGroups, uint32_t convGroups = 1);
 
+/** One serial step's problem of a plan (the problem itself without serial splits). */
+ConvProblem serialStep(const ConvProblem& problem, const ConvPlan& plan);
+
 /** Chooses the plan with the fewest estimated cycles whose temporaries fit
- *  available_memory_proportion of a tile; if none fits, the one needing the least memory. */
+ *  available_memory_proportion of a tile; if none does, the plan needing the least memory,
+ *  unless its temporaries exceed a whole tile: then the fewest serial splits (of the output
+ *  channels or the reduction, as PopLibs' planner splits serially) with a plan within the
+ *  budget, the fastest of those (if none even so, the plan needing the least memory). */
 ConvPlan planConv(const IpuParams& hw, const ConvProblem& problem);
 
 /** planConv remembered: a model's identical layers pose identical problems (BERT's encoder

@@ -149,6 +149,12 @@ private:
     [[nodiscard]] ConvOutputShare outputShare(const ConvProblem& pr) const;
     /** Each tile's outputs in whole real elements. */
     TileVector convOutputsHeld(const ConvProblem& pr, const ConvWork& w) const;
+    /** The outputs held after every serial step of `plan` (`step`: one step's problem). */
+    TileVector serialOutputs(const ConvProblem& pr, const ConvProblem& step, const ConvPlan& plan, const ConvWork& w) const;
+    /** The plan of one slot's problem of `whole` (its groups spread over slots of tiles). */
+    const ConvPlan& slotPlan(const ConvProblem& whole, ConvSlots& slots);
+    /** A compute set filling each tile's `bytes` with zeros. */
+    static ComputePlan fillOf(const std::string& name, const TileVector& bytes, Precision type);
     void lowerElementwise(const Op& op);
     /** The vertices an element-wise op runs on a tile holding `e` elements of its main operand. */
     [[nodiscard]] std::vector<VertexCall> elementwiseCalls(const Op& op, Precision type, uint64_t e) const;

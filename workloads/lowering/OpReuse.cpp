@@ -95,8 +95,11 @@ void GraphLowering::shareLoweredOps(const GraphLowering& other)
 
 void GraphLowering::lower(const Op& op)
 {
-    // A recurrent layer's loop is a Repeat, which a recording of flat steps cannot hold.
-    if (!m_reuse || op.kind == OpKind::Recurrent || op.kind == OpKind::RecurrentGrad) {
+    // A recurrent layer's loop is a Repeat, which a recording of flat steps cannot hold; so is
+    // a convolution's or matmul's serial split.
+    ConvSlots slots;
+    const bool serial = (op.kind == OpKind::Conv || op.kind == OpKind::BatchMatMul) && slotPlan(op.conv, slots).serialSplits > 1;
+    if (!m_reuse || op.kind == OpKind::Recurrent || op.kind == OpKind::RecurrentGrad || serial) {
         lowerAfresh(op);
         return;
     }

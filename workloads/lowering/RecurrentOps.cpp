@@ -46,17 +46,6 @@ void addSendsOf(std::vector<ExchangeBytes>& x, const TileVector& bytes)
         x[t].send += bytes[t];
 }
 
-/** A compute set zeroing each tile's `bytes` (a layer's initial state, its gradient's). */
-ComputePlan zeroing(const std::string& name, const TileVector& bytes, Precision type)
-{
-    ComputePlan zero{name, TileCalls(uint32_t(bytes.size()))};
-    ShareRecipes<uint64_t> recipes;
-    for (uint32_t t = 0; t < bytes.size(); ++t)
-        if (bytes[t])
-            zero.calls.add(t, recipes(bytes[t], [&] { return std::vector<VertexCall>{calls::fill(type, bytes[t] / bytesOf(type))}; }));
-    return zero;
-}
-
 /** A matmul's output (each tile's `out` bytes) to the tiles that want it, `wanted` each. */
 std::vector<ExchangeBytes> redistribution(const TileVector& out, const TileVector& wanted)
 {
@@ -150,7 +139,7 @@ void GraphLowering::lowerRecurrent(const Op& op)
     std::vector<PlanTensor> states{h};
     if (statesOf(op.cell) == 2) // LSTM's cell state beside h
         states.push_back(p.temporary(op.name + " c", state));
-    PlanStep& init = p.compute(zeroing(op.name + ".zero_state", scaled(state, statesOf(op.cell), 1), type));
+    PlanStep& init = p.compute(fillOf(op.name + ".zero_state", scaled(state, statesOf(op.cell), 1), type));
     for (PlanTensor s : states)
         init.write(s);
 
@@ -210,7 +199,7 @@ void GraphLowering::lowerRecurrentGrad(const Op& op)
     OpPlan p;
     const TileVector stateGrads = scaled(state, statesOf(op.cell), 1); // dh and (LSTM) dc
     const PlanTensor dh = p.temporary(op.name + " dh", stateGrads);
-    p.compute(zeroing(op.name + ".zero_state", stateGrads, type)).write(dh);
+    p.compute(fillOf(op.name + ".zero_state", stateGrads, type)).write(dh);
     const PlanTensor dgates = p.output(op.outputs.at(0), scaled(state, S * G, 1));
     const TileVector dxPlace = linearMapping(T, xd.bytes(), kGrainBytes);
 
