@@ -72,6 +72,21 @@ std::vector<std::string> stagePrefixes(const std::vector<std::string>& nodeNames
     return out;
 }
 
+std::vector<std::string> finestPrefixes(const std::vector<std::string>& nodeNames)
+{
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    for (const std::string& n : nodeNames) {
+        const std::size_t slash = n.rfind('/');
+        if (n.empty() || n[0] != '/' || slash == 0 || slash == std::string::npos)
+            continue; // a node of no module ("/Flatten") follows the stage before
+        std::string p = n.substr(0, slash + 1);
+        if (seen.insert(p).second)
+            out.push_back(std::move(p));
+    }
+    return out;
+}
+
 namespace {
 
 /** The largest x in [lo, hi] for which `holds` is true, given that it holds at lo and, once
@@ -367,11 +382,19 @@ json searchFit(const Experiment& e, const FitsCheck& fits, const std::function<s
                 found["stages"] = split->at(0).second;
                 return found;
             }
+        // Last, cuts inside modules too, at every module path, the stages recomputed.
+        const std::vector<std::string> finest = finestPrefixes(layers.names);
+        if (finest.size() > prefixes.size())
+            if (const auto split = SplitSearch(e, probe, finest, layers, bases.back()).search()) {
+                json found = foundAt(microBatch, *split, std::move(checked));
+                found["stages"] = split->at(0).second;
+                return found;
+            }
     }
     return {{"found", false}, {"checked", std::move(checked)},
             {"next", "nothing tried fits (a smaller micro-batch, the optimizer state sharded and offloaded, an ONNX model's split "
-                     "by module prefix, also with each stage recomputed): split the model over more IPUs with blocks of your own "
-                     "(a pipelined or phased strategy), or use IPUs with more memory"}};
+                     "by module prefix, also with each stage recomputed, also cut inside modules): split the model over more IPUs "
+                     "with blocks of your own (a pipelined or phased strategy), or use IPUs with more memory"}};
 }
 
 } // namespace ipusim

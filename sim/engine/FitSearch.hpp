@@ -22,10 +22,16 @@ std::optional<std::size_t> firstProgramOver(const config::LoadedConfig& variant)
 
 /** Module prefixes a pipeline stage may start at: each node name's module path cut to its
  *  first two levels ("/features/features.3/" of "/features/features.3/conv/Conv", "/fc/" of
- *  "/fc/Gemm"; three where two levels hold more than an eighth of the nodes (16 or more), as ViT's
- *  "/encoder/layers/encoder_layer_3/"), in the order the model first runs them; nodes of no
- *  module ("/Flatten") name none, and follow the stage of the node before. */
+ *  "/fc/Gemm"; a level more while a prefix holds more than an eighth of the nodes (16 or more),
+ *  as ViT's "/encoder/layers/encoder_layer_3/"), in the order the model first runs them; nodes
+ *  of no module ("/Flatten") name none, and follow the stage of the node before. */
 std::vector<std::string> stagePrefixes(const std::vector<std::string>& nodeNames);
+
+/** The finest prefixes a split can start stages at: each node's whole module path
+ *  ("/trunk_output/block4/block4-0/f/a/a.0/"), in the order the model runs them; for a module
+ *  no split at stagePrefixes' levels can cut (RegNetY-128GF's last unit of four wide
+ *  convolutions). */
+std::vector<std::string> finestPrefixes(const std::vector<std::string>& nodeNames);
 
 /** What an experiment that does not fit could change to fit, found by checking variants of its
  *  config: the largest smaller micro-batch that fits; when none does, in training, the largest

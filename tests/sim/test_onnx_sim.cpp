@@ -290,5 +290,39 @@ TEST_CASE("Out of memory: an ONNX model no IPU holds is split into pipeline stag
     CHECK(recomputed["stages"].size() == 4);
     const json none = searchFit(e, [](const config::LoadedConfig&) -> std::optional<std::size_t> { return 0; },
                                 [&](const Experiment&) { return names; });
-    CHECK_THAT(none["next"].get<std::string>(), Catch::Contains("also with each stage recomputed"));
+    CHECK_THAT(none["next"].get<std::string>(), Catch::Contains("also with each stage recomputed, also cut inside modules"));
+
+    // A unit no stage holds whole (RegNetY-128GF's last, four wide convolutions): only cuts
+    // inside it fit. Stages here fit at most two module paths each, recomputed.
+    const std::vector<std::string> unit{"/stem/s/Conv", "/trunk/block4/u/a/Conv", "/trunk/block4/u/b/Conv", "/trunk/block4/u/c/Conv",
+                                        "/trunk/block4/u/d/Conv", "/Flatten", "/fc/Gemm"};
+    CHECK(stagePrefixes(unit) == std::vector<std::string>{"/stem/s/", "/trunk/block4/", "/fc/"});
+    const std::vector<std::string> finest = finestPrefixes(unit);
+    CHECK(finest == std::vector<std::string>{"/stem/s/", "/trunk/block4/u/a/", "/trunk/block4/u/b/", "/trunk/block4/u/c/",
+                                             "/trunk/block4/u/d/", "/fc/"});
+    const FitsCheck twoPaths = [&](const config::LoadedConfig& v) -> std::optional<std::size_t> {
+        const json& blocks = v.doc.at("workload").at("blocks");
+        if (blocks.empty() || v.doc.at("workload").value("recompute", std::string("none")) != "checkpoints")
+            return 0;
+        std::vector<std::ptrdiff_t> starts;
+        for (const auto& b : blocks) {
+            const auto at = std::find(finest.begin(), finest.end(), b.at("prefix").get<std::string>());
+            if (at == finest.end())
+                return 0; // a coarse prefix: its stage holds the whole unit
+            starts.push_back(at - finest.begin());
+        }
+        starts.push_back(std::ptrdiff_t(finest.size()));
+        for (std::size_t s = 0; s + 1 < starts.size(); ++s)
+            if (starts[s + 1] - starts[s] > 2)
+                return s;
+        return std::nullopt;
+    };
+    const json inside = searchFit(e, twoPaths, [&](const Experiment&) { return unit; });
+    REQUIRE(inside["found"] == true);
+    bool cut = false;
+    for (const auto& b : inside["stages"])
+        cut = cut || b["prefix"].get<std::string>().rfind("/trunk/block4/u/", 0) == 0;
+    CHECK(cut);
+    const json insideSets = inside["sets"];
+    CHECK(std::find(insideSets.begin(), insideSets.end(), "/workload/recompute=\"checkpoints\"") != insideSets.end());
 }
