@@ -7,6 +7,7 @@
 #include "sim/config/HardwarePresets.hpp"
 #include "sim/config/OnnxModel.hpp"
 #include "sim/config/Schema.hpp"
+#include "sim/engine/FitSearch.hpp"
 #include "sim/report/Summary.hpp"
 #include "sim/run/Run.hpp"
 #include "sim/sweep/Sweep.hpp"
@@ -149,5 +150,8 @@ PYBIND11_MODULE(_ipusim, m)
     m.def("hardware_presets", &hardwarePresets);
     m.def("host_models", &ipusim::config::hostModelNames);
     m.def("onnx_graph_inputs", &ipusim::config::onnxGraphInputs, py::arg("path"));
+    // The module prefixes the fit search cuts an ONNX model at (tests pick pipeline stages so).
+    m.def("onnx_stage_prefixes", [](const std::string& path) { return ipusim::stagePrefixes(ipusim::config::onnxNodeNames(path)); },
+          py::arg("path"));
     m.def("sweep", &sweep, py::arg("file"), py::arg("out_dir"), py::arg("jobs"), py::arg("resume"));
 }

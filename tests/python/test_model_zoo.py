@@ -233,3 +233,51 @@ def test_every_torchvision_classifier_resnet_to_squeezenet(tmp_path):
 
 def test_every_torchvision_classifier_swin_to_wide_resnet(tmp_path):
     _check_classifiers([n for n in sorted(EVERY_CLASSIFIER) if n >= "sw"], tmp_path)
+
+
+# One classifier of each family torchvision 0.14 ships, exported as above, also pipelined over
+# the four IPUs of an IPU-M2000 (training, stages at four evenly spaced of the module prefixes the
+# out-of-memory report's split search cuts at) and run for inference data-parallel on an
+# IPU-POD16: each runs, or stops with an out-of-memory report whose fit then runs.
+FAMILIES = ["alexnet", "convnext_tiny", "densenet121", "efficientnet_b0", "efficientnet_v2_s", "googlenet", "inception_v3", "maxvit_t",
+            "mnasnet0_5", "mobilenet_v2", "mobilenet_v3_small", "regnet_x_400mf", "regnet_y_400mf", "resnet18", "resnext50_32x4d",
+            "shufflenet_v2_x0_5", "squeezenet1_0", "swin_t", "vgg11", "vit_b_16", "wide_resnet50_2"]
+
+
+def _runs_or_fits(doc, folder):
+    """"runs"; "fits with" the settings the out-of-memory report found (which then runs); or "no
+    fit", the report naming what to try next."""
+    try:
+        summary = ipusim.run(doc, out_dir=folder)
+    except ipusim.OutOfMemory as oom:
+        fit = oom.report["fits_with"]
+        if not fit["found"]:
+            assert "split the model over more IPUs" in fit["next"], folder.name
+            return "no fit"
+        summary = ipusim.run(doc, fit["sets"], out_dir=folder.parent / f"{folder.name}_fits")
+        assert summary.total_cycles > 0
+        return "fits with " + ", ".join(s.split("=")[0].rsplit("/", 1)[-1] for s in fit["sets"])
+    assert summary.total_cycles > 0 and summary["samples_per_second"] > 0
+    return "runs"
+
+
+# AlexNet's and MaxViT's last stages (at 224 x 224) fit at micro-batch 1; VGG-11's last stage,
+# its classifier's 25,088 x 4,096 layer with the rest, fits no IPU whatever the micro-batch or
+# optimizer state (the report says to split the model over more IPUs).
+PIPELINED_AND_INFERENCE = {name: ("runs", "runs") for name in FAMILIES}
+PIPELINED_AND_INFERENCE.update({"alexnet": ("fits with micro_batch", "runs"), "maxvit_t": ("fits with micro_batch", "runs"),
+                                "vgg11": ("no fit", "runs")})
+
+
+def test_every_family_pipelines_over_an_m2000_and_runs_inference(tmp_path):
+    found = {}
+    for name in FAMILIES:
+        path = _export_classifier(name, tmp_path)
+        prefixes = ipusim._ipusim.onnx_stage_prefixes(str(path))
+        assert len(prefixes) >= 4, (name, prefixes)
+        blocks = [{"name": f"s{i}", "prefix": prefixes[i * len(prefixes) // 4], "ipu": i} for i in range(4)]
+        pipelined = config(path, "m2000", {"kind": "pipelined"}, {"gradient_accumulation": 8, "device_iterations": 1, "host_calls": 1}, blocks)
+        inference = config(path, "pod16", {"kind": "single", "replicas": 16}, {"device_iterations": 4, "host_calls": 1})
+        inference["workload"]["mode"] = "infer"
+        found[name] = (_runs_or_fits(pipelined, tmp_path / f"{name}_pipelined"), _runs_or_fits(inference, tmp_path / f"{name}_infer"))
+    assert found == PIPELINED_AND_INFERENCE

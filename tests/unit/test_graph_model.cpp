@@ -1120,6 +1120,29 @@ std::set<std::string> receiveBuffers(const Schedule& s, uint32_t ipu)
 
 } // namespace
 
+TEST_CASE("Graph workload: outputs of earlier blocks reach the host from the last one's stage or phase", "[graph]")
+{
+    // A GoogLeNet's shape: an auxiliary head on IPU 0 beside the trunk, the main head and loss on
+    // IPU 1; both outputs go to the host from IPU 1, the auxiliary logits copied across with
+    // the activations (listed first, as torchvision returns them last).
+    json graph = {{"inputs", json::array({{{"name", "x"}, {"shape", {64}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}})},
+                  {"ops", json::array({op("trunk", "linear", {"x"}, {{"out_features", 64}, {"block", "a"}, {"ipu", 0}}),
+                                       op("aux", "linear", {"trunk"}, {{"out_features", 10}}),
+                                       op("head", "linear", {"trunk"}, {{"out_features", 10}, {"block", "b"}, {"ipu", 1}}),
+                                       op("loss", "cross_entropy", {"head", "y"})})},
+                  {"outputs", {"aux", "loss"}}};
+    for (const char* kind : {"pipelined", "phased"}) {
+        INFO(kind);
+        json doc = graphConfig(graph, {{"mode", "train"}, {"strategy", {{"kind", kind}}}});
+        doc["system"]["base"] = "hardware/m2000.json";
+        doc["run"] = {{"gradient_accumulation", 4}};
+        const Experiment e = build(doc);
+        if (std::string(kind) == "pipelined")
+            CHECK(receiveBuffers(e.schedule, 1) == std::set<std::string>{"trunk.biased (received)", "aux.biased (received)"});
+        CHECK(test::engineDisagreement(doc) == "");
+    }
+}
+
 TEST_CASE("Graph workload: a skip connection is relayed through the stages between", "[graph]")
 {
     // fc1 (IPU 0) feeds fc2 (IPU 1) and, skipping two stages, the residual add on IPU 3: IPUs 1

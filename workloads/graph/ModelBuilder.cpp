@@ -947,8 +947,11 @@ private:
             if (it == m_values.end() || !m_producer.count(name) || it->second.parameter) // a model input is no op
                 m_diag.fail(fmt::format("{}/outputs/{}", m_model.pointer, k), fmt::format("expected the name of an op, found \"{}\"", name));
             info.outputs.push_back(it->second.tensor);
-            if (info.outputBlock.empty())
-                info.outputBlock = m_producer.at(name);
+            // They go to the host from the block that runs last among theirs (earlier ones,
+            // such as a GoogLeNet's auxiliary logits, are carried to it).
+            const std::string& block = m_producer.at(name);
+            if (info.outputBlock.empty() || m_firstLayer.at(block) > m_firstLayer.at(info.outputBlock))
+                info.outputBlock = block;
             if (lossLayers.count(name))
                 info.losses.push_back(it->second.tensor);
         }

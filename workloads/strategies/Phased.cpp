@@ -69,23 +69,30 @@ private:
         return out;
     }
 
-    /** Tensors crossing between phases on different IPUs arrive over IPU-Links. */
+    /** Tensors crossing between phases on different IPUs arrive over IPU-Links: operands of
+     *  the phases' ops, and the outputs the last phase sends to the host (a GoogLeNet's
+     *  auxiliary logits, made earlier). */
     void importCrossings()
     {
         for (const auto* list : {&m_fwdOps, &m_bwdOps})
-            for (std::size_t i : *list) {
-                const uint32_t p = phaseOf(m_g.ops[i]);
-                for (int in : m_g.ops[i].inputs) {
-                    const int from = m_producer[std::size_t(in)];
-                    if (from < 0 || uint32_t(from) == p || ipuOf(uint32_t(from)) == ipuOf(p) || m_lowerings[ipuOf(p)]->placed(in))
-                        continue;
-                    const TensorRole role = m_g.tensor(in).role;
-                    if (role == TensorRole::Weight || role == TensorRole::Accumulator || role == TensorRole::Buffer)
-                        continue;
-                    m_lowerings[ipuOf(p)]->importTensor(in);
-                    (list == &m_fwdOps ? m_fwdBytes : m_bwdBytes)[std::size_t(from)] += m_g.tensor(in).bytes();
-                }
-            }
+            for (std::size_t i : *list)
+                importCrossingsOf(m_g.ops[i], list == &m_fwdOps ? m_fwdBytes : m_bwdBytes);
+        importCrossingsOf(storeOp(m_opt.out), m_fwdBytes);
+    }
+
+    void importCrossingsOf(const Op& op, std::vector<uint64_t>& bytesFrom)
+    {
+        const uint32_t p = phaseOf(op);
+        for (int in : op.inputs) {
+            const int from = m_producer[std::size_t(in)];
+            if (from < 0 || uint32_t(from) == p || ipuOf(uint32_t(from)) == ipuOf(p) || m_lowerings[ipuOf(p)]->placed(in))
+                continue;
+            const TensorRole role = m_g.tensor(in).role;
+            if (role == TensorRole::Weight || role == TensorRole::Accumulator || role == TensorRole::Buffer)
+                continue;
+            m_lowerings[ipuOf(p)]->importTensor(in);
+            bytesFrom[std::size_t(from)] += m_g.tensor(in).bytes();
+        }
     }
 
     void lowerForward(uint32_t p)

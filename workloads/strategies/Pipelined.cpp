@@ -34,6 +34,9 @@ public:
     {
         setUpIpus();
         importCrossings(m_fwdOps, true);
+        // The outputs go to the host from the output block's stage: one made earlier (a
+        // GoogLeNet's auxiliary logits) crosses to it as an activation does.
+        importCrossingsOf(storeOp(m_opt.out), true);
         if (m_opt.train)
             importCrossings(m_bwdOps, false);
         const PipelineActivity activity = pipelineActivity(m_placement.kind, m_placement.schedule, m_K,
@@ -94,38 +97,41 @@ private:
      *  from its block's stage to the later stages that read it, as PopART copies a constant. */
     void importCrossings(const std::vector<std::size_t>& ops, bool forward)
     {
-        for (std::size_t i : ops) {
-            const Op& op = m_g.ops[i];
-            const uint32_t k = stageOf(op);
-            for (int in : op.inputs) {
-                const TensorDesc& d = m_g.tensor(in);
-                if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::Buffer) {
-                    if (!loweringOf(k).placed(in))
-                        importModelTensor(op, in, forward);
-                    continue;
-                }
-                const int from = m_producer[std::size_t(in)];
-                if (from < 0 || uint32_t(from) == k)
-                    continue;
-                const uint32_t f = uint32_t(from);
-                if (m_frags[f].builder == m_frags[k].builder)
-                    m_diag.fail("/workload/strategy",
-                                fmt::format("block \"{}\" (stage {}) reads \"{}\" of block \"{}\" (stage {}) on the same IPU {}: "
-                                            "expected a tensor kept on its IPU for a later stage only within one stage "
-                                            "(put the blocks in one stage, or the reader on another IPU)",
-                                            op.block, k, d.name, m_producerBlock[std::size_t(in)], f, m_frags[k].ipu));
-                if (f < k) {
-                    for (uint32_t s = f + 1; s <= k; ++s)
-                        receive(in, f, s, m_frags[s - 1].fwdBytesToNext);
-                } else if (!forward) {
-                    for (uint32_t s = f; s-- > k;)
-                        receive(in, f, s, m_frags[s + 1].bwdBytesToPrevious);
-                } else {
-                    m_diag.fail("/workload/strategy",
-                                fmt::format("block \"{}\" (stage {}) reads \"{}\" of block \"{}\" in the later stage {} going forward: "
-                                            "expected blocks in the order the model runs them",
-                                            op.block, k, d.name, m_producerBlock[std::size_t(in)], f));
-                }
+        for (std::size_t i : ops)
+            importCrossingsOf(m_g.ops[i], forward);
+    }
+
+    void importCrossingsOf(const Op& op, bool forward)
+    {
+        const uint32_t k = stageOf(op);
+        for (int in : op.inputs) {
+            const TensorDesc& d = m_g.tensor(in);
+            if (d.role == TensorRole::Weight || d.role == TensorRole::Accumulator || d.role == TensorRole::Buffer) {
+                if (!loweringOf(k).placed(in))
+                    importModelTensor(op, in, forward);
+                continue;
+            }
+            const int from = m_producer[std::size_t(in)];
+            if (from < 0 || uint32_t(from) == k)
+                continue;
+            const uint32_t f = uint32_t(from);
+            if (m_frags[f].builder == m_frags[k].builder)
+                m_diag.fail("/workload/strategy",
+                            fmt::format("block \"{}\" (stage {}) reads \"{}\" of block \"{}\" (stage {}) on the same IPU {}: "
+                                        "expected a tensor kept on its IPU for a later stage only within one stage "
+                                        "(put the blocks in one stage, or the reader on another IPU)",
+                                        op.block, k, d.name, m_producerBlock[std::size_t(in)], f, m_frags[k].ipu));
+            if (f < k) {
+                for (uint32_t s = f + 1; s <= k; ++s)
+                    receive(in, f, s, m_frags[s - 1].fwdBytesToNext);
+            } else if (!forward) {
+                for (uint32_t s = f; s-- > k;)
+                    receive(in, f, s, m_frags[s + 1].bwdBytesToPrevious);
+            } else {
+                m_diag.fail("/workload/strategy",
+                            fmt::format("block \"{}\" (stage {}) reads \"{}\" of block \"{}\" in the later stage {} going forward: "
+                                        "expected blocks in the order the model runs them",
+                                        op.block, k, d.name, m_producerBlock[std::size_t(in)], f));
             }
         }
     }
