@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian 12, as root), then
 #   run   builds the command line alone (Release) and simulates configs/default.json
-#   test  builds everything and runs the whole test suite through ctest
+#   test  builds everything and the model set at full size (its slow test's models), and runs the
+#         whole test suite through ctest
 #   build builds everything (the command line, the Python module, the tests, the ONNX models)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,7 @@ case "$what" in
   run)   cmake --build build -j "$jobs" --target ipusim_cli
          ./build/ipusim run configs/default.json ;;
   test)  cmake --build build -j "$jobs"
+         cmake --build build -j "$jobs" --target model_set # minutes of torch tracing, once
          ctest --test-dir build --output-on-failure --no-tests=error -j "$jobs" ;;
   build) cmake --build build -j "$jobs" ;;
   *) echo "usage: tools/setup.sh [build|run|test]" >&2; exit 2 ;;
