@@ -1077,7 +1077,8 @@ private:
         auto shape = m_shapeValues.find(name);
         if (shape == m_shapeValues.end())
             return std::nullopt;
-        ConstantTensor t{{int64_t(shape->second.size())}, std::vector<double>(shape->second.begin(), shape->second.end()), false};
+        ConstantTensor t{{int64_t(shape->second.size())}, std::vector<double>(shape->second.begin(), shape->second.end()),
+                         onnx::TensorProto_DataType_INT64};
         const auto dims = fullDims(name);
         int64_t n = 1;
         for (int64_t d : dims.value_or(std::vector<int64_t>{-1}))
@@ -1428,9 +1429,12 @@ private:
     {
         auto from = m_types.find(node.input(0));
         const int64_t to = intAttr(node, "to", 0);
+        auto typeName = [](int64_t t) {
+            return onnx::TensorProto_DataType_IsValid(int(t)) ? onnx::TensorProto_DataType_Name(onnx::TensorProto_DataType(t)) : "unknown";
+        };
         if (from == m_types.end() || from->second != to)
-            failUnsupported(node, fmt::format(" of data from element type {} to {}: only a cast to the value's own type (a no-op) is modelled",
-                                              from == m_types.end() ? -1 : from->second, to));
+            failUnsupported(node, fmt::format(" of data from {} to {}: only a cast to the value's own type (a no-op) is modelled",
+                                              from == m_types.end() ? "an unknown type" : typeName(from->second), typeName(to)));
         alias(node);
     }
 

@@ -376,16 +376,15 @@ json searchFit(const Experiment& e, const FitsCheck& fits, const std::function<s
             bases.push_back(settings.back());
             bases.back().push_back({"/workload/recompute", "checkpoints"});
         }
-        for (const Setting& base : bases)
-            if (const auto split = SplitSearch(e, probe, prefixes, layers, base).search()) {
-                json found = foundAt(microBatch, *split, std::move(checked));
-                found["stages"] = split->at(0).second;
-                return found;
-            }
         // Last, cuts inside modules too, at every module path, the stages recomputed.
         const std::vector<std::string> finest = finestPrefixes(layers.names);
+        std::vector<std::pair<const std::vector<std::string>*, const Setting*>> tries;
+        for (const Setting& base : bases)
+            tries.push_back({&prefixes, &base});
         if (finest.size() > prefixes.size())
-            if (const auto split = SplitSearch(e, probe, finest, layers, bases.back()).search()) {
+            tries.push_back({&finest, &bases.back()});
+        for (const auto& [starts, base] : tries)
+            if (const auto split = SplitSearch(e, probe, *starts, layers, *base).search()) {
                 json found = foundAt(microBatch, *split, std::move(checked));
                 found["stages"] = split->at(0).second;
                 return found;

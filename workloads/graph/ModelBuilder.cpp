@@ -512,7 +512,7 @@ private:
         expectInputs(i, 3);
         const Value mask = input(i, 0), x = input(i, 1), y = input(i, 2);
         for (std::size_t k : {1, 2})
-            if (input(i, k).parameter)
+            if ((k == 1 ? x : y).parameter)
                 fail(i, fmt::format("inputs/{}", k), "expected an activation, found a parameter (a mask only may be one)");
         if (x.shape != y.shape)
             fail(i, "inputs", fmt::format("expected x and y of one shape, found {} and {}", shapeText(x.shape), shapeText(y.shape)));

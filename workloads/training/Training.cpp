@@ -161,7 +161,8 @@ private:
     bool wants(int t) const
     {
         const TensorRole r = m_g.tensor(t).role;
-        return r != TensorRole::Input && r != TensorRole::Label && r != TensorRole::Buffer && !m_masks.count(t); // a buffer is not learned
+        // A buffer is not learned; a mask takes no gradient.
+        return r != TensorRole::Input && r != TensorRole::Label && r != TensorRole::Buffer && !m_masks.count(t);
     }
 
     /** The gradient ops of one forward op, once the gradient of its output is known. */
