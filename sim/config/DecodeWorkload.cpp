@@ -218,7 +218,7 @@ LayerKind layerKindOf(const std::string& op)
             {"parameter", LayerKind::Parameter}, {"attention_mask", LayerKind::AttentionMask},
             {"lstm", LayerKind::Lstm}, {"gru", LayerKind::Gru}, {"reduce", LayerKind::Reduce}, {"pad", LayerKind::Pad}, {"masked_fill", LayerKind::MaskedFill},
             {"eq", LayerKind::Compare}, {"lt", LayerKind::Compare}, {"gt", LayerKind::Compare},
-            {"logical_not", LayerKind::LogicalNot}, {"where", LayerKind::Where}};
+            {"logical_not", LayerKind::LogicalNot}, {"where", LayerKind::Where}, {"expand", LayerKind::Expand}};
         for (const ActivationRow& a : activationTable())
             k.emplace(a.graphName, a.layer);
         return k;

@@ -884,7 +884,7 @@ public:
                 {"Div", &I::binary, {"div", "scale", "reciprocal"}, "as `Add`; by a scalar constant: a `scale`; a scalar constant by a tensor (torch's rsqrt, `1 / sqrt`): a `reciprocal`"},
                 {"Dropout", &I::unaryLayer, {"dropout"}, "training: a random mask; inference: the identity"},
                 {"Pow", &I::pow, {"sqrt", "reciprocal", "pow"}, "by a constant exponent: 0.5 a sqrt, -1 a reciprocal, 1 the operand, any other a pow"},
-                {"Expand", &I::expand, {"parameter"}, "of a weight [1, ...] over the batch (a class token): the weight, repeated where read"},
+                {"Expand", &I::expand, {"parameter", "expand"}, "of a weight [1, ...] over the batch (a class token): the weight, repeated where read; of data, consecutive dimensions of 1 after the batch repeated: an `expand`"},
                 {"Flatten", &I::flatten, {"flatten"}, "everything after the batch in one dimension"},
                 {"Gather", &I::gather, {"embedding", "parameter", "gather"}, "of a weight: an embedding, or at constant indices (positions from arange) the rows taken, a learned parameter; of data: a constant index or list after the batch"},
                 {"Gemm", &I::matmul, {"linear"}, "a weight operand, optionally transposed, and a bias"},
@@ -1018,7 +1018,7 @@ private:
     void expand(const onnx::NodeProto& node)
     {
         if (!m_params.count(node.input(0)))
-            failUnsupported(node, " of data (Expand of a weight over the batch is supported)");
+            return expandData(node);
         const auto shape = constantInts(node.input(1));
         const auto w = dimsOfParam(node, 0);
         bool batchOnly = shape && shape->size() == w.size() && w[0] == 1;
@@ -1031,6 +1031,26 @@ private:
         m_dims[node.output(0)].clear();
         for (std::size_t k = 1; k < w.size(); ++k)
             m_dims[node.output(0)].push_back({w[k], ""});
+    }
+
+    /** Expand of data (an attention mask [B, 1, 1, S] over the heads and queries): its
+     *  dimensions of 1 after the batch repeated to the target's sizes (numpy's broadcast, the
+     *  target's 1 keeping the input's size), an expand layer; the batch stays. */
+    void expandData(const onnx::NodeProto& node)
+    {
+        const auto target = constantInts(node.input(1));
+        if (!target)
+            failNode(node, fmt::format("expected a constant target shape (input 1, \"{}\")", node.input(1)));
+        const std::vector<int64_t> in = knownDims(node, 0);
+        if (target->size() != in.size())
+            failNode(node, fmt::format("expected a target of {} dimensions, as the input {}, found [{}]", in.size(), shapeText(node.input(0)),
+                                       fmt::join(*target, ", ")));
+        if ((*target)[0] != 1 && (*target)[0] != in[0])
+            failNode(node, fmt::format("expected the batch kept (a target of {} or 1 in dimension 0), found [{}]", in[0], fmt::join(*target, ", ")));
+        LayerSpec l = layerFor(node, LayerKind::Expand, {0});
+        for (std::size_t k = 1; k < in.size(); ++k)
+            l.shape.push_back((*target)[k] == 1 ? -1 : (*target)[k]);
+        add(node, l);
     }
 
     /** ReduceMean or ReduceSum: of an NCHW image's height and width (x.mean([2, 3])) global

@@ -46,6 +46,7 @@ json probeOps(const std::string& kind)
         {"reduce", {{"dims", {2, 3}}}},
         {"pad", {{"pads", {{0, 0}, {1, 1}, {1, 1}}}, {"mode", "reflect"}}},
         {"gru", {{"hidden_size", 8}}},
+        {"expand", {{"shape", {8, 4, 4}}}},
     };
     static const std::set<std::string> twoOperands = {"add", "sub", "mul", "div", "matmul", "concat", "masked_fill", "eq", "lt", "gt"};
     json ops = json::array({op("pre", "conv2d", {"x"}, {{"out_channels", 8}, {"kernel_size", 1}}),
@@ -57,6 +58,10 @@ json probeOps(const std::string& kind)
         in = {"t"};
     if (kind == "gather")
         in.push_back("t");
+    if (kind == "expand") { // of a mean over the image, [8, 1, 1], back over it
+        ops.push_back(op("mean", "reduce", {"pre"}, {{"dims", {2, 3}}, {"keepdim", true}}));
+        in = {"mean"};
+    }
     if (kind == "logical_not" || kind == "where") { // of a mask: pre > pre2
         ops.push_back(op("mask", "gt", {"pre", "pre2"}));
         in = kind == "where" ? std::vector<std::string>{"mask", "pre", "pre2"} : std::vector<std::string>{"mask"};

@@ -559,6 +559,44 @@ TEST_CASE("Graph workload: comparisons make masks without gradients, where selec
     CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/5/inputs: expected x and y of one shape, found [4, 8, 16] and [4, 128]"));
 }
 
+TEST_CASE("Graph workload: expand repeats dimensions of 1 as a broadcast copy, its gradient the repeats' sum", "[graph]")
+{
+    // A per-sample [1, 16] repeated over 4 rows: the copy of the broadcast (PopART's Expand)
+    // and the reduce of its gradient.
+    const json graph = {{"inputs", {{{"name", "x"}, {"shape", {8}}}, {{"name", "y"}, {"shape", json::array()}, {"dtype", "int32"}}}},
+                        {"ops", {op("pre", "linear", {"x"}, {{"out_features", 16}}), op("r", "reshape", {"pre"}, {{"shape", {1, 16}}}),
+                                 op("e", "expand", {"r"}, {{"shape", {4, -1}}}), op("f", "flatten", {"e"}),
+                                 op("loss", "cross_entropy", {"f", "y"})}},
+                        {"outputs", {"loss"}}};
+    const json doc = graphConfig(graph, {{"mode", "train"}, {"micro_batch", 2}});
+    const Experiment e = build(doc);
+    std::map<std::string, std::vector<std::string>> found;
+    forEachProgramStep(e.schedule.programs.at(0), [&](const Step& step) {
+        if (const auto* c = std::get_if<ComputeStep>(&step.op))
+            found[c->name] = c->vertexTypes;
+    });
+    CHECK(found.at("e") == std::vector<std::string>{"Copy"});
+    REQUIRE(found.count("e.grad"));
+    // The 4 rows sum strided on each tile (each column's 16 apart), as a reduce over a middle
+    // dimension does, and the tiles' partial sums meet on the result's tiles.
+    CHECK(found.at("e.grad.local") == std::vector<std::string>{"ReduceStrided<ADD>"});
+    CHECK(found.at("e.grad") == std::vector<std::string>{"ReducePartials<ADD>"});
+    // Its output: 4 x 16 fp32 values a sample, 2 samples.
+    uint64_t expanded = 0;
+    for (const auto& t : e.schedule.programs[0].tensors)
+        if (t.name == "e.out")
+            for (const auto& r : t.bytes.runs())
+                expanded += uint64_t(r.count) * r.value;
+    CHECK(expanded == 2 * 4 * 16 * 4);
+    CHECK(test::engineDisagreement(doc) == "");
+    json bad = graph;
+    bad["ops"][2]["shape"] = {4, 8};
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/2/shape/1: expected -1, 16 or (dimension 2 of [4, 1, 16] "
+                                                          "being 1) any size, found 8"));
+    bad["ops"][2]["shape"] = {-1, -1};
+    CHECK_THAT(errorOf(graphConfig(bad)), Catch::Contains("/workload/graph/ops/2/shape: expected a dimension of 1 of [4, 1, 16] repeated"));
+}
+
 TEST_CASE("Graph workload: a matmul no tile split fits runs in serial steps, a Repeat of one step's exchange and compute", "[graph]")
 {
     // GPT-2 small's LM head over 1,024 tokens, 768 -> 50,257 in fp16, at micro-batch 1.

@@ -225,7 +225,7 @@ TEST_CASE("ONNX import: Gather of data by constant indices is x[:, i] or x[:, [i
                                "gathering data by indices computed in the graph is not modelled yet"));
 }
 
-TEST_CASE("ONNX import: qkv[i] after a permute that moved the batch is a slice, and x[:, ::2] a strided slice", "[onnx]")
+TEST_CASE("ONNX import: qkv[i] after a permute that moved the batch is a slice, x[:, ::2] a strided slice, Expand of data an expand", "[onnx]")
 {
     // Swin's q, k, v = qkv[0], qkv[1], qkv[2] of qkv.permute(2, 0, 1, 3): [3, batch, 6, 4].
     onnx::ModelProto m;
@@ -255,9 +255,18 @@ TEST_CASE("ONNX import: qkv[i] after a permute that moved the batch is a slice, 
     ints("steps", {2});
     node(g, "/Slice", "Slice", {"k", "starts", "ends", "axes", "steps"}, {"output"});
     declare(g->add_output(), "output", {2, 3, 4});
+    // An attention mask [batch, 1, 1, 8] of data over 4 heads and 8 queries: an expand of
+    // dimensions 1 and 2 after the batch, the last kept.
+    declare(g->add_input(), "pad", {2, 1, 1, 8});
+    node(g, "/Sigmoid", "Sigmoid", {"pad"}, {"soft"});
+    ints("target", {2, 4, 8, 8});
+    node(g, "/Expand", "Expand", {"soft", "target"}, {"mask"});
+    declare(g->add_output(), "mask", {2, 4, 8, 8});
     const TempFile f(m, "qkv");
     const ModelSpec spec = config::importOnnx({f.path, {}, {}, false}, Throwing());
-    REQUIRE(spec.layers.size() == 6);
+    REQUIRE(spec.layers.size() == 8);
+    CHECK(spec.layers[7].kind == LayerKind::Expand);
+    CHECK(spec.layers[7].shape == std::vector<int64_t>{4, 8, 8});
     // The layer's axis counts the batch first: dimension 0 of [3, batch, 6, 4] is axis 1.
     const LayerSpec& part = spec.layers[3];
     CHECK(part.kind == LayerKind::Slice);

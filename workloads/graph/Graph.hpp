@@ -102,6 +102,7 @@ enum class OpKind {
     Compare,        // `comparison` of inputs 0 and 1 element by element: a mask (no gradient)
     LogicalNot,     // a mask's complement (no gradient)
     Select,         // input 1 where input 0 (a mask, `broadcast` 0 when it repeats) holds, else input 2
+    Expand,         // each input element repeated `window` times, `inner` apart, copied into a new tensor
     Pad,            // a copy into a larger tensor, the border filled (`padMode` constant) or copied from the input
     PadGrad,        // the interior of the gradient, with (reflect, edge) the border's gradients added into it
     SoftmaxCrossEntropy,

@@ -270,6 +270,7 @@ private:
         case LayerKind::Compare: return compare(l, i);
         case LayerKind::LogicalNot: return unary(l, i, OpKind::LogicalNot);
         case LayerKind::Where: return where(l, i);
+        case LayerKind::Expand: return expand(l, i);
         case LayerKind::BatchNorm2d: return batchNorm(l, i);
         case LayerKind::Dropout: return dropout(l, i);
         case LayerKind::Flatten: return flatten(l, i);
@@ -674,6 +675,39 @@ private:
         op.window = product(x.shape, dims.front(), x.shape.size() - 1 - dims.back());
         op.inner = product(x.shape, dims.back() + 1);
         op.mean = l.mean;
+        return y;
+    }
+
+    /** x.expand: dimensions of 1 after the batch repeated to the target's size (-1 keeps one),
+     *  those repeated consecutive, as a reduce's are. */
+    Value expand(const LayerSpec& l, std::size_t i)
+    {
+        expectInputs(i, 1);
+        const Value x = input(i, 0);
+        if (l.shape.size() + 1 != x.shape.size())
+            fail(i, "shape", fmt::format("expected a size for each of the {} dimensions after the batch of {}, found [{}]", x.shape.size() - 1,
+                                         shapeText(x.shape), fmt::join(l.shape, ", ")));
+        std::vector<uint64_t> out = x.shape;
+        std::vector<std::size_t> repeated;
+        for (std::size_t d = 1; d < x.shape.size(); ++d) {
+            const int64_t want = l.shape[d - 1];
+            if (want == -1 || uint64_t(want) == x.shape[d])
+                continue;
+            if (x.shape[d] != 1 || want < 1)
+                fail(i, fmt::format("shape/{}", d - 1), fmt::format("expected -1, {} or (dimension {} of {} being 1) any size, found {}",
+                                                                    x.shape[d], d, shapeText(x.shape), want));
+            out[d] = uint64_t(want);
+            repeated.push_back(d);
+        }
+        if (repeated.empty())
+            fail(i, "shape", fmt::format("expected a dimension of 1 of {} repeated, found [{}]", shapeText(x.shape), fmt::join(l.shape, ", ")));
+        if (repeated.back() - repeated.front() + 1 != repeated.size())
+            fail(i, "shape", fmt::format("expected the repeated dimensions consecutive, found dimensions {} of {}", fmt::join(repeated, ", "),
+                                         shapeText(x.shape)));
+        Value y{tensor(l.name + ".out", out), out};
+        Op& op = m_g.addOp(l.name, OpKind::Expand, {x.tensor}, {y.tensor});
+        op.window = product(out, repeated.front(), out.size() - 1 - repeated.back());
+        op.inner = product(out, repeated.back() + 1);
         return y;
     }
 

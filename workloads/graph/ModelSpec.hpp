@@ -43,6 +43,7 @@ enum class LayerKind {
     Compare,      // `comparison` of two inputs element by element (broadcast as add's): a mask, no gradient
     LogicalNot,   // a mask's complement
     Where,        // inputs: a mask (broadcast), x, y: x where the mask holds, else y (torch.where)
+    Expand,       // dimensions of 1 repeated to `shape` (the per-sample target; x.expand), copied into a new tensor
     BatchNorm2d,  // per channel of [N, C, H, W]; batch statistics when training, else running ones
     Dropout,      // training: a random mask; inference: the identity
     Flatten,      // a view: every dimension after the batch in one

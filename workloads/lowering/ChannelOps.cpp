@@ -370,10 +370,11 @@ void GraphLowering::lowerReduce(const Op& op)
     // substPoolingWithReduction: the pooling planner never splits a kernel): each tile sums the
     // pieces of images it holds (ALL_REGIONS_CONTINUOUS, the input's type in, fp32 partials
     // out), and the partials meet on the result's tiles. The gradient broadcasts the output's
-    // back (substPoolingGradientWithBroadcast; PopART's ReduceMeanGrad), scaled for a mean.
+    // back (substPoolingGradientWithBroadcast; PopART's ReduceMeanGrad), scaled for a mean;
+    // PopART's Expand is that broadcast too (a broadcast view, then cloneNcopy), unscaled.
     if (op.kind == OpKind::Reduce)
         return reduceRuns(op, op.window, {m_graph.tensor(op.inputs.at(0)).type, op.inner == 1}, op.inner);
-    broadcastGradient(op, op.inner, op.mean);
+    broadcastGradient(op, op.inner, op.kind == OpKind::ReduceGrad && op.mean);
 }
 
 void GraphLowering::broadcastGradient(const Op& op, uint64_t inner, bool scaled)

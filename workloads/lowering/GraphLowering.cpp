@@ -135,7 +135,8 @@ void GraphLowering::lowerAfresh(const Op& op)
     case OpKind::BatchNorm: op.training ? lowerBatchNorm(op) : lowerBatchNormInference(op); break;
     case OpKind::BatchNormGrad: lowerBatchNormGrad(op); break;
     case OpKind::Reduce:
-    case OpKind::ReduceGrad: lowerReduce(op); break;
+    case OpKind::ReduceGrad:
+    case OpKind::Expand: lowerReduce(op); break;
     case OpKind::Pad:
     case OpKind::PadGrad: lowerPad(op); break;
     case OpKind::Concat:

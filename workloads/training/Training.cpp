@@ -234,6 +234,7 @@ private:
         }
         case OpKind::AvgPool: unary(op, OpKind::AvgPoolGrad, dy, -1); break;
         case OpKind::Reduce: unary(op, OpKind::ReduceGrad, dy, -1); break;
+        case OpKind::Expand: unary(op, OpKind::Reduce, dy, -1); break; // the repeats' sum (PopART's ExpandGrad: a ReduceSum)
         case OpKind::Pad: unary(op, OpKind::PadGrad, dy, -1); break;
         case OpKind::MaskedFill: maskedFill(op, dy); break;
         case OpKind::Dropout: unary(op, OpKind::DropoutGrad, dy, -1); break; // the mask again, from its seed
