@@ -2,9 +2,11 @@
 """torchvision's image classifiers as a researcher exports them (torch.onnx.export, opset 17,
 without weights), at small images: each trains data-parallel on an IPU-POD16, and some pipelined
 over the four IPUs of an IPU-M2000, with cycles from simulating, or stops with an out-of-memory
-report. Models torch 1.13 cannot export in training mode are exported in eval mode: ConvNeXt's and
-EfficientNet's stochastic depth (Bernoulli), GoogLeNet's adaptive pooling to a size that does not
-divide its input, Inception's batch norm of a 1 x 1 image at batch 1."""
+report. Stochastic depth (ConvNeXt's, EfficientNet's, MaxViT's, Swin's), a Bernoulli draw torch
+1.13 cannot export in training mode, is exported as a dropout of its probability (the model set's
+traceable()); models torch cannot export in training mode even so are exported in eval mode:
+GoogLeNet's adaptive pooling to a size that does not divide its input, Inception's batch norm of a
+1 x 1 image at batch 1."""
 import os
 import warnings
 
@@ -14,13 +16,14 @@ torch = pytest.importorskip("torch", reason="python3-torch is not installed")
 torchvision = pytest.importorskip("torchvision", reason="python3-torchvision is not installed")
 
 import ipusim  # noqa: E402
+from conftest import load_model_set  # noqa: E402
 
 # name: (export mode, image side)
 ZOO = {
     "alexnet": ("train", 224),  # its adaptive pooling to 6 x 6 exports only from a multiple of 6
-    "convnext_tiny": ("eval", 64),
+    "convnext_tiny": ("train", 64),
     "densenet121": ("train", 64),
-    "efficientnet_b0": ("eval", 64),
+    "efficientnet_b0": ("train", 64),
     "googlenet": ("eval", 64),
     "inception_v3": ("eval", 96),
     "mnasnet0_5": ("train", 64),
@@ -36,7 +39,7 @@ ZOO = {
 
 def export(name, folder):
     mode, side = ZOO[name]
-    model = torchvision.models.get_model(name, weights=None)
+    model = load_model_set().traceable(torchvision.models.get_model(name, weights=None))
     model.train(mode == "train")
     path = folder / f"{name}.onnx"
     with warnings.catch_warnings():
@@ -136,18 +139,19 @@ def test_swin_shifted_window_mask_is_a_folded_buffer(tmp_path):
 # and the report's split into pipeline stages by module prefix (on as many IPUs a replica, fewer
 # replicas; RegNetY-128GF's cut inside its modules, its last unit of 127 M parameters over
 # several IPUs, each stage recomputed) runs; "no fit": the report found nothing to fit; "no export":
-# torch 1.13's exporter fails; "unsupported": the import lists the nodes in the way. Eval mode where torch cannot export
-# training (stochastic depth: Bernoulli; Inception's batch norm of a 1 x 1 image); small images
+# torch 1.13's exporter fails; "unsupported": the import lists the nodes in the way. Training mode,
+# stochastic depth as a dropout; eval mode where torch cannot export training even so (Inception's
+# batch norm of a 1 x 1 image); small images
 # where the model allows (AlexNet's and VGG's pooling to 6 x 6 and 7 x 7 and MaxViT's windows need
 # 224, Inception 96; ViTs are built for 2 x 2 patches and exported at batch 2, as their [1, ...]
 # embeddings need).
 TRAINS, SPLIT, NO_FIT, NO_EXPORT, UNSUPPORTED = "trains", "split", "no fit", "no export", "unsupported"
-_EVAL = ("convnext", "efficientnet", "maxvit", "swin", "inception")
+_EVAL = ("inception",)
 EVERY_CLASSIFIER = {
     "alexnet": TRAINS, "convnext_base": SPLIT, "convnext_large": SPLIT, "convnext_small": TRAINS, "convnext_tiny": TRAINS,
     "densenet121": TRAINS, "densenet161": SPLIT, "densenet169": SPLIT, "densenet201": SPLIT,
     "efficientnet_b0": TRAINS, "efficientnet_b1": TRAINS, "efficientnet_b2": TRAINS, "efficientnet_b3": TRAINS,
-    "efficientnet_b4": TRAINS, "efficientnet_b5": TRAINS, "efficientnet_b6": TRAINS, "efficientnet_b7": SPLIT,
+    "efficientnet_b4": TRAINS, "efficientnet_b5": TRAINS, "efficientnet_b6": SPLIT, "efficientnet_b7": SPLIT,
     "efficientnet_v2_l": SPLIT, "efficientnet_v2_m": SPLIT, "efficientnet_v2_s": TRAINS,
     "googlenet": TRAINS, "inception_v3": TRAINS, "maxvit_t": SPLIT,
     "mnasnet0_5": TRAINS, "mnasnet0_75": TRAINS, "mnasnet1_0": TRAINS, "mnasnet1_3": TRAINS,
@@ -172,7 +176,7 @@ def _export_classifier(name, folder):
     vit = name.startswith("vit")
     side = 224 if name.startswith(("alexnet", "vgg", "maxvit")) else (28 if name.endswith("14") else 32) if vit else \
         96 if name == "inception_v3" else 64
-    model = torchvision.models.get_model(name, weights=None, **({"image_size": side} if vit else {}))
+    model = load_model_set().traceable(torchvision.models.get_model(name, weights=None, **({"image_size": side} if vit else {})))
     train = not name.startswith(_EVAL)
     model.train(train)
     path = folder / f"{name}.onnx"

@@ -517,3 +517,26 @@ def test_buffers_the_model_reads_are_named_and_copied_to_the_later_stage_not_lea
     memory = {m["ipu"]: m["bytes_by_kind"] for m in summary["memory"]}
     assert memory[0]["weight"] == 4 * (8 * 8 + 8) and memory[0]["buffer"] == 4 * 8  # a's weights, the mask beside them
     assert memory[1]["weight"] == 4 * (8 * 8 + 8) and "buffer" not in memory[1]  # b's; the mask arrives by IPU copy
+
+
+def test_stochastic_depth_trains_as_a_dropout_and_the_model_keeps_its_own():
+    torchvision = pytest.importorskip("torchvision", reason="python3-torchvision is not installed")
+
+    class Residual(nn.Module):  # as torchvision's ConvNeXt and EfficientNet blocks drop their branch
+        def __init__(self):
+            super().__init__()
+            self.fc, self.drop, self.head = nn.Linear(16, 16), torchvision.ops.StochasticDepth(0.2, "row"), nn.Linear(16, 4)
+
+        def forward(self, x, y):
+            out = self.head(x + self.drop(self.fc(x)))
+            return out, nn.functional.cross_entropy(out, y)
+
+    model = Residual()
+    training = poptorch.trainingModel(model, poptorch.Options().deviceIterations(2), poptorch.optim.SGD(model.parameters(), lr=0.1))
+    out, loss = training(torch.randn(8, 16), torch.randint(0, 4, (8,)))
+    assert torch.isfinite(loss)
+    assert isinstance(model.drop, torchvision.ops.StochasticDepth)  # exported as a dropout, run as itself
+    kind = training.simulated_report()["kinds"][0]
+    assert kind["call_cycles"] > 0
+    ran = {t["op_type"] for t in kind["summary"]["op_types"]}
+    assert {"/drop/Dropout", "/drop/Dropout.grad"} <= ran, sorted(ran)

@@ -111,7 +111,7 @@ void modelSet(int repeats, const Wanted& wanted, const Table& table)
     const std::vector<Model> models = {{"gpt2_small", "GPT-2 small (1,024 tokens)", 1},  {"vit_b_16", "ViT-B/16 (224 x 224), RTS", 2},
                                        {"vit_l_16", "ViT-L/16 (224 x 224)", 1},
                                        {"lstm_lm", "LSTM LM, 2 x 650 (35 steps)", 20}, {"gru_lm", "GRU LM, 2 x 650 (35 steps)", 20},
-                                       {"mobilenet_v2", "MobileNetV2 (224 x 224)", 8},  {"efficientnet_b0", "EfficientNet-B0 (224, eval export)", 8},
+                                       {"mobilenet_v2", "MobileNetV2 (224 x 224)", 8},  {"efficientnet_b0", "EfficientNet-B0 (224 x 224)", 7},
                                        {"densenet121", "DenseNet-121 (224 x 224)", 1}};
     std::vector<Case> cases;
     std::vector<std::string> paths;

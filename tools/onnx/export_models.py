@@ -197,11 +197,6 @@ MODELS = {  # name: (constructor, example inputs)
     "densenet121": (classifier("densenet121"), images(224)),
 }
 
-# torch 1.13 cannot export stochastic depth (Bernoulli) in training mode: these export in eval
-# mode, their dropout and stochastic depth left out.
-EVAL = {"efficientnet_b0"}
-
-
 # Exported without weights (graph inputs then), except for the model whose learned element-wise
 # parameters only initializers mark as weights, and for one exported as torch does by default:
 # with weights and constant folding (GroupNorm's unsqueezed weights become [C, 1, 1] constants).
@@ -212,11 +207,10 @@ FOLDED = {"norms_folded"}
 def export(name, out_dir):
     make, inputs = MODELS[name]
     torch.manual_seed(0)
-    model = make()
-    model.train(name not in EVAL)
+    # Stochastic depth (EfficientNet-B0's) exports in training mode as a dropout.
+    model = model_set.traceable(make()).train()
     example = inputs()
-    torch.onnx.export(model, example, f"{out_dir}/{name}.onnx", opset_version=17,
-                      training=torch.onnx.TrainingMode.EVAL if name in EVAL else torch.onnx.TrainingMode.TRAINING,
+    torch.onnx.export(model, example, f"{out_dir}/{name}.onnx", opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
                       do_constant_folding=name in FOLDED,
                       export_params=name in WITH_WEIGHTS, input_names=["input", "labels"][:len(example)],
                       output_names=["output"])

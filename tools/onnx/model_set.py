@@ -8,6 +8,8 @@ the benchmark; the tests export them at small sizes.
                                             the token embedding, per-token cross-entropy
     RecurrentLm(rnn, vocab, embed, hidden)  an embedding, a 2-layer nn.LSTM or nn.GRU, a linear
                                             head, per-token cross-entropy
+    traceable(model)                        torchvision's stochastic depth as a dropout, so that
+                                            torch 1.13 exports it in training mode
 """
 import math
 
@@ -70,3 +72,18 @@ class RecurrentLm(nn.Module):
 GPT2_SMALL = dict(vocab=50257, seq=1024, width=768, heads=12, layers=12)
 RNN_LM = dict(vocab=10000, embed=650, hidden=650)
 RNN_STEPS = 35
+
+
+def traceable(model):
+    """The model with torchvision's StochasticDepth, whose Bernoulli draw torch 1.13 cannot export
+    in training mode, as a Dropout of the same probability (in place): a training-mode export
+    then keeps it, and the simulator prices it as PopART's dropout of the block's output (a mask
+    an element, where stochastic depth's row mode draws one a sample: an upper bound)."""
+    from torchvision.ops import StochasticDepth
+
+    for name, child in model.named_children():
+        if isinstance(child, StochasticDepth):
+            setattr(model, name, nn.Dropout(child.p))
+        else:
+            traceable(child)
+    return model

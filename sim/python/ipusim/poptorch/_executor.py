@@ -2,6 +2,7 @@
 """trainingModel and inferenceModel: each host call computes for real with torch on the CPU and
 advances a simulated clock by the cycles the simulator gives that call."""
 import atexit
+import contextlib
 import copy
 import json
 import os
@@ -220,6 +221,28 @@ def _join(values):
     return torch.stack(values) if values[0].dim() == 0 else torch.cat(values)
 
 
+
+@contextlib.contextmanager
+def _stochastic_depth_as_dropout(model):
+    """torchvision's StochasticDepth draws with torch.bernoulli, which torch 1.13 cannot export in
+    training mode: for the export, a Dropout of its probability stands in (the simulator prices
+    it as PopART's dropout of the block's output, a mask an element where stochastic depth's row
+    mode draws one a sample: an upper bound), and the model's own modules come back after."""
+    try:
+        from torchvision.ops import StochasticDepth
+    except ImportError:  # no torchvision: no stochastic depth to stand in for
+        yield
+        return
+    swapped = [(parent, name, child) for parent in model.modules() for name, child in parent.named_children()
+               if isinstance(child, StochasticDepth)]
+    for parent, name, child in swapped:
+        setattr(parent, name, torch.nn.Dropout(child.p))
+    try:
+        yield
+    finally:
+        for parent, name, child in swapped:
+            setattr(parent, name, child)
+
 class _CallKind:
     """One kind of host call (its inputs' shapes): the simulated cycles of the first call and of
     each later one, the two epochs of its simulation."""
@@ -299,7 +322,7 @@ class Executor:
         example = _micro_batch(args, 0, micro_batches)
         buffers = {name: b.clone() for name, b in self.model.named_buffers()}
         mode = torch.onnx.TrainingMode.TRAINING if self.training else torch.onnx.TrainingMode.EVAL
-        with torch.random.fork_rng(), BlockRecorder(self.model) as recorder:
+        with torch.random.fork_rng(), _stochastic_depth_as_dropout(self.model), BlockRecorder(self.model) as recorder:
             # A trailing {} keeps a dict input an input: export reads a last dict as keyword arguments.
             torch.onnx.export(self.model, tuple(example) + ({},), path, opset_version=17, training=mode, do_constant_folding=False,
                               export_params=False, input_names=[f"input{k}" for k in range(len(_leaves(args)))])
