@@ -221,7 +221,6 @@ def _join(values):
     return torch.stack(values) if values[0].dim() == 0 else torch.cat(values)
 
 
-
 @contextlib.contextmanager
 def _stochastic_depth_as_dropout(model):
     """torchvision's StochasticDepth draws with torch.bernoulli, which torch 1.13 cannot export in
@@ -242,6 +241,7 @@ def _stochastic_depth_as_dropout(model):
     finally:
         for parent, name, child in swapped:
             setattr(parent, name, child)
+
 
 class _CallKind:
     """One kind of host call (its inputs' shapes): the simulated cycles of the first call and of
