@@ -121,11 +121,10 @@ void becomeConstant(onnx::NodeProto& node, onnx::TensorProto value)
     *a->mutable_t() = std::move(value);
 }
 
-/** One pass in graph order: the nodes folded. */
-int foldRound(onnx::GraphProto& g, const Values& propagatedValues)
+/** One pass in graph order: the nodes folded, each added to `known` (the values so far). */
+int foldRound(onnx::GraphProto& g, const Values& propagatedValues, std::map<std::string, ConstantTensor>& known)
 {
     const Values shapes = knownShapes(g);
-    std::map<std::string, ConstantTensor> known = constantsOf(g);
     auto operand = [&](const std::string& name) -> std::optional<ConstantTensor> {
         if (auto it = known.find(name); it != known.end())
             return it->second;
@@ -171,7 +170,8 @@ std::map<std::string, std::vector<int64_t>> foldModelConstants(onnx::ModelProto&
     // inferences than that.
     constexpr int kRounds = 64;
     Values values = inferShapes(model);
-    for (int round = 0; round < kRounds && foldRound(*model.mutable_graph(), values) > 0; ++round)
+    std::map<std::string, ConstantTensor> known = constantsOf(model.graph()); // read once: later rounds add what they fold
+    for (int round = 0; round < kRounds && foldRound(*model.mutable_graph(), values, known) > 0; ++round)
         values = inferShapes(model);
     return values;
 }

@@ -1377,10 +1377,7 @@ private:
         // A weight operand is a learned element-wise parameter (a per-channel scale, GroupNorm's
         // affine after InstanceNormalization), broadcast over the batch; a constant one a buffer.
         for (int k : {0, 1})
-            constantAsBuffer(node.input(k));
-        for (int k : {0, 1})
-            if (m_params.count(node.input(k)) && !m_values.count(node.input(k)))
-                addParameter(node, k);
+            modelOperand(node, k);
         add(node, layerFor(node, kinds.at(node.op_type()), {0, 1}));
     }
 
@@ -1399,9 +1396,7 @@ private:
         const int data = xScalar ? 2 : 1;
         if (!isData(node.input(data)))
             failNode(node, fmt::format("expected input {} (\"{}\") to be data", data, node.input(data)));
-        constantAsBuffer(node.input(0));
-        if (m_params.count(node.input(0)) && !m_values.count(node.input(0)))
-            addParameter(node, 0);
+        modelOperand(node, 0);
         LayerSpec l = layerFor(node, LayerKind::MaskedFill, {data, 0});
         m_values[node.output(0)] = l.name;
         m_spec.layers.push_back(std::move(l));
@@ -1417,9 +1412,7 @@ private:
                 failNode(node, fmt::format("expected input {} (\"{}\") to be data, as x and y of a select of two tensors are", k,
                                            node.input(k)));
         expectOneBatch(node);
-        constantAsBuffer(node.input(0));
-        if (m_params.count(node.input(0)) && !m_values.count(node.input(0)))
-            addParameter(node, 0);
+        modelOperand(node, 0);
         LayerSpec l = layerFor(node, LayerKind::Where, {0, 1, 2});
         m_values[node.output(0)] = l.name;
         m_spec.layers.push_back(std::move(l));
@@ -1432,10 +1425,7 @@ private:
     {
         expectOneBatch(node);
         for (int k : {0, 1})
-            constantAsBuffer(node.input(k), true);
-        for (int k : {0, 1})
-            if (m_params.count(node.input(k)) && !m_values.count(node.input(k)))
-                addParameter(node, k);
+            modelOperand(node, k, true);
         LayerSpec l = layerFor(node, LayerKind::Compare, {0, 1});
         l.comparison = node.op_type() == "Less" ? Comparison::Less : node.op_type() == "Greater" ? Comparison::Greater : Comparison::Equal;
         add(node, l);
@@ -1456,6 +1446,15 @@ private:
             failUnsupported(node, fmt::format(" of data from {} to {}: only a cast to the value's own type (a no-op) is modelled",
                                               from == m_types.end() ? "an unknown type" : typeName(from->second), typeName(to)));
         alias(node);
+    }
+
+    /** Operand k of an element-wise op, when of the model rather than data: a known constant a
+     *  buffer (with `scalars`, a scalar too), and a weight or buffer its parameter layer, once. */
+    void modelOperand(const onnx::NodeProto& node, int k, bool scalars = false)
+    {
+        constantAsBuffer(node.input(k), scalars);
+        if (m_params.count(node.input(k)) && !m_values.count(node.input(k)))
+            addParameter(node, k);
     }
 
     /** A parameter layer for weight operand k of `node`, named as the weight. */

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 namespace ipusim {
@@ -451,40 +452,58 @@ private:
         if (a.parameter && b.parameter)
             fail(i, "inputs", "expected an activation operand, found two parameters");
         int broadcast = -1;
-        uint64_t repeats = 1, run = 1;
+        Repeats repeats;
         if (a.shape != b.shape || a.parameter || b.parameter) {
             // The smaller operand repeats; a parameter always does, over the batch too.
             const bool aBig = b.parameter || (!a.parameter && product(a.shape) >= product(b.shape));
-            const std::vector<uint64_t>& big = aBig ? a.shape : b.shape;
-            std::vector<uint64_t> small = aBig ? b.shape : a.shape;
-            const bool parameter = (aBig ? b : a).parameter;
-            if (parameter) { // numpy: aligned from the last dimension, the batch included
-                while (small.size() > big.size() && small.front() == 1)
-                    small.erase(small.begin());
-                if (small.size() < big.size())
-                    small.insert(small.begin(), big.size() - small.size(), 1);
-            } else if (small.size() < big.size()) { // a per-sample shape of lower rank: ones in front, after the batch
-                small.insert(small.begin() + 1, big.size() - small.size(), 1);
-            }
-            bool fits = small.size() == big.size() && (parameter ? small[0] == 1 : small[0] == big[0]);
-            for (std::size_t d = 1; fits && d < big.size(); ++d)
-                fits = small[d] == big[d] || small[d] == 1;
-            if (!fits)
+            const auto r = repeatsOver(aBig ? b : a, aBig ? a.shape : b.shape);
+            if (!r)
                 fail(i, "inputs", fmt::format("expected operands of one shape, or one that broadcasts to the other's (each "
                                               "dimension equal or 1, the batch equal), found {} and {}",
                                               shapeText(a.shape), shapeText(b.shape)));
             broadcast = aBig ? 1 : 0;
-            repeats = product(big) / product(small);
-            for (std::size_t d = big.size(); d-- > 1 && small[d] == 1;)
-                run *= big[d];
+            repeats = *r;
         }
         const std::vector<uint64_t>& shape = broadcast == 0 ? b.shape : a.shape;
         Value y{tensor(l.name + ".out", shape), shape};
         Op& op = m_g.addOp(l.name, kind, {a.tensor, b.tensor}, {y.tensor});
         op.broadcast = broadcast;
-        op.window = repeats;
-        op.broadcastRun = run;
+        op.window = repeats.window;
+        op.broadcastRun = repeats.run;
         return y;
+    }
+
+    /** How often each element of a broadcast operand repeats over `big` (`window`), and the runs
+     *  of big's elements that share one (`run`: the trailing dimensions it has as 1). */
+    struct Repeats
+    {
+        uint64_t window = 1, run = 1;
+    };
+
+    /** `small` repeated over `big` by numpy's rule: a parameter aligned from the last dimension,
+     *  the batch included; an activation's per-sample shape of lower rank with ones in front,
+     *  after the batch. Each dimension equal or 1, the batch equal (a parameter's 1); nothing
+     *  when it does not broadcast. */
+    static std::optional<Repeats> repeatsOver(const Value& smaller, const std::vector<uint64_t>& big)
+    {
+        std::vector<uint64_t> small = smaller.shape;
+        if (smaller.parameter) {
+            while (small.size() > big.size() && small.front() == 1)
+                small.erase(small.begin());
+            if (small.size() < big.size())
+                small.insert(small.begin(), big.size() - small.size(), 1);
+        } else if (small.size() < big.size()) {
+            small.insert(small.begin() + 1, big.size() - small.size(), 1);
+        }
+        bool fits = small.size() == big.size() && (smaller.parameter ? small[0] == 1 : small[0] == big[0]);
+        for (std::size_t d = 1; fits && d < big.size(); ++d)
+            fits = small[d] == big[d] || small[d] == 1;
+        if (!fits)
+            return std::nullopt;
+        Repeats r{product(big) / product(small), 1};
+        for (std::size_t d = big.size(); d-- > 1 && small[d] == 1;)
+            r.run *= big[d];
+        return r;
     }
 
     /** x with the elements a mask selects set to a constant: a binary op whose mask may repeat
@@ -517,26 +536,17 @@ private:
                 fail(i, fmt::format("inputs/{}", k), "expected an activation, found a parameter (a mask only may be one)");
         if (x.shape != y.shape)
             fail(i, "inputs", fmt::format("expected x and y of one shape, found {} and {}", shapeText(x.shape), shapeText(y.shape)));
-        const Value& data = x;
         // The mask repeats over the data as a binary op's smaller operand does (numpy's rule).
-        std::vector<uint64_t> small = mask.shape;
-        if (mask.parameter)
-            while (small.size() > data.shape.size() && small.front() == 1)
-                small.erase(small.begin());
-        small.insert(small.begin() + (mask.parameter ? 0 : 1), data.shape.size() - std::min(small.size(), data.shape.size()), 1);
-        bool fits = small.size() == data.shape.size() && (mask.parameter ? small[0] == 1 : small[0] == data.shape[0]);
-        for (std::size_t d = 1; fits && d < small.size(); ++d)
-            fits = small[d] == data.shape[d] || small[d] == 1;
-        if (!fits)
+        const auto repeats = repeatsOver(mask, x.shape);
+        if (!repeats)
             fail(i, "inputs/0", fmt::format("expected a mask of the data's shape {} or one that broadcasts to it, found {}",
-                                            shapeText(data.shape), shapeText(mask.shape)));
-        Value out{tensor(l.name + ".out", data.shape), data.shape};
+                                            shapeText(x.shape), shapeText(mask.shape)));
+        Value out{tensor(l.name + ".out", x.shape), x.shape};
         Op& op = m_g.addOp(l.name, OpKind::Select, {mask.tensor, x.tensor, y.tensor}, {out.tensor});
-        if (mask.shape != data.shape || mask.parameter) {
+        if (mask.shape != x.shape || mask.parameter) {
             op.broadcast = 0;
-            op.window = product(data.shape) / product(small);
-            for (std::size_t d = small.size(); d-- > 1 && small[d] == 1;)
-                op.broadcastRun *= data.shape[d];
+            op.window = repeats->window;
+            op.broadcastRun = repeats->run;
         }
         return out;
     }
