@@ -12,7 +12,7 @@ packages=(g++ cmake pkgconf libsystemc-dev libboost-dev libfmt-dev catch2
           nlohmann-json3-dev libvalijson-dev libcli11-dev python3-matplotlib
           openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev
           libonnx-dev libprotobuf-dev python3-torch python3-torchvision
-          pybind11-dev python3-dev python3-pytest)
+          pybind11-dev python3-dev python3-pytest libclang-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

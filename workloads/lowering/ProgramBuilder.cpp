@@ -138,6 +138,24 @@ void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, 
     body().push_back({c});
 }
 
+void ProgramBuilder::compute(const std::string& name, const TileVector& cycles, const std::vector<std::string>& vertexTypes,
+                             const TileVector& vertices, double flops)
+{
+    ComputeStep c;
+    c.name = name;
+    c.flops = flops;
+    c.cycles = toRuns(cycles);
+    for (uint32_t t = 0; t < vertices.size(); ++t)
+        if (vertices[t])
+            c.vertices.add(t, 1, uint32_t(vertices[t]));
+    m_pools->bytesAndCycles.share(c.cycles);
+    m_pools->vertices.share(c.vertices);
+    c.vertexTypes = vertexTypes;
+    c.point = m_point++;
+    c.outline = outlineOf(name);
+    body().push_back({c});
+}
+
 void ProgramBuilder::host(const std::string& name, Direction direction, uint64_t bytes, bool prefetch, uint32_t prefetchDepth)
 {
     HostTransferStep h{name, direction, bytes, m_point++, prefetch, prefetchDepth};

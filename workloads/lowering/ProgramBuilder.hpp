@@ -71,6 +71,10 @@ public:
      *  `flops` of one execution, for the per-op-type view (matmuls and convolutions). */
     void compute(const std::string& name, const TileVector& cycles, const std::vector<Codelet>& codelets,
                  uint32_t verticesPerActiveTile = 1, double flops = 0);
+    /** A compute set of vertices named by type (a Poplar program's own codelets): `vertices`
+     *  instances a tile, the code of each type counted once on each tile that runs it. */
+    void compute(const std::string& name, const TileVector& cycles, const std::vector<std::string>& vertexTypes, const TileVector& vertices,
+                 double flops = 0);
     void host(const std::string& name, Direction direction, uint64_t bytes, bool prefetch = false, uint32_t prefetchDepth = 1);
     void beginRepeat(const std::string& name, uint64_t count);
     void endRepeat();

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+#include "sim/poplar/HostExecution.hpp"
+
+#include "sim/poplar/Elements.hpp"
+
+#include <poplar/exceptions.hpp>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+namespace poplar::detail {
+
+namespace {
+
+/** One vertex's buffers, as its tile holds them during compute: one an edge, and the memory its
+ *  field arrays need. */
+struct VertexFrame
+{
+    unsigned id = 0;
+    void* instance = nullptr;
+    const VertexClassInfo* codelet = nullptr;
+    std::vector<std::vector<std::vector<unsigned char>>> buffers; // field, edge
+    std::vector<std::unique_ptr<unsigned char[]>> arrays;
+};
+
+void* allocateIn(void* context, std::size_t bytes)
+{
+    auto& frame = *static_cast<VertexFrame*>(context);
+    frame.arrays.emplace_back(new unsigned char[bytes]());
+    return frame.arrays.back().get();
+}
+
+/** Reads the vertex's edges and binds every field of a new instance of its class. */
+void prepare(GraphStore& store, VertexFrame& frame)
+{
+    const VertexRecord& v = store.vertices[frame.id];
+    frame.codelet = v.codelet;
+    frame.instance = v.codelet->create();
+    frame.buffers.resize(v.codelet->numFields);
+    for (std::size_t i = 0; i < v.codelet->numFields; ++i) {
+        const FieldInfo& info = v.codelet->fields[i];
+        const FieldRecord& f = v.fields.at(info.name);
+        std::vector<EdgeBuffer> edges;
+        if (info.direction == FieldDirection::State) {
+            frame.buffers[i].push_back(f.value);
+            edges.push_back({frame.buffers[i].back().data(), f.valueCount});
+        } else {
+            for (const auto& edge : f.edges)
+                frame.buffers[i].push_back(gather(store, *edge)); // outputs too: a vertex may leave elements as they were
+            for (std::size_t e = 0; e < f.edges.size(); ++e)
+                edges.push_back({frame.buffers[i][e].data(), f.edges[e]->numElements()});
+        }
+        FieldBinding binding{edges.data(), edges.size(), &allocateIn, &frame};
+        info.bind(frame.instance, binding);
+    }
+}
+
+void finish(GraphStore& store, VertexFrame& frame)
+{
+    const VertexRecord& v = store.vertices[frame.id];
+    for (std::size_t i = 0; i < v.codelet->numFields; ++i) {
+        const FieldInfo& info = v.codelet->fields[i];
+        if (info.direction != FieldDirection::Output && info.direction != FieldDirection::InOut)
+            continue;
+        const FieldRecord& f = v.fields.at(info.name);
+        for (std::size_t e = 0; e < f.edges.size(); ++e)
+            scatter(store, *f.edges[e], frame.buffers[i][e].data());
+    }
+    v.codelet->destroy(frame.instance);
+    frame.instance = nullptr;
+}
+
+} // namespace
+
+void HostExecution::execute(unsigned computeSet)
+{
+    // Every vertex reads its inputs before any writes its outputs: on the IPU the exchange
+    // delivers them all before the compute phase.
+    const auto& set = m_store.computeSets[computeSet];
+    std::vector<VertexFrame> frames(set.vertices.size());
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        frames[i].id = set.vertices[i];
+        prepare(m_store, frames[i]);
+    }
+    for (auto& frame : frames) {
+        const bool multi = frame.codelet->kind != VertexKind::Worker;
+        bool ok = true;
+        for (unsigned w = 0; w < (multi ? m_store.target.getNumWorkerContexts() : 1u); ++w)
+            ok = frame.codelet->compute(frame.instance, w) && ok;
+        if (!ok) {
+            for (auto& f : frames)
+                if (f.instance)
+                    f.codelet->destroy(f.instance), f.instance = nullptr;
+            throw poplar_error(fmt::format("{} in compute set '{}' returned false from compute()", m_store.describeVertex(frame.id), set.name));
+        }
+    }
+    for (auto& frame : frames)
+        finish(m_store, frame);
+}
+
+void HostExecution::stream(const DataStream& s, const Tensor& t, bool toDevice)
+{
+    const auto it = m_streams.find(s.handle());
+    if (it == m_streams.end())
+        throw stream_connection_error(fmt::format("stream '{}' is not connected: call Engine::connectStream(\"{}\", buffer) before run()",
+                                                  s.handle(), s.handle()));
+    StreamBuffer& b = it->second;
+    const std::size_t bytes = s.numElements() * s.elementType().size();
+    std::vector<unsigned char> data(bytes);
+    if (toDevice) {
+        if (b.callback)
+            b.callback(data.data());
+        else
+            std::memcpy(data.data(), b.at, bytes);
+        scatter(m_store, t, data.data());
+    } else {
+        gatherInto(m_store, t, data.data());
+        if (b.callback)
+            b.callback(data.data());
+        else
+            std::memcpy(b.at, data.data(), bytes);
+    }
+    if (!b.callback && b.end) {
+        b.at += bytes;
+        if (b.at + bytes > b.end)
+            b.at = b.begin;
+    }
+}
+
+void HostExecution::run(const ProgramNode& node)
+{
+    std::visit(
+        [&](const auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (std::is_same_v<T, SequenceNode>) {
+                for (const auto& c : op.children)
+                    run(*c);
+            } else if constexpr (std::is_same_v<T, ExecuteNode>) {
+                execute(op.computeSet);
+            } else if constexpr (std::is_same_v<T, CopyNode>) {
+                const auto data = gather(m_store, op.src);
+                scatter(m_store, op.dst, data.data());
+            } else if constexpr (std::is_same_v<T, StreamToTensorNode>) {
+                stream(op.stream, op.dst, true);
+            } else if constexpr (std::is_same_v<T, TensorToStreamNode>) {
+                stream(op.stream, op.src, false);
+            } else if constexpr (std::is_same_v<T, RepeatNode>) {
+                for (unsigned i = 0; i < op.count; ++i)
+                    run(*op.body);
+            } else if constexpr (std::is_same_v<T, PrintTensorNode>) {
+                const auto data = gather(m_store, op.tensor);
+                std::cout << (op.title.empty() ? "" : op.title + ": ") << '[';
+                for (std::size_t i = 0; i < op.tensor.numElements(); ++i) {
+                    float f = 0;
+                    convertElements(data.data() + i * op.tensor.elementType().size(), op.tensor.elementType(), &f, FLOAT, 1);
+                    std::cout << (i ? " " : "") << f;
+                }
+                std::cout << "]\n";
+            }
+        },
+        node.op);
+}
+
+} // namespace poplar::detail

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+#include "sim/poplar/ProgramNode.hpp"
+
+#include <poplar/Program.hpp>
+#include <poplar/exceptions.hpp>
+
+#include <fmt/format.h>
+
+namespace poplar::program {
+
+namespace {
+
+template <class Op>
+std::shared_ptr<detail::ProgramNode> makeNode(Op op, const DebugContext& debugContext)
+{
+    auto n = std::make_shared<detail::ProgramNode>();
+    n->name = debugContext.getPathName();
+    n->op = std::move(op);
+    return n;
+}
+
+} // namespace
+
+Program::Program() : m_node(makeNode(detail::SequenceNode{}, {})) {}
+
+bool Program::isEmpty() const
+{
+    const auto* s = std::get_if<detail::SequenceNode>(&m_node->op);
+    return s && s->children.empty();
+}
+
+Sequence::Sequence(const DebugContext& debugContext) : Program(makeNode(detail::SequenceNode{}, debugContext)) {}
+
+Sequence::Sequence(std::initializer_list<Program> programs, const DebugContext& debugContext) : Sequence(debugContext)
+{
+    for (const auto& p : programs)
+        add(p);
+}
+
+void Sequence::add(const Program& p)
+{
+    if (p.node() == m_node)
+        throw invalid_program("Sequence::add: a sequence cannot hold itself");
+    std::get<detail::SequenceNode>(m_node->op).children.push_back(p.node());
+}
+
+Execute::Execute(ComputeSet cs, const DebugContext& debugContext) : Program(makeNode(detail::ExecuteNode{cs.getId()}, debugContext)) {}
+
+Copy::Copy(const Tensor& src, const Tensor& dst, bool, const DebugContext& debugContext)
+    : Program(makeNode(detail::CopyNode{src, dst}, debugContext))
+{
+    if (src.numElements() != dst.numElements() || src.elementType() != dst.elementType())
+        throw invalid_program(fmt::format("Copy from a tensor of shape {} ({}) to one of shape {} ({}): expected as many elements of one type",
+                                          src.shapeToString(), src.elementType().toString(), dst.shapeToString(), dst.elementType().toString()));
+}
+
+Copy::Copy(const DataStream& stream, const Tensor& dst, bool, const DebugContext& debugContext)
+    : Program(makeNode(detail::StreamToTensorNode{stream, dst}, debugContext))
+{
+    if (!stream.toDevice())
+        throw invalid_program(fmt::format("Copy from stream '{}': it is a device-to-host stream", stream.handle()));
+    if (stream.numElements() != dst.numElements() || stream.elementType() != dst.elementType())
+        throw invalid_program(fmt::format("Copy from stream '{}' ({} {}) to a tensor of {} {}", stream.handle(), stream.numElements(),
+                                          stream.elementType().toString(), dst.numElements(), dst.elementType().toString()));
+}
+
+Copy::Copy(const Tensor& src, const DataStream& stream, bool, const DebugContext& debugContext)
+    : Program(makeNode(detail::TensorToStreamNode{src, stream}, debugContext))
+{
+    if (stream.toDevice())
+        throw invalid_program(fmt::format("Copy to stream '{}': it is a host-to-device stream", stream.handle()));
+    if (stream.numElements() != src.numElements() || stream.elementType() != src.elementType())
+        throw invalid_program(fmt::format("Copy of a tensor of {} {} to stream '{}' ({} {})", src.numElements(), src.elementType().toString(),
+                                          stream.handle(), stream.numElements(), stream.elementType().toString()));
+}
+
+Repeat::Repeat(unsigned count, const Program& body, const DebugContext& debugContext)
+    : Program(makeNode(detail::RepeatNode{count, body.node()}, debugContext)) {}
+
+Sync::Sync(SyncType type, const DebugContext& debugContext) : Program(makeNode(detail::SyncNode{type}, debugContext)) {}
+
+PrintTensor::PrintTensor(const Tensor& t, const DebugContext& debugContext) : PrintTensor("", t, debugContext) {}
+
+PrintTensor::PrintTensor(const std::string& title, const Tensor& t, const DebugContext& debugContext)
+    : Program(makeNode(detail::PrintTensorNode{title, t}, debugContext)) {}
+
+WriteUndef::WriteUndef(const Tensor& t, const DebugContext& debugContext) : Program(makeNode(detail::WriteUndefNode{t}, debugContext)) {}
+
+} // namespace poplar::program

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+// A Poplar program onto the simulated IPUs, step by step as Poplar runs it (bulk-synchronous):
+//   Execute(cs)   sync; exchange of the inputs its vertices read from other tiles (IPU-Links for
+//                 another IPU's); compute (computeSetTileCycles of the vertices on each tile);
+//                 then, if outputs live elsewhere, sync and exchange them there.
+//   Copy          sync; the elements that change tile are exchanged (IPU-Links between IPUs);
+//                 those that stay are copied on their tile (the Copy vertex, an estimate).
+//   stream Copy   sync; a host transfer of the tensor's bytes on each IPU holding some.
+//   Repeat(n, b)  a loop of n iterations: the simulator runs one and skips the identical rest.
+//   Sync          internal (one IPU) or external (every IPU of the device).
+// Variables and constants are always live, on the tiles they are mapped to.
+#include "models/timing/ComputeSetTiming.hpp"
+#include "models/timing/VertexCosts.hpp"
+#include "sim/poplar/CompiledGraph.hpp"
+#include "sim/poplar/TargetAccess.hpp"
+#include "workloads/lowering/ProgramBuilder.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+namespace poplar::detail {
+
+namespace {
+
+using ipusim::ExchangeBytes;
+using ipusim::ProgramBuilder;
+using ipusim::TileVector;
+
+class Lowering
+{
+public:
+    Lowering(const GraphStore& store, const std::vector<std::uint64_t>& vertexCycles)
+        : m_store(store), m_cycles(vertexCycles), m_system(systemOf(store.target)), m_ipus(store.target.getNumIPUs()),
+          m_tilesPerIpu(store.target.getTilesPerIPU())
+    {
+        for (unsigned i = 0; i < m_ipus; ++i)
+            m_b.push_back(std::make_unique<ProgramBuilder>(m_system.ipu));
+        allocateVariables();
+    }
+
+    void lower(const ProgramNode& node);
+
+    ipusim::Schedule finish(const std::string& name)
+    {
+        ipusim::Schedule s;
+        s.name = name;
+        for (unsigned i = 0; i < m_ipus; ++i)
+            s.programs.push_back(m_b[i]->finish(m_store.target.ipusimFirstIpu() + i));
+        return s;
+    }
+
+private:
+    /** Bytes moved between tiles of the device: within an IPU per tile, between IPUs per pair. */
+    struct Traffic
+    {
+        std::vector<ExchangeBytes> tiles;
+        std::map<std::pair<unsigned, unsigned>, std::uint64_t> links;
+        void add(std::uint32_t from, std::uint32_t to, std::uint64_t bytes, unsigned tilesPerIpu)
+        {
+            if (from == to || bytes == 0)
+                return;
+            if (from / tilesPerIpu == to / tilesPerIpu) {
+                tiles[from].send += bytes;
+                tiles[to].recv += bytes;
+            } else {
+                links[{from / tilesPerIpu, to / tilesPerIpu}] += bytes;
+            }
+        }
+        [[nodiscard]] bool empty() const
+        {
+            if (!links.empty())
+                return false;
+            for (const auto& t : tiles)
+                if (t.send || t.recv)
+                    return false;
+            return true;
+        }
+    };
+
+    [[nodiscard]] Traffic traffic() const { return Traffic{std::vector<ExchangeBytes>(std::size_t(m_ipus) * m_tilesPerIpu), {}}; }
+
+    void allocateVariables();
+    void syncAll();
+    void emit(const Traffic& t, const std::string& name);
+    /** Runs of a tensor's elements by the tile they live on: f(tile, elements). */
+    template <class F>
+    void forEachTileRun(const Tensor& t, F&& f) const;
+    void lowerExecute(unsigned cs, const std::string& name);
+    void lowerCopy(const CopyNode& copy, const std::string& name);
+    void lowerHost(const Tensor& t, ipusim::Direction direction, const std::string& name);
+
+    const GraphStore& m_store;
+    const std::vector<std::uint64_t>& m_cycles;
+    ipusim::SystemParams m_system;
+    unsigned m_ipus;
+    unsigned m_tilesPerIpu;
+    std::vector<std::unique_ptr<ProgramBuilder>> m_b;
+};
+
+template <class F>
+void Lowering::forEachTileRun(const Tensor& t, F&& f) const
+{
+    for (const auto& r : t.regions()) {
+        const auto& tiles = m_store.variables[r.var].tile;
+        std::size_t e = r.begin;
+        while (e < r.end) {
+            std::size_t end = e + 1;
+            while (end < r.end && tiles[end] == tiles[e])
+                ++end;
+            f(tiles[e], end - e);
+            e = end;
+        }
+    }
+}
+
+void Lowering::allocateVariables()
+{
+    for (const auto& v : m_store.variables) {
+        std::vector<TileVector> bytes(m_ipus, TileVector(m_tilesPerIpu, 0));
+        for (std::size_t e = 0; e < v.elements; ++e)
+            bytes[v.tile[e] / m_tilesPerIpu][v.tile[e] % m_tilesPerIpu] += v.type.size();
+        for (unsigned i = 0; i < m_ipus; ++i) {
+            bool any = false;
+            for (auto b : bytes[i])
+                any = any || b;
+            if (any)
+                m_b[i]->allocate(v.name, v.constant ? "constant" : "variable", bytes[i], true);
+        }
+    }
+}
+
+void Lowering::syncAll()
+{
+    for (auto& b : m_b) {
+        if (m_ipus == 1)
+            b->sync();
+        else
+            b->externalSync();
+    }
+}
+
+void Lowering::emit(const Traffic& t, const std::string& name)
+{
+    for (unsigned i = 0; i < m_ipus; ++i) {
+        std::vector<ExchangeBytes> local(t.tiles.begin() + std::ptrdiff_t(i) * m_tilesPerIpu,
+                                         t.tiles.begin() + std::ptrdiff_t(i + 1) * m_tilesPerIpu);
+        m_b[i]->exchange(name, local);
+        std::vector<ipusim::IpuTransfer> send, recv;
+        for (const auto& [pair, bytes] : t.links) {
+            const unsigned first = m_store.target.ipusimFirstIpu();
+            if (pair.first == i)
+                send.push_back({first + pair.second, bytes});
+            if (pair.second == i)
+                recv.push_back({first + pair.first, bytes});
+        }
+        if (!send.empty() || !recv.empty())
+            m_b[i]->ipuCopy(name + " (IPU-Links)", send, recv);
+    }
+}
+
+void Lowering::lowerExecute(unsigned cs, const std::string& name)
+{
+    const auto& set = m_store.computeSets[cs];
+    Traffic in = traffic(), out = traffic();
+    std::map<std::uint32_t, std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>> perTile; // worker, whole-tile vertices
+    std::vector<std::set<std::string>> types(m_ipus);
+    for (unsigned id : set.vertices) {
+        const VertexRecord& v = m_store.vertices[id];
+        auto& [workers, whole] = perTile[v.tile];
+        (v.codelet->kind == VertexKind::Worker ? workers : whole).push_back(m_cycles[id]);
+        types[v.tile / m_tilesPerIpu].insert(v.type);
+        for (const auto& [fieldName, f] : v.fields) {
+            const auto dir = f.info->direction;
+            if (dir == FieldDirection::State)
+                continue;
+            const std::uint64_t size = f.info->elementSize;
+            for (const auto& edge : f.edges)
+                forEachTileRun(*edge, [&](std::uint32_t tile, std::size_t n) {
+                    if (dir != FieldDirection::Output)
+                        in.add(tile, v.tile, n * size, m_tilesPerIpu);
+                    if (dir != FieldDirection::Input)
+                        out.add(v.tile, tile, n * size, m_tilesPerIpu);
+                });
+        }
+    }
+    syncAll();
+    emit(in, name + "/exchange");
+    for (unsigned i = 0; i < m_ipus; ++i) {
+        if (types[i].empty())
+            continue;
+        TileVector cycles(m_tilesPerIpu, 0), vertices(m_tilesPerIpu, 0);
+        for (const auto& [tile, lists] : perTile) {
+            if (tile / m_tilesPerIpu != i)
+                continue;
+            cycles[tile % m_tilesPerIpu] = ipusim::computeSetTileCycles(lists.first, lists.second, m_system.ipu.workers);
+            vertices[tile % m_tilesPerIpu] = lists.first.size() + lists.second.size();
+        }
+        m_b[i]->compute(name, cycles, std::vector<std::string>(types[i].begin(), types[i].end()), vertices);
+    }
+    if (!out.empty()) {
+        syncAll();
+        emit(out, name + "/exchange out");
+    }
+}
+
+void Lowering::lowerCopy(const CopyNode& copy, const std::string& name)
+{
+    // Element by element, in runs where both sides stay on one tile each.
+    Traffic moved = traffic();
+    std::vector<std::uint64_t> onTile(std::size_t(m_ipus) * m_tilesPerIpu, 0);
+    const std::uint64_t size = copy.src.elementType().size();
+    std::vector<std::uint32_t> srcTiles;
+    srcTiles.reserve(copy.src.numElements());
+    forEachTileRun(copy.src, [&](std::uint32_t tile, std::size_t n) { srcTiles.insert(srcTiles.end(), n, tile); });
+    std::size_t at = 0;
+    forEachTileRun(copy.dst, [&](std::uint32_t tile, std::size_t n) {
+        for (std::size_t k = 0; k < n; ++k, ++at) {
+            if (srcTiles[at] == tile)
+                onTile[tile] += size;
+            else
+                moved.add(srcTiles[at], tile, size, m_tilesPerIpu);
+        }
+    });
+    syncAll();
+    emit(moved, name);
+    for (unsigned i = 0; i < m_ipus; ++i) {
+        TileVector cycles(m_tilesPerIpu, 0), vertices(m_tilesPerIpu, 0);
+        bool any = false;
+        for (unsigned t = 0; t < m_tilesPerIpu; ++t)
+            if (const std::uint64_t bytes = onTile[std::size_t(i) * m_tilesPerIpu + t]) {
+                cycles[t] = ipusim::costs::copy(m_system.ipu, bytes, unsigned(size));
+                vertices[t] = 1;
+                any = true;
+            }
+        if (any)
+            m_b[i]->compute(name + " (on tile)", cycles, {"Copy"}, vertices);
+    }
+}
+
+void Lowering::lowerHost(const Tensor& t, ipusim::Direction direction, const std::string& name)
+{
+    std::vector<std::uint64_t> bytes(m_ipus, 0);
+    forEachTileRun(t, [&](std::uint32_t tile, std::size_t n) { bytes[tile / m_tilesPerIpu] += n * t.elementType().size(); });
+    syncAll();
+    for (unsigned i = 0; i < m_ipus; ++i)
+        if (bytes[i])
+            m_b[i]->host(name, direction, bytes[i]);
+}
+
+void Lowering::lower(const ProgramNode& node)
+{
+    std::visit(
+        [&](const auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (std::is_same_v<T, SequenceNode>) {
+                for (const auto& c : op.children)
+                    lower(*c);
+            } else if constexpr (std::is_same_v<T, ExecuteNode>) {
+                lowerExecute(op.computeSet, node.name.empty() ? m_store.computeSets[op.computeSet].name : node.name);
+            } else if constexpr (std::is_same_v<T, CopyNode>) {
+                lowerCopy(op, node.name.empty() ? "Copy" : node.name);
+            } else if constexpr (std::is_same_v<T, StreamToTensorNode>) {
+                lowerHost(op.dst, ipusim::Direction::ToIpu, node.name.empty() ? "stream " + op.stream.handle() : node.name);
+            } else if constexpr (std::is_same_v<T, TensorToStreamNode>) {
+                lowerHost(op.src, ipusim::Direction::FromIpu, node.name.empty() ? "stream " + op.stream.handle() : node.name);
+            } else if constexpr (std::is_same_v<T, RepeatNode>) {
+                if (op.count == 0)
+                    return;
+                for (auto& b : m_b)
+                    b->beginRepeat(node.name.empty() ? "Repeat" : node.name, op.count);
+                lower(*op.body);
+                for (auto& b : m_b)
+                    b->endRepeat();
+            } else if constexpr (std::is_same_v<T, SyncNode>) {
+                if (op.type == SyncType::INTERNAL || m_ipus == 1)
+                    for (auto& b : m_b)
+                        b->sync();
+                else
+                    for (auto& b : m_b)
+                        b->externalSync();
+            } else if constexpr (std::is_same_v<T, PrintTensorNode>) {
+                lowerHost(op.tensor, ipusim::Direction::FromIpu, "PrintTensor " + op.title);
+            } else if constexpr (std::is_same_v<T, WriteUndefNode>) {
+                // No work: the tensor's bytes stay where they are.
+            }
+        },
+        node.op);
+}
+
+} // namespace
+
+ipusim::Schedule lowerProgram(const GraphStore& store, const std::vector<std::uint64_t>& vertexCycles, const ProgramNode& program,
+                              const std::string& name)
+{
+    Lowering l(store, vertexCycles);
+    l.lower(program);
+    return l.finish(name);
+}
+
+std::shared_ptr<CompiledGraph> compile(const Graph& graph, ArrayRef<program::Program> programs)
+{
+    auto c = std::make_shared<CompiledGraph>();
+    c->store = std::make_shared<GraphStore>(*graph.store());
+    for (const auto& p : programs)
+        c->programs.push_back(p.node());
+    checkGraph(*c->store, c->programs);
+    c->vertexCycles = priceVertices(*c->store);
+    for (std::size_t i = 0; i < c->programs.size(); ++i)
+        c->schedules.push_back(lowerProgram(*c->store, c->vertexCycles, *c->programs[i], fmt::format("poplar program {}", i)));
+    return c;
+}
+
+} // namespace poplar::detail

@@ -1,0 +1,73 @@
+// Codelets of the tests: in the style of Graphcore's public Poplar tutorials, and the field kinds.
+#include <poplar/Vertex.hpp>
+
+using namespace poplar;
+
+// The sum of a vector, one worker.
+class SumVertex : public Vertex
+{
+public:
+    Input<Vector<float>> in;
+    Output<float> out;
+
+    bool compute()
+    {
+        *out = 0;
+        for (const auto& v : in)
+            *out += v;
+        return true;
+    }
+};
+
+// x *= scale on each worker's share of the elements (a MultiVertex).
+class ScaleInPlace : public MultiVertex
+{
+public:
+    InOut<Vector<float>> x;
+    float scale;
+
+    bool compute(unsigned workerId)
+    {
+        for (unsigned i = workerId; i < x.size(); i += numWorkers())
+            x[i] *= scale;
+        return true;
+    }
+};
+
+// The sums of a Vector of edges and of a VectorList, with integer state.
+class EdgeSums : public Vertex
+{
+public:
+    Vector<Input<Vector<int>>> parts;
+    Input<VectorList<int, VectorListLayout::DELTANELEMENTS>> rows;
+    Vector<unsigned> weights;
+    unsigned offset;
+    Output<Vector<int>> out;
+
+    void compute()
+    {
+        int total = int(offset);
+        for (unsigned p = 0; p < parts.size(); ++p)
+            for (int v : parts[p])
+                total += v * int(weights[p]);
+        for (unsigned r = 0; r < rows.size(); ++r)
+            for (unsigned i = 0; i < rows[r].size(); ++i)
+                total += rows[r][i];
+        out[0] = total;
+        out[1] = int(parts.size() + rows.size());
+    }
+};
+
+namespace tutorial {
+// A vertex in a namespace: addVertex names it "tutorial::Negate".
+class Negate : public Vertex
+{
+public:
+    InOut<half> x;
+    bool compute()
+    {
+        *x = half(-float(*x));
+        return true;
+    }
+};
+} // namespace tutorial

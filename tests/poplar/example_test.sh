@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# An example Poplar program (tools/examples/poplar/NAME) built as a user builds it: against an
+# installed ipusim, found with find_package(ipusim); then run, checking its own results.
+#   example_test.sh BUILD_DIR SOURCE_DIR WORK_DIR NAME
+set -euo pipefail
+build=$1 source=$2 work=$3 name=$4
+prefix=$work/poplar-install-$name
+example=$work/poplar-example-$name
+rm -rf "$prefix" "$example"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+cmake -S "$source/tools/examples/poplar/$name" -B "$example" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$example" >/dev/null
+cd "$example"
+"./$name"
