@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <map>
 #include <ostream>
 
@@ -94,9 +95,12 @@ void printProfile(std::ostream& out, const CompiledGraph& graph, const ipusim::E
     StepCollector steps;
     ipusim::Simulation sim(run, &steps);
     sim.run();
+    // Each IPU's steps together, in the order they first ran.
+    std::vector<StepCollector::Row> rows = steps.rows();
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.ipu < b.ipu; });
     fmt::print(out, "\nProgram steps (each step's cycles summed over its executions):\n");
     fmt::print(out, "  {:>4}  {:<10}  {:>10}  {:>14}  {:>12}  {}\n", "IPU", "kind", "executions", "cycles", "per run", "step");
-    for (const auto& r : steps.rows())
+    for (const auto& r : rows)
         fmt::print(out, "  {:>4}  {:<10}  {:>10}  {:>14}  {:>12}  {}\n", r.ipu, ipusim::nameOf(r.kind), commas(r.executions), commas(r.cycles),
                    commas(r.executions ? r.cycles / r.executions : 0), r.name.empty() ? "-" : r.name);
 }

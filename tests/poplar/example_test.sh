@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # An example Poplar program (tools/examples/poplar/NAME) built as a user builds it: against an
 # installed ipusim, found with find_package(ipusim); then run, checking its own results.
-#   example_test.sh BUILD_DIR SOURCE_DIR WORK_DIR NAME
+#   example_test.sh BUILD_DIR SOURCE_DIR WORK_DIR NAME [ARGS...]
 set -euo pipefail
 build=$1 source=$2 work=$3 name=$4
-prefix=$work/poplar-install-$name
-example=$work/poplar-example-$name
+shift 4
+case_name=$name${1:+-$*}
+case_name=${case_name// /-}
+prefix=$work/poplar-install-$case_name
+example=$work/poplar-example-$case_name
 rm -rf "$prefix" "$example"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 cmake -S "$source/tools/examples/poplar/$name" -B "$example" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$example" >/dev/null
 cd "$example"
-"./$name"
+"./$name" "$@"

@@ -10,6 +10,13 @@
 
 #include <systemc>
 
+#ifdef IPUSIM_BENCH_POPLAR // a build with the Poplar API (libclang-dev)
+#include "Jacobi.hpp"       // tools/examples/poplar/jacobi
+
+#include <poplar/DeviceManager.hpp>
+#include <poplar/Engine.hpp>
+#endif
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -153,6 +160,64 @@ void modelSet(int repeats, const Wanted& wanted, const Table& table)
     }
 }
 
+#ifdef IPUSIM_BENCH_POPLAR
+/** A Poplar program: the 1,000-iteration Jacobi stencil of tools/examples/poplar/jacobi on 1,472
+ *  tiles (8 x 8 points a tile). Timed apart, in a child process each: building the graph, compiling
+ *  it (checks, pricing, lowering to a Schedule), and simulating one run without executing its
+ *  codelets (IPUSIM_FUNCTIONAL=0); then 20 iterations with codelets executed, for comparison. */
+template <class Wanted>
+void poplarStencil(int repeats, const Wanted& wanted)
+{
+    const std::string title = "Poplar program: Jacobi stencil on 1,472 tiles (tools/examples/poplar/jacobi)";
+    if (!wanted(title))
+        return;
+    setenv("IPUSIM_CODELET_CACHE", "/tmp/ipusim-bench-codelets", 0);
+    auto once = [](unsigned iterations, bool functional) {
+        ipusim::ChildProcess child([=] {
+            setenv("IPUSIM_FUNCTIONAL", functional ? "1" : "0", 1);
+            auto seconds = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+            poplar::Device device = poplar::DeviceManager::createDeviceManager().getDevices(poplar::TargetType::IPU, 1).at(0);
+            poplar::Graph graph(device.getTarget());
+            graph.addCodelets("tools/examples/poplar/jacobi/codelets.cpp"); // compiled once, then cached
+            const auto t0 = std::chrono::steady_clock::now();
+            const jacobi::Stencil s = jacobi::build(graph, 16, 92, 8, 8, iterations);
+            const double build = seconds(t0);
+            const auto t1 = std::chrono::steady_clock::now();
+            poplar::Engine engine(graph, s.program);
+            engine.load(device);
+            const double compile = seconds(t1);
+            const auto t2 = std::chrono::steady_clock::now();
+            engine.run();
+            return nlohmann::json{{"build", build}, {"compile", compile}, {"run", seconds(t2)}, {"cycles", engine.ipusimCycles()}};
+        });
+        return child.wait();
+    };
+    fmt::print("\n{}\n{:<52} {:>9} {:>10} {:>9} {:>12}\n", title, "case (median of " + std::to_string(repeats) + ")", "graph s",
+               "compile s", "run s", "cycles");
+    for (const auto& [name, iterations, functional] :
+         {std::tuple{"1,000 iterations, timed only (IPUSIM_FUNCTIONAL=0)", 1000u, false},
+          std::tuple{"20 iterations, codelets executed on the host", 20u, true}}) {
+        std::vector<nlohmann::json> runs;
+        for (int i = 0; i < repeats; ++i)
+            runs.push_back(once(iterations, functional));
+        auto median = [&](const char* key) {
+            std::vector<double> v;
+            for (const auto& r : runs)
+                v.push_back(r.at(key).get<double>());
+            std::sort(v.begin(), v.end());
+            return v[v.size() / 2];
+        };
+        fmt::print("{:<52} {:>9.3f} {:>10.3f} {:>9.3f} {:>12}\n", name, median("build"), median("compile"), median("run"),
+                   runs[0].at("cycles").get<uint64_t>());
+    }
+}
+#else
+template <class Wanted>
+void poplarStencil(int, const Wanted&)
+{
+}
+#endif
+
 } // namespace
 
 int main(int argc, char* argv[])
@@ -235,6 +300,7 @@ int sc_main(int argc, char* argv[])
     table("Speed (total = build + sim; RT factor = simulated seconds / total wall seconds)", cases, repeats);
 
     modelSet(repeats, wanted, table);
+    poplarStencil(repeats, wanted);
 
     // The same schedule on both engines: MNIST training on 64-tile IPUs.
     const std::vector<std::string> small{"/system/ipu/tiles=64"};
