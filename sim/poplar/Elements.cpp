@@ -81,6 +81,25 @@ void convertElements(const void* src, const Type& from, void* dst, const Type& t
         storeAny(out + i * to.size(), to, loadAny(in + i * from.size(), from));
 }
 
+std::vector<long double> values(const GraphStore& store, const Tensor& t)
+{
+    const auto bytes = gather(store, t);
+    const Type type = t.elementType();
+    std::vector<long double> out(t.numElements());
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = loadAny(bytes.data() + i * type.size(), type);
+    return out;
+}
+
+void setValues(GraphStore& store, const Tensor& t, const std::vector<long double>& v)
+{
+    const Type type = t.elementType();
+    std::vector<unsigned char> bytes(v.size() * type.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+        storeAny(bytes.data() + i * type.size(), type, v[i]);
+    scatter(store, t, bytes.data());
+}
+
 void gatherInto(const GraphStore& store, const Tensor& t, unsigned char* out)
 {
     const std::size_t size = t.elementType().size();

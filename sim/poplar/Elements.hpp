@@ -17,6 +17,10 @@ namespace poplar::detail {
  *  nearest even). */
 void convertElements(const void* src, const Type& from, void* dst, const Type& to, std::size_t n);
 
+/** The tensor's elements as numbers (exact for every type but 64-bit integers past 2^64 of long double). */
+std::vector<long double> values(const GraphStore& store, const Tensor& t);
+void setValues(GraphStore& store, const Tensor& t, const std::vector<long double>& v);
+
 /** The tensor's elements, in order, as bytes of its element type. */
 std::vector<unsigned char> gather(const GraphStore& store, const Tensor& t);
 void gatherInto(const GraphStore& store, const Tensor& t, unsigned char* out);

@@ -37,7 +37,9 @@ struct EngineState
 
     /** The experiment of program `prog`: its Schedule on the device's system. */
     const ipusim::Experiment& experiment(unsigned prog);
-    const nlohmann::json& simulate(unsigned prog);
+    /** The summary of a run of `prog`, simulated once; with `outDir`, simulated again to write
+     *  its summary and trace there. */
+    const nlohmann::json& simulate(unsigned prog, const std::filesystem::path& outDir = {});
 };
 
 const ipusim::Experiment& EngineState::experiment(unsigned prog)
@@ -56,11 +58,14 @@ const ipusim::Experiment& EngineState::experiment(unsigned prog)
     return experiments.emplace(prog, std::move(e)).first->second;
 }
 
-const nlohmann::json& EngineState::simulate(unsigned prog)
+const nlohmann::json& EngineState::simulate(unsigned prog, const std::filesystem::path& outDir)
 {
-    if (auto it = summaries.find(prog); it != summaries.end())
+    if (auto it = summaries.find(prog); it != summaries.end() && outDir.empty())
         return it->second;
     ipusim::RunOptions options;
+    options.outDir = outDir;
+    options.trace = !outDir.empty();
+    options.force = true;
     // IPUSIM_ENGINE=reference: every cycle ticked by the reference engine, which the fast engine's
     // phases must then match (a disagreement is an error).
     if (const char* engine = std::getenv("IPUSIM_ENGINE"); engine && std::string(engine) == "reference")
@@ -71,7 +76,7 @@ const nlohmann::json& EngineState::simulate(unsigned prog)
     if (outcome.status == ipusim::RunOutcome::Status::OutOfMemory)
         throw graph_memory_allocation_error(fmt::format("the graph does not fit in the IPUs' tile memory: {}",
                                                         ipusim::oomSummaryLine(outcome.oomReport)));
-    return summaries.emplace(prog, outcome.summary).first->second;
+    return summaries[prog] = outcome.summary;
 }
 
 namespace {
@@ -129,14 +134,13 @@ void Engine::run(unsigned prog, const std::string&)
         detail::HostExecution host(*s.compiled->store, s.streams);
         host.run(*s.compiled->programs[prog]);
     }
-    const nlohmann::json& summary = s.simulate(prog);
-    s.lastProgram = prog;
     const unsigned n = detail::g_runs++;
-    if (const char* dir = std::getenv("IPUSIM_REPORT"); dir && *dir) {
-        std::filesystem::create_directories(dir);
-        ipusim::report::writeFileAtomically((std::filesystem::path(dir) / fmt::format("run-{}.summary.json", n)).string(),
-                                            summary.dump(1) + "\n");
-    }
+    const char* report = std::getenv("IPUSIM_REPORT");
+    const std::filesystem::path dir = report && *report ? std::filesystem::path(report) : std::filesystem::path();
+    const nlohmann::json& summary = s.simulate(prog, dir.empty() ? dir : dir / fmt::format("run-{}", n));
+    s.lastProgram = prog;
+    if (!dir.empty())
+        ipusim::report::writeFileAtomically((dir / fmt::format("run-{}.summary.json", n)).string(), summary.dump(1) + "\n");
 }
 
 namespace {

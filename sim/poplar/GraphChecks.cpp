@@ -87,6 +87,10 @@ void checkProgram(const GraphStore& store, const ProgramNode& node, std::set<con
                 checkMapped(store, op.src, fmt::format("the Copy to stream '{}'", op.stream.handle()));
             } else if constexpr (std::is_same_v<T, PrintTensorNode>) {
                 checkMapped(store, op.tensor, "a PrintTensor");
+            } else if constexpr (std::is_same_v<T, PoplibsNode>) {
+                for (const auto& t : op.inputs)
+                    checkMapped(store, t, "'" + node.name + "'");
+                checkMapped(store, op.output, "'" + node.name + "'");
             }
         },
         node.op);

@@ -150,6 +150,8 @@ void HostExecution::run(const ProgramNode& node)
             } else if constexpr (std::is_same_v<T, RepeatNode>) {
                 for (unsigned i = 0; i < op.count; ++i)
                     run(*op.body);
+            } else if constexpr (std::is_same_v<T, PoplibsNode>) {
+                op.host(m_store);
             } else if constexpr (std::is_same_v<T, PrintTensorNode>) {
                 const auto data = gather(m_store, op.tensor);
                 std::cout << (op.title.empty() ? "" : op.title + ": ") << '[';

@@ -13,6 +13,7 @@
 #include "models/timing/VertexCosts.hpp"
 #include "sim/poplar/CompiledGraph.hpp"
 #include "sim/poplar/TargetAccess.hpp"
+#include "workloads/lowering/ConvPlanner.hpp"
 #include "workloads/lowering/ProgramBuilder.hpp"
 
 #include <fmt/format.h>
@@ -90,6 +91,12 @@ private:
     void lowerExecute(unsigned cs, const std::string& name);
     void lowerCopy(const CopyNode& copy, const std::string& name);
     void lowerHost(const Tensor& t, ipusim::Direction direction, const std::string& name);
+    /** The tile of each of a tensor's elements, in order. */
+    [[nodiscard]] std::vector<std::uint32_t> tilesOf(const Tensor& t) const;
+    void lowerPoplibs(const PoplibsNode& op, const std::string& name);
+    void lowerMatMul(const PoplibsNode& op, const std::string& name);
+    /** A compute set of one `codelet` vertex on each tile with cycles; none where 0. */
+    void computeOnTiles(const std::string& name, const std::vector<std::uint64_t>& cycles, const std::string& codelet);
 
     const GraphStore& m_store;
     const std::vector<std::uint64_t>& m_cycles;
@@ -249,6 +256,123 @@ void Lowering::lowerHost(const Tensor& t, ipusim::Direction direction, const std
             m_b[i]->host(name, direction, bytes[i]);
 }
 
+std::vector<std::uint32_t> Lowering::tilesOf(const Tensor& t) const
+{
+    std::vector<std::uint32_t> out;
+    out.reserve(t.numElements());
+    forEachTileRun(t, [&](std::uint32_t tile, std::size_t n) { out.insert(out.end(), n, tile); });
+    return out;
+}
+
+void Lowering::computeOnTiles(const std::string& name, const std::vector<std::uint64_t>& cycles, const std::string& codelet)
+{
+    for (unsigned i = 0; i < m_ipus; ++i) {
+        TileVector c(cycles.begin() + std::ptrdiff_t(i) * m_tilesPerIpu, cycles.begin() + std::ptrdiff_t(i + 1) * m_tilesPerIpu);
+        TileVector vertices(m_tilesPerIpu, 0);
+        bool any = false;
+        for (unsigned t = 0; t < m_tilesPerIpu; ++t)
+            if (c[t]) {
+                vertices[t] = 1;
+                any = true;
+            }
+        if (any)
+            m_b[i]->compute(name, c, {codelet}, vertices);
+    }
+}
+
+void Lowering::lowerPoplibs(const PoplibsNode& op, const std::string& name)
+{
+    if (op.kind == PoplibsNode::Kind::MatMul)
+        return lowerMatMul(op, name);
+    // One vertex a tile over the tile's elements of the output, its operands' elements brought to
+    // it: element i of an operand to the tile of output i (a single-element operand to every tile
+    // of the output; a reduction's input element to the tile of the output it adds to).
+    const std::vector<std::uint32_t> outTiles = tilesOf(op.output);
+    const std::size_t size = op.output.elementType().size();
+    Traffic in = traffic();
+    for (const Tensor& input : op.inputs) {
+        const std::vector<std::uint32_t> inTiles = tilesOf(input);
+        if (inTiles.size() == 1 && outTiles.size() != 1) {
+            std::set<std::uint32_t> targets(outTiles.begin(), outTiles.end());
+            for (std::uint32_t t : targets)
+                in.add(inTiles[0], t, size, m_tilesPerIpu);
+            continue;
+        }
+        for (std::size_t e = 0; e < inTiles.size(); ++e)
+            in.add(inTiles[e], outTiles[op.kind == PoplibsNode::Kind::Reduce ? op.reduceOutputOf[e] : e], size, m_tilesPerIpu);
+    }
+    std::vector<std::uint64_t> elements(std::size_t(m_ipus) * m_tilesPerIpu, 0);
+    for (std::uint32_t t : outTiles)
+        ++elements[t];
+    const ipusim::Precision type = op.output.elementType() == HALF ? ipusim::Precision::FP16 : ipusim::Precision::FP32;
+    std::vector<std::uint64_t> cycles(elements.size(), 0);
+    for (std::size_t t = 0; t < elements.size(); ++t) {
+        if (!elements[t])
+            continue;
+        ipusim::VertexArgs args = ipusim::ElementArgs{type, elements[t]};
+        if (op.kind == PoplibsNode::Kind::Reduce)
+            args = ipusim::ReduceArgs{ipusim::Precision::FP32, type, elements[t], op.partialsPerOutput, 0};
+        cycles[t] = ipusim::cyclesOf(m_system.ipu, ipusim::VertexCall{*op.codelet, args});
+    }
+    syncAll();
+    emit(in, name + "/exchange");
+    computeOnTiles(name, cycles, ipusim::codeletNames({*op.codelet}).front());
+}
+
+void Lowering::lowerMatMul(const PoplibsNode& op, const std::string& name)
+{
+    // The plan the compiler gives a model's matmul of this shape, on the tiles of the graph it
+    // was made in: each of its tiles receives its share of the operands (from the tiles that
+    // hold them, each sending in proportion to what it holds), runs its AMP vertex, and, with
+    // the reduction split over tiles, exchanges and reduces its partials.
+    ipusim::IpuParams hw = m_system.ipu;
+    hw.tiles = op.tiles;
+    const ipusim::ConvPlan plan = ipusim::planConv(hw, op.problem);
+    const std::uint32_t used = std::uint32_t(std::min<std::uint64_t>(plan.tilesUsed(), op.tiles));
+    Traffic in = traffic();
+    const std::uint64_t perTile = plan.inputBytesPerTile + plan.weightBytesPerTile;
+    std::map<std::uint32_t, std::uint64_t> held;
+    std::uint64_t heldTotal = 0;
+    for (const Tensor& operand : op.inputs)
+        forEachTileRun(operand, [&](std::uint32_t tile, std::size_t n) {
+            held[tile] += n * operand.elementType().size();
+            heldTotal += n * operand.elementType().size();
+        });
+    const std::uint64_t total = perTile * used;
+    const unsigned planIpu = op.firstTile / m_tilesPerIpu;
+    for (const auto& [tile, bytes] : held) {
+        const std::uint64_t send = heldTotal ? (total * bytes + heldTotal - 1) / heldTotal : 0;
+        if (tile / m_tilesPerIpu == planIpu)
+            in.tiles[tile].send += send;
+        else
+            in.links[{tile / m_tilesPerIpu, planIpu}] += send;
+    }
+    std::vector<std::uint64_t> compute(std::size_t(m_ipus) * m_tilesPerIpu, 0), reduce = compute;
+    for (std::uint32_t t = op.firstTile; t < op.firstTile + used; ++t) {
+        in.tiles[t].recv += perTile;
+        compute[t] = plan.computeCycles;
+        reduce[t] = plan.reduceCycles;
+    }
+    const int temporaries = m_b[planIpu]->allocate(name + "/temporaries", "temporary", [&] {
+        TileVector bytes(m_tilesPerIpu, 0);
+        for (std::uint32_t t = op.firstTile; t < op.firstTile + used; ++t)
+            bytes[t % m_tilesPerIpu] = plan.tempBytesPerTile();
+        return bytes;
+    }());
+    syncAll();
+    emit(in, name + "/exchange");
+    computeOnTiles(name, compute, "ConvPartial1x1Out");
+    if (plan.tilesPerInGroups > 1 && plan.reduceCycles > 0) {
+        Traffic partials = traffic();
+        for (std::uint32_t t = op.firstTile; t < op.firstTile + used; ++t)
+            partials.tiles[t] = {plan.partialBytesPerTile, plan.partialBytesPerTile, 0};
+        syncAll();
+        emit(partials, name + "/partials");
+        computeOnTiles(name + "/reduce", reduce, "ReducePartials");
+    }
+    m_b[planIpu]->touch(temporaries);
+}
+
 void Lowering::lower(const ProgramNode& node)
 {
     std::visit(
@@ -280,6 +404,8 @@ void Lowering::lower(const ProgramNode& node)
                 else
                     for (auto& b : m_b)
                         b->externalSync();
+            } else if constexpr (std::is_same_v<T, PoplibsNode>) {
+                lowerPoplibs(op, node.name);
             } else if constexpr (std::is_same_v<T, PrintTensorNode>) {
                 lowerHost(op.tensor, ipusim::Direction::FromIpu, "PrintTensor " + op.title);
             } else if constexpr (std::is_same_v<T, WriteUndefNode>) {

@@ -2,11 +2,17 @@
 #pragma once
 // A Poplar program as a tree: what program::Sequence, Execute, Copy, ... build, and what the
 // engine runs on the host and lowers onto the simulated IPUs.
+#include "models/timing/VertexTable.hpp"
+#include "workloads/graph/Graph.hpp"
+
 #include <poplar/DataStream.hpp>
+#include <poplar/Program.hpp>
 #include <poplar/SyncType.hpp>
 #include <poplar/Tensor.hpp>
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -14,6 +20,7 @@
 namespace poplar::detail {
 
 struct ProgramNode;
+struct GraphStore;
 using NodePtr = std::shared_ptr<ProgramNode>;
 
 struct SequenceNode { std::vector<NodePtr> children; };
@@ -26,12 +33,41 @@ struct SyncNode { SyncType type = SyncType::INTERNAL; };
 struct PrintTensorNode { std::string title; Tensor tensor; };
 struct WriteUndefNode { Tensor tensor; };
 
+/** A PopLibs op (popops, poplin): computed on the host by `host`, priced by the vertex table
+ *  (element-wise ops, fills, reductions: `codelet` over each tile's elements of `output`) or by
+ *  the convolution planner (a matmul: `problem` on tiles from `firstTile`). */
+struct PoplibsNode
+{
+    enum class Kind { ElementWise, Fill, Reduce, MatMul } kind = Kind::ElementWise;
+    std::optional<ipusim::Codelet> codelet;
+    std::vector<Tensor> inputs;
+    Tensor output;
+    std::uint64_t partialsPerOutput = 1;    // Reduce
+    std::vector<std::size_t> reduceOutputOf; // Reduce: each input element's output element
+    ipusim::ConvProblem problem;          // MatMul
+    std::uint32_t firstTile = 0;          // MatMul: the first tile of the graph it was planned on
+    std::uint32_t tiles = 0;              // MatMul: that graph's tiles
+    std::function<void(GraphStore&)> host;
+};
+
 struct ProgramNode
 {
     std::string name;
     std::variant<SequenceNode, ExecuteNode, CopyNode, StreamToTensorNode, TensorToStreamNode, RepeatNode, SyncNode, PrintTensorNode,
-                 WriteUndefNode>
+                 WriteUndefNode, PoplibsNode>
         op;
+};
+
+/** Programs of nodes made in the library (PopLibs' ops). */
+struct ProgramAccess
+{
+    static program::Program make(std::string name, PoplibsNode op)
+    {
+        auto node = std::make_shared<ProgramNode>();
+        node->name = std::move(name);
+        node->op = std::move(op);
+        return program::Program(std::move(node));
+    }
 };
 
 } // namespace poplar::detail

@@ -175,6 +175,11 @@ TEST_CASE("Poplar reports: IPUSIM_REPORT writes each run's summary, and the prof
     std::vector<std::string> names;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         const std::string name = entry.path().filename().string();
+        if (entry.is_directory()) { // the run's folder: its summary and trace
+            CHECK(std::filesystem::exists(entry.path() / "summary.json"));
+            CHECK(std::filesystem::exists(entry.path() / "trace.json"));
+            continue;
+        }
         CHECK_THAT(name, Catch::Matchers::Matches("run-[0-9]+\\.summary\\.json"));
         numbers.push_back(unsigned(std::stoul(name.substr(4))));
         names.push_back(name);

@@ -4,7 +4,8 @@
 // tensors hold real values) and simulates the program on the device's Mk2 IPUs: cycles per
 // program step, the summary, the trace and the memory report of ipusim.
 //
-// Environment: IPUSIM_REPORT=DIR writes DIR/run-<n>.summary.json for the n-th run() call (from 0);
+// Environment: IPUSIM_REPORT=DIR writes DIR/run-<n>.summary.json for the n-th run() call (from 0),
+// and DIR/run-<n>/ its summary and trace (trace.json);
 // IPUSIM_FUNCTIONAL=0 runs timing only (no codelet runs, tensors keep their values);
 // IPUSIM_ENGINE=reference simulates on the per-cycle reference engine and checks the fast one
 // against it.

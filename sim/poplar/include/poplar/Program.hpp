@@ -17,7 +17,8 @@
 namespace poplar {
 namespace detail {
 struct ProgramNode;
-}
+struct ProgramAccess;
+} // namespace detail
 
 namespace program {
 
@@ -29,6 +30,7 @@ public:
     [[nodiscard]] const std::shared_ptr<detail::ProgramNode>& node() const { return m_node; }
 
 protected:
+    friend struct detail::ProgramAccess;
     explicit Program(std::shared_ptr<detail::ProgramNode> node) : m_node(std::move(node)) {}
     std::shared_ptr<detail::ProgramNode> m_node;
 };

@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// ipusim's PopLibs API: the element-wise operations popops::map takes.
+namespace popops::expr {
+
+enum class BinaryOpType { ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, MINIMUM, POWER };
+enum class UnaryOpType { ABSOLUTE, EXPONENT, LOGARITHM, NEGATE, SQRT, SQUARE, TANH, SIGMOID, RELU };
+
+} // namespace popops::expr
