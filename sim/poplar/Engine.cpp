@@ -26,25 +26,38 @@ namespace poplar {
 
 namespace detail {
 
+/** A run as the simulator sees it: the program, and what its data decided where its control flow
+ *  depends on it (nothing for most programs, whose every run takes the same cycles). */
+struct RunKey
+{
+    unsigned program = 0;
+    ControlOutcomes outcomes;
+    friend bool operator<(const RunKey& a, const RunKey& b)
+    {
+        return a.program != b.program ? a.program < b.program : a.outcomes < b.outcomes;
+    }
+};
+
 struct EngineState
 {
     std::shared_ptr<CompiledGraph> compiled;
     std::map<std::string, StreamBuffer> streams;
     std::optional<Device> device;
-    std::map<unsigned, ipusim::Experiment> experiments; // by program, built at its first run
-    std::map<unsigned, nlohmann::json> summaries;       // by program: a program's cycles do not depend on its data
-    std::optional<unsigned> lastProgram;
+    std::map<RunKey, ipusim::Experiment> experiments; // built at a run's first time
+    std::map<RunKey, nlohmann::json> summaries;       // simulated once: the same run takes the same cycles
+    std::optional<RunKey> last;
 
-    /** The experiment of program `prog`: its Schedule on the device's system. */
-    const ipusim::Experiment& experiment(unsigned prog);
-    /** The summary of a run of `prog`, simulated once; with `outDir`, simulated again to write
-     *  its summary and trace there. */
-    const nlohmann::json& simulate(unsigned prog, const std::filesystem::path& outDir = {});
+    /** The experiment of a run: its Schedule on the device's system. */
+    const ipusim::Experiment& experiment(const RunKey& key);
+    /** The summary of a run, simulated once; with `outDir`, simulated again to write its
+     *  summary and trace there. */
+    const nlohmann::json& simulate(const RunKey& key, const std::filesystem::path& outDir = {});
 };
 
-const ipusim::Experiment& EngineState::experiment(unsigned prog)
+const ipusim::Experiment& EngineState::experiment(const RunKey& key)
 {
-    if (auto it = experiments.find(prog); it != experiments.end())
+    const unsigned prog = key.program;
+    if (auto it = experiments.find(key); it != experiments.end())
         return it->second;
     const Target& target = compiled->store->target;
     const nlohmann::json doc = {{"name", fmt::format("poplar_program_{}", prog)},
@@ -53,14 +66,16 @@ const ipusim::Experiment& EngineState::experiment(unsigned prog)
     ipusim::Experiment e;
     e.system = systemOf(target);
     e.run = ipusim::decodeRun(cfg, e.system);
-    e.schedule = compiled->schedules.at(prog);
+    const auto& lowered = compiled->schedules.at(prog);
+    e.schedule = lowered ? *lowered
+                         : lowerProgram(*compiled->store, compiled->vertexCycles, *compiled->programs.at(prog), programName(prog), &key.outcomes);
     e.config = std::move(cfg);
-    return experiments.emplace(prog, std::move(e)).first->second;
+    return experiments.emplace(key, std::move(e)).first->second;
 }
 
-const nlohmann::json& EngineState::simulate(unsigned prog, const std::filesystem::path& outDir)
+const nlohmann::json& EngineState::simulate(const RunKey& key, const std::filesystem::path& outDir)
 {
-    if (auto it = summaries.find(prog); it != summaries.end() && outDir.empty())
+    if (auto it = summaries.find(key); it != summaries.end() && outDir.empty())
         return it->second;
     ipusim::RunOptions options;
     options.outDir = outDir;
@@ -72,11 +87,11 @@ const nlohmann::json& EngineState::simulate(unsigned prog, const std::filesystem
         options.engine = ipusim::EngineKind::Reference;
     else if (engine && *engine && std::string(engine) != "fast")
         throw poplar_error(fmt::format("IPUSIM_ENGINE={}: expected fast (the default) or reference", engine));
-    const ipusim::RunOutcome outcome = ipusim::run(experiment(prog), options);
+    const ipusim::RunOutcome outcome = ipusim::run(experiment(key), options);
     if (outcome.status == ipusim::RunOutcome::Status::OutOfMemory)
         throw graph_memory_allocation_error(fmt::format("the graph does not fit in the IPUs' tile memory: {}",
                                                         ipusim::oomSummaryLine(outcome.oomReport)));
-    return summaries[prog] = outcome.summary;
+    return summaries[key] = outcome.summary;
 }
 
 namespace {
@@ -130,15 +145,16 @@ void Engine::run(unsigned prog, const std::string&)
         throw poplar_error("Engine::run: no device: call Engine::load(device) first");
     if (prog >= s.compiled->programs.size())
         throw poplar_error(fmt::format("Engine::run({}): the engine has programs 0 to {}", prog, s.compiled->programs.size() - 1));
+    detail::RunKey key{prog, {}};
     if (detail::functional()) {
-        detail::HostExecution host(*s.compiled->store, s.streams);
+        detail::HostExecution host(*s.compiled->store, s.streams, key.outcomes);
         host.run(*s.compiled->programs[prog]);
     }
     const unsigned n = detail::g_runs++;
     const char* report = std::getenv("IPUSIM_REPORT");
     const std::filesystem::path dir = report && *report ? std::filesystem::path(report) : std::filesystem::path();
-    const nlohmann::json& summary = s.simulate(prog, dir.empty() ? dir : dir / fmt::format("run-{}", n));
-    s.lastProgram = prog;
+    const nlohmann::json& summary = s.simulate(key, dir.empty() ? dir : dir / fmt::format("run-{}", n));
+    s.last = key;
     if (!dir.empty())
         ipusim::report::writeFileAtomically((dir / fmt::format("run-{}.summary.json", n)).string(), summary.dump(1) + "\n");
 }
@@ -224,26 +240,26 @@ void Engine::connectStreamToCallback(StringRef handle, std::function<void(void*)
 
 void Engine::printProfileSummary(std::ostream& out, const OptionFlags&) const
 {
-    if (!m_state->lastProgram)
+    if (!m_state->last)
         throw poplar_error("Engine::printProfileSummary: no program has run yet");
-    const unsigned prog = *m_state->lastProgram;
-    detail::printProfile(out, *m_state->compiled, m_state->experiment(prog), m_state->summaries.at(prog));
+    const detail::RunKey& key = *m_state->last;
+    detail::printProfile(out, *m_state->compiled, m_state->experiment(key), m_state->summaries.at(key));
 }
 
 double Engine::getTileClockFrequency() const { return m_state->compiled->store->target.getTileClockFrequency(); }
 
 std::string Engine::ipusimSummary() const
 {
-    if (!m_state->lastProgram)
+    if (!m_state->last)
         throw poplar_error("Engine::ipusimSummary: no program has run yet");
-    return m_state->summaries.at(*m_state->lastProgram).dump(1);
+    return m_state->summaries.at(*m_state->last).dump(1);
 }
 
 std::uint64_t Engine::ipusimCycles() const
 {
-    if (!m_state->lastProgram)
+    if (!m_state->last)
         throw poplar_error("Engine::ipusimCycles: no program has run yet");
-    return m_state->summaries.at(*m_state->lastProgram).at("total_cycles").get<std::uint64_t>();
+    return m_state->summaries.at(*m_state->last).at("total_cycles").get<std::uint64_t>();
 }
 
 } // namespace poplar

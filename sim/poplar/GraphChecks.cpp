@@ -70,6 +70,14 @@ void checkProgram(const GraphStore& store, const ProgramNode& node, std::set<con
                     checkProgram(store, *c, seen);
             } else if constexpr (std::is_same_v<T, RepeatNode>) {
                 checkProgram(store, *op.body, seen);
+            } else if constexpr (std::is_same_v<T, IfNode>) {
+                checkMapped(store, op.predicate, "an If");
+                checkProgram(store, *op.then, seen);
+                checkProgram(store, *op.otherwise, seen);
+            } else if constexpr (std::is_same_v<T, RepeatWhileNode>) {
+                checkMapped(store, op.predicate, "a RepeatWhile loop");
+                checkProgram(store, *op.condition, seen);
+                checkProgram(store, *op.body, seen);
             } else if constexpr (std::is_same_v<T, ExecuteNode>) {
                 if (op.computeSet >= store.computeSets.size())
                     throw invalid_program(fmt::format("Execute of compute set {}: the graph has {}", op.computeSet, store.computeSets.size()));

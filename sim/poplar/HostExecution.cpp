@@ -130,6 +130,11 @@ void HostExecution::stream(const DataStream& s, const Tensor& t, bool toDevice)
     }
 }
 
+bool HostExecution::truth(const Tensor& predicate) const
+{
+    return values(m_store, predicate).at(0) != 0;
+}
+
 void HostExecution::run(const ProgramNode& node)
 {
     std::visit(
@@ -152,6 +157,20 @@ void HostExecution::run(const ProgramNode& node)
                     run(*op.body);
             } else if constexpr (std::is_same_v<T, PoplibsNode>) {
                 op.host(m_store);
+            } else if constexpr (std::is_same_v<T, IfNode>) {
+                const bool taken = truth(op.predicate);
+                m_outcomes.taken[&node].push_back(taken);
+                run(taken ? *op.then : *op.otherwise);
+            } else if constexpr (std::is_same_v<T, RepeatWhileNode>) {
+                std::uint64_t iterations = 0;
+                for (run(*op.condition); truth(op.predicate) == op.whileTrue; run(*op.condition)) {
+                    if (++iterations > kMaxWhileIterations)
+                        throw poplar_error(fmt::format("{} '{}' ran {} iterations and goes on: its predicate never turned {}",
+                                                       op.whileTrue ? "RepeatWhileTrue" : "RepeatWhileFalse", node.name,
+                                                       kMaxWhileIterations, op.whileTrue ? "false" : "true"));
+                    run(*op.body);
+                }
+                m_outcomes.taken[&node].push_back(iterations);
             } else if constexpr (std::is_same_v<T, PrintTensorNode>) {
                 const auto data = gather(m_store, op.tensor);
                 std::cout << (op.title.empty() ? "" : op.title + ": ") << '[';

@@ -25,14 +25,20 @@ struct StreamBuffer
 class HostExecution
 {
 public:
-    HostExecution(GraphStore& store, std::map<std::string, StreamBuffer>& streams) : m_store(store), m_streams(streams) {}
+    /** Records in `outcomes` what each If and RepeatWhile loop decided. */
+    HostExecution(GraphStore& store, std::map<std::string, StreamBuffer>& streams, ControlOutcomes& outcomes)
+        : m_store(store), m_streams(streams), m_outcomes(outcomes) {}
     void run(const ProgramNode& node);
+    /** A RepeatWhile loop still running after this many iterations is an error, not a hang. */
+    static constexpr std::uint64_t kMaxWhileIterations = 100'000'000;
 
 private:
     void execute(unsigned computeSet);
     void stream(const DataStream& stream, const Tensor& t, bool toDevice);
+    [[nodiscard]] bool truth(const Tensor& predicate) const;
     GraphStore& m_store;
     std::map<std::string, StreamBuffer>& m_streams;
+    ControlOutcomes& m_outcomes;
 };
 
 } // namespace poplar::detail

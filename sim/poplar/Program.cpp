@@ -84,6 +84,58 @@ PrintTensor::PrintTensor(const Tensor& t, const DebugContext& debugContext) : Pr
 PrintTensor::PrintTensor(const std::string& title, const Tensor& t, const DebugContext& debugContext)
     : Program(makeNode(detail::PrintTensorNode{title, t}, debugContext)) {}
 
+namespace {
+void checkPredicate(const Tensor& predicate, const char* program)
+{
+    if (predicate.numElements() != 1 || predicate.elementType().isFloatingPoint())
+        throw invalid_program(fmt::format("{}: the predicate is a tensor of {} {} elements: expected one element of an integer or bool "
+                                          "type", program, predicate.numElements(), predicate.elementType().toString()));
+}
+} // namespace
+
+If::If(const Tensor& predicate, const Program& trueBody, const Program& falseBody, const DebugContext& debugContext)
+    : Program(makeNode(detail::IfNode{predicate, trueBody.node(), falseBody.node()}, debugContext))
+{
+    checkPredicate(predicate, "If");
+}
+
+RepeatWhileTrue::RepeatWhileTrue(const Program& condition, const Tensor& predicate, const Program& body, const DebugContext& debugContext)
+    : Program(makeNode(detail::RepeatWhileNode{condition.node(), predicate, body.node(), true}, debugContext))
+{
+    checkPredicate(predicate, "RepeatWhileTrue");
+}
+
+RepeatWhileFalse::RepeatWhileFalse(const Program& condition, const Tensor& predicate, const Program& body, const DebugContext& debugContext)
+    : Program(makeNode(detail::RepeatWhileNode{condition.node(), predicate, body.node(), false}, debugContext))
+{
+    checkPredicate(predicate, "RepeatWhileFalse");
+}
+
 WriteUndef::WriteUndef(const Tensor& t, const DebugContext& debugContext) : Program(makeNode(detail::WriteUndefNode{t}, debugContext)) {}
 
 } // namespace poplar::program
+
+namespace poplar::detail {
+
+bool dependsOnData(const ProgramNode& node)
+{
+    return std::visit(
+        [](const auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (std::is_same_v<T, IfNode> || std::is_same_v<T, RepeatWhileNode>) {
+                return true;
+            } else if constexpr (std::is_same_v<T, SequenceNode>) {
+                for (const auto& c : op.children)
+                    if (dependsOnData(*c))
+                        return true;
+                return false;
+            } else if constexpr (std::is_same_v<T, RepeatNode>) {
+                return dependsOnData(*op.body);
+            } else {
+                return false;
+            }
+        },
+        node.op);
+}
+
+} // namespace poplar::detail

@@ -16,6 +16,8 @@
 #include "workloads/lowering/ConvPlanner.hpp"
 #include "workloads/lowering/ProgramBuilder.hpp"
 
+#include <poplar/exceptions.hpp>
+
 #include <fmt/format.h>
 
 #include <map>
@@ -32,8 +34,8 @@ using ipusim::TileVector;
 class Lowering
 {
 public:
-    Lowering(const GraphStore& store, const std::vector<std::uint64_t>& vertexCycles)
-        : m_store(store), m_cycles(vertexCycles), m_system(systemOf(store.target)), m_ipus(store.target.getNumIPUs()),
+    Lowering(const GraphStore& store, const std::vector<std::uint64_t>& vertexCycles, const ControlOutcomes* outcomes)
+        : m_store(store), m_cycles(vertexCycles), m_outcomes(outcomes), m_system(systemOf(store.target)), m_ipus(store.target.getNumIPUs()),
           m_tilesPerIpu(store.target.getTilesPerIPU())
     {
         for (unsigned i = 0; i < m_ipus; ++i)
@@ -95,11 +97,31 @@ private:
     [[nodiscard]] std::vector<std::uint32_t> tilesOf(const Tensor& t) const;
     void lowerPoplibs(const PoplibsNode& op, const std::string& name);
     void lowerMatMul(const PoplibsNode& op, const std::string& name);
+    /** The next outcome the host run recorded for an If or a RepeatWhile loop. */
+    std::uint64_t next(const ProgramNode& node);
+    /** Takes the outcomes one run of `node` consumes, appending them to `signature`. */
+    void consume(const ProgramNode& node, std::vector<std::uint64_t>& signature);
+    /** `n` iterations: consumeOne takes one iteration's outcomes, lowerOne emits one. Where
+     *  iterations decide alike they are one loop of them (all of them unless `dependsOnData`). */
+    template <class Consume, class Emit>
+    void lowerIterations(std::uint64_t n, const std::string& name, bool dependsOnData, Consume consumeOne, Emit lowerOne);
+    void beginRepeat(const std::string& name, std::uint64_t count)
+    {
+        for (auto& b : m_b)
+            b->beginRepeat(name, count);
+    }
+    void endRepeat()
+    {
+        for (auto& b : m_b)
+            b->endRepeat();
+    }
     /** A compute set of one `codelet` vertex on each tile with cycles; none where 0. */
     void computeOnTiles(const std::string& name, const std::vector<std::uint64_t>& cycles, const std::string& codelet);
 
     const GraphStore& m_store;
     const std::vector<std::uint64_t>& m_cycles;
+    const ControlOutcomes* m_outcomes;
+    std::map<const ProgramNode*, std::size_t> m_cursor; // outcomes taken so far, by node
     ipusim::SystemParams m_system;
     unsigned m_ipus;
     unsigned m_tilesPerIpu;
@@ -256,6 +278,84 @@ void Lowering::lowerHost(const Tensor& t, ipusim::Direction direction, const std
             m_b[i]->host(name, direction, bytes[i]);
 }
 
+std::uint64_t Lowering::next(const ProgramNode& node)
+{
+    const std::size_t index = m_cursor[&node]++;
+    const bool isIf = std::holds_alternative<IfNode>(node.op);
+    if (m_outcomes)
+        if (const auto it = m_outcomes->taken.find(&node); it != m_outcomes->taken.end() && index < it->second.size())
+            return it->second[index];
+    throw poplar_error(fmt::format("{} '{}': the simulated run follows the {} the host run took, and it recorded none: a program "
+                                   "whose control flow depends on its data cannot run timing only (IPUSIM_FUNCTIONAL=0)",
+                                   isIf ? "If" : "RepeatWhile loop", node.name, isIf ? "branches" : "iterations"));
+}
+
+void Lowering::consume(const ProgramNode& node, std::vector<std::uint64_t>& signature)
+{
+    if (!dependsOnData(node))
+        return;
+    std::visit(
+        [&](const auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (std::is_same_v<T, SequenceNode>) {
+                for (const auto& c : op.children)
+                    consume(*c, signature);
+            } else if constexpr (std::is_same_v<T, RepeatNode>) {
+                for (unsigned i = 0; i < op.count; ++i)
+                    consume(*op.body, signature);
+            } else if constexpr (std::is_same_v<T, IfNode>) {
+                const std::uint64_t taken = next(node);
+                signature.push_back(taken);
+                consume(taken ? *op.then : *op.otherwise, signature);
+            } else if constexpr (std::is_same_v<T, RepeatWhileNode>) {
+                const std::uint64_t iterations = next(node);
+                signature.push_back(iterations);
+                consume(*op.condition, signature);
+                for (std::uint64_t i = 0; i < iterations; ++i) {
+                    consume(*op.body, signature);
+                    consume(*op.condition, signature);
+                }
+            }
+        },
+        node.op);
+}
+
+template <class Consume, class Emit>
+void Lowering::lowerIterations(std::uint64_t n, const std::string& name, bool dynamic, Consume consumeOne, Emit lowerOne)
+{
+    if (n == 0)
+        return;
+    if (!dynamic) {
+        beginRepeat(name, n);
+        lowerOne();
+        endRepeat();
+        return;
+    }
+    // Iterations deciding alike (the same outcomes, in order) run the same steps: a loop each run
+    // of them, its body lowered once.
+    const auto start = m_cursor;
+    std::vector<std::vector<std::uint64_t>> signatures(n);
+    for (auto& s : signatures)
+        consumeOne(s);
+    m_cursor = start;
+    for (std::uint64_t i = 0; i < n;) {
+        std::uint64_t j = i + 1;
+        while (j < n && signatures[j] == signatures[i])
+            ++j;
+        const auto before = m_cursor;
+        if (j - i > 1)
+            beginRepeat(name, j - i);
+        lowerOne();
+        if (j - i > 1)
+            endRepeat();
+        m_cursor = before;
+        std::vector<std::uint64_t> skipped;
+        for (std::uint64_t k = i; k < j; ++k)
+            consumeOne(skipped);
+        i = j;
+    }
+}
+
 std::vector<std::uint32_t> Lowering::tilesOf(const Tensor& t) const
 {
     std::vector<std::uint32_t> out;
@@ -390,13 +490,30 @@ void Lowering::lower(const ProgramNode& node)
             } else if constexpr (std::is_same_v<T, TensorToStreamNode>) {
                 lowerHost(op.src, ipusim::Direction::FromIpu, node.name.empty() ? "stream " + op.stream.handle() : node.name);
             } else if constexpr (std::is_same_v<T, RepeatNode>) {
-                if (op.count == 0)
-                    return;
-                for (auto& b : m_b)
-                    b->beginRepeat(node.name.empty() ? "Repeat" : node.name, op.count);
-                lower(*op.body);
-                for (auto& b : m_b)
-                    b->endRepeat();
+                lowerIterations(
+                    op.count, node.name.empty() ? "Repeat" : node.name, dependsOnData(*op.body),
+                    [&](std::vector<std::uint64_t>& signature) { consume(*op.body, signature); }, [&] { lower(*op.body); });
+            } else if constexpr (std::is_same_v<T, IfNode>) {
+                // The supervisor reads the predicate once its writers have synced; then the branch.
+                const std::uint64_t taken = next(node);
+                syncAll();
+                lower(taken ? *op.then : *op.otherwise);
+            } else if constexpr (std::is_same_v<T, RepeatWhileNode>) {
+                // The condition, then each iteration's body and condition, a sync before each reading.
+                const std::uint64_t iterations = next(node);
+                lower(*op.condition);
+                syncAll();
+                lowerIterations(
+                    iterations, node.name.empty() ? "RepeatWhile" : node.name, dependsOnData(*op.body) || dependsOnData(*op.condition),
+                    [&](std::vector<std::uint64_t>& signature) {
+                        consume(*op.body, signature);
+                        consume(*op.condition, signature);
+                    },
+                    [&] {
+                        lower(*op.body);
+                        lower(*op.condition);
+                        syncAll();
+                    });
             } else if constexpr (std::is_same_v<T, SyncNode>) {
                 if (op.type == SyncType::INTERNAL || m_ipus == 1)
                     for (auto& b : m_b)
@@ -418,9 +535,9 @@ void Lowering::lower(const ProgramNode& node)
 } // namespace
 
 ipusim::Schedule lowerProgram(const GraphStore& store, const std::vector<std::uint64_t>& vertexCycles, const ProgramNode& program,
-                              const std::string& name)
+                              const std::string& name, const ControlOutcomes* outcomes)
 {
-    Lowering l(store, vertexCycles);
+    Lowering l(store, vertexCycles, outcomes);
     l.lower(program);
     return l.finish(name);
 }
@@ -433,8 +550,11 @@ std::shared_ptr<CompiledGraph> compile(const Graph& graph, ArrayRef<program::Pro
         c->programs.push_back(p.node());
     checkGraph(*c->store, c->programs);
     c->vertexCycles = priceVertices(*c->store);
-    for (std::size_t i = 0; i < c->programs.size(); ++i)
-        c->schedules.push_back(lowerProgram(*c->store, c->vertexCycles, *c->programs[i], fmt::format("poplar program {}", i)));
+    for (std::size_t i = 0; i < c->programs.size(); ++i) {
+        c->schedules.emplace_back(); // a program whose control flow depends on its data is lowered as each run goes
+        if (!dependsOnData(*c->programs[i]))
+            c->schedules.back() = lowerProgram(*c->store, c->vertexCycles, *c->programs[i], programName(i));
+    }
     return c;
 }
 

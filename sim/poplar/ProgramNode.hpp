@@ -11,6 +11,7 @@
 #include <poplar/Tensor.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ struct RepeatNode { unsigned count = 0; NodePtr body; };
 struct SyncNode { SyncType type = SyncType::INTERNAL; };
 struct PrintTensorNode { std::string title; Tensor tensor; };
 struct WriteUndefNode { Tensor tensor; };
+struct IfNode { Tensor predicate; NodePtr then, otherwise; };
+struct RepeatWhileNode { NodePtr condition; Tensor predicate; NodePtr body; bool whileTrue = true; };
 
 /** A PopLibs op (popops, poplin): computed on the host by `host`, priced by the vertex table
  *  (element-wise ops, fills, reductions: `codelet` over each tile's elements of `output`) or by
@@ -54,9 +57,20 @@ struct ProgramNode
 {
     std::string name;
     std::variant<SequenceNode, ExecuteNode, CopyNode, StreamToTensorNode, TensorToStreamNode, RepeatNode, SyncNode, PrintTensorNode,
-                 WriteUndefNode, PoplibsNode>
+                 WriteUndefNode, PoplibsNode, IfNode, RepeatWhileNode>
         op;
 };
+
+/** What a run's data decided where its control flow depends on it: for each If, the branch each
+ *  time it ran (1: true); for each RepeatWhile loop, its iterations each time it ran. */
+struct ControlOutcomes
+{
+    std::map<const ProgramNode*, std::vector<std::uint64_t>> taken;
+    friend bool operator<(const ControlOutcomes& a, const ControlOutcomes& b) { return a.taken < b.taken; }
+};
+
+/** Whether a program holds an If or a RepeatWhile loop (its time then depends on its data). */
+bool dependsOnData(const ProgramNode& node);
 
 /** Programs of nodes made in the library (PopLibs' ops). */
 struct ProgramAccess

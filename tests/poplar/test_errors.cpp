@@ -33,7 +33,7 @@ TEST_CASE("Poplar errors: an unknown vertex type lists the codelets' vertex clas
 {
     Fixture f;
     CHECK_THROWS_MATCHES(f.graph.addVertex(f.cs, "SumVertx"), unknown_vertex_type,
-                         Catch::Matchers::Message("addVertex: unknown vertex type 'SumVertx': the codelets added define EdgeSums, "
+                         Catch::Matchers::Message("addVertex: unknown vertex type 'SumVertx': the codelets added define Countdown, EdgeSums, "
                                                   "ScaleInPlace, SumVertex, tutorial::Negate"));
 }
 

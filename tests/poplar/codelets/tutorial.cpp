@@ -71,3 +71,19 @@ public:
     }
 };
 } // namespace tutorial
+
+// One step of a countdown: n -= 1 (down to 0), and whether there is more to go.
+class Countdown : public Vertex
+{
+public:
+    InOut<unsigned> n;
+    Output<bool> more;
+
+    bool compute()
+    {
+        if (*n > 0)
+            *n = *n - 1;
+        *more = *n > 0;
+        return true;
+    }
+};

@@ -68,6 +68,28 @@ public:
     Repeat(unsigned count, const Program& body, const DebugContext& debugContext = {});
 };
 
+/** Runs one of two programs by a predicate's value (a tensor of one element, true when not 0).
+ *  The simulated run takes the branch the host run took. */
+class If : public Program
+{
+public:
+    If(const Tensor& predicate, const Program& trueBody, const Program& falseBody = Sequence(), const DebugContext& debugContext = {});
+};
+
+/** Runs `condition`, then `body` while `predicate` is true (RepeatWhileTrue) or false
+ *  (RepeatWhileFalse), `condition` again after each iteration. The simulated run takes as many
+ *  iterations as the host run took. */
+class RepeatWhileTrue : public Program
+{
+public:
+    RepeatWhileTrue(const Program& condition, const Tensor& predicate, const Program& body, const DebugContext& debugContext = {});
+};
+class RepeatWhileFalse : public Program
+{
+public:
+    RepeatWhileFalse(const Program& condition, const Tensor& predicate, const Program& body, const DebugContext& debugContext = {});
+};
+
 /** A barrier over the tiles of one IPU (INTERNAL) or over every IPU (EXTERNAL, GLOBAL). */
 class Sync : public Program
 {
