@@ -109,13 +109,19 @@ bool functional()
 
 } // namespace detail
 
-Executable compileGraph(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags&, ProgressFunc, const DebugContext&)
-{
-    return Executable(detail::compile(graph, progs));
-}
-
 Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags& opt, ProgressFunc progress)
     : Engine(compileGraph(graph, progs, opt, std::move(progress)), opt) {}
+
+Executable compileGraph(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags&, ProgressFunc progress, const DebugContext&)
+{
+    // Compiling is one stage here: checking, pricing and lowering the programs.
+    if (progress)
+        progress(0, 1);
+    Executable exe(detail::compile(graph, progs));
+    if (progress)
+        progress(1, 1);
+    return exe;
+}
 
 Engine::Engine(const Graph& graph, const program::Program& prog, const OptionFlags& opt, ProgressFunc progress)
     : Engine(graph, ArrayRef<program::Program>(&prog, 1), opt, std::move(progress)) {}

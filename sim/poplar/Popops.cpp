@@ -6,6 +6,7 @@
 #include "sim/poplar/ProgramNode.hpp"
 
 #include <popops/ElementWise.hpp>
+#include <popops/ElementWiseUtil.hpp>
 #include <popops/Reduce.hpp>
 #include <popops/Zero.hpp>
 #include <popops/codelets.hpp>
@@ -77,6 +78,7 @@ UnaryOpKind unaryKind(expr::UnaryOpType op)
     case expr::UnaryOpType::ABSOLUTE: return UnaryOpKind::Abs;
     case expr::UnaryOpType::EXPONENT: return UnaryOpKind::Exp;
     case expr::UnaryOpType::LOGARITHM: return UnaryOpKind::Log;
+    case expr::UnaryOpType::LOGICAL_NOT: return UnaryOpKind::LogicalNot;
     case expr::UnaryOpType::NEGATE: return UnaryOpKind::Neg;
     case expr::UnaryOpType::SQRT: return UnaryOpKind::Sqrt;
     case expr::UnaryOpType::SQUARE: return UnaryOpKind::Square;
@@ -93,6 +95,7 @@ long double apply(expr::UnaryOpType op, long double a)
     case expr::UnaryOpType::ABSOLUTE: return std::fabs(a);
     case expr::UnaryOpType::EXPONENT: return std::exp(a);
     case expr::UnaryOpType::LOGARITHM: return std::log(a);
+    case expr::UnaryOpType::LOGICAL_NOT: return a == 0;
     case expr::UnaryOpType::NEGATE: return -a;
     case expr::UnaryOpType::SQRT: return std::sqrt(a);
     case expr::UnaryOpType::SQUARE: return a * a;
@@ -172,6 +175,14 @@ void mapInPlace(poplar::Graph& graph, expr::UnaryOpType op, const Tensor& a, pop
 {
     graph.store()->checkOwned(a, "popops mapInPlace");
     unary(op, a, a, true, prog, opName(debugContext, "popops::mapInPlace"));
+}
+
+Tensor createOutputForElementWiseOp(poplar::Graph& graph, const std::vector<Tensor>& inputs, const poplar::Type& outputType,
+                                    const poplar::DebugContext& debugContext)
+{
+    if (inputs.empty())
+        throw poplar::poplar_error("popops createOutputForElementWiseOp: no inputs");
+    return graph.clone(outputType, inputs.front(), debugContext);
 }
 
 void scaledAddTo(poplar::Graph& graph, const Tensor& A, const Tensor& B, float scale, poplar::program::Sequence& prog,
@@ -329,6 +340,17 @@ Tensor reduce(poplar::Graph& graph, const Tensor& in, const poplar::Type& outTyp
     poputil::mapTensorLinearly(graph, out);
     reduceWithOutput(graph, in, out, dims, params, prog, name, options);
     return out;
+}
+
+Tensor allTrue(poplar::Graph& graph, const Tensor& A, poplar::program::Sequence& prog, const poplar::DebugContext& debugContext)
+{
+    if (A.elementType() != poplar::BOOL)
+        throw poplar::type_error(fmt::format("popops allTrue of a {} tensor: expected bool", A.elementType().toString()));
+    std::vector<std::size_t> dims(A.rank());
+    for (std::size_t d = 0; d < dims.size(); ++d)
+        dims[d] = d;
+    // The logical AND of bools is their minimum.
+    return reduce(graph, A, dims, ReduceParams(Operation::MIN), prog, debugContext.getPathName().empty() ? "popops::allTrue" : debugContext);
 }
 
 Tensor reduce(poplar::Graph& graph, const Tensor& in, poplar::ArrayRef<std::size_t> dims, ReduceParams params, poplar::program::Sequence& prog,

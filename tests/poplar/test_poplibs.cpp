@@ -7,6 +7,7 @@
 #include <poplin/MatMul.hpp>
 #include <poplin/codelets.hpp>
 #include <popops/ElementWise.hpp>
+#include <popops/ElementWiseUtil.hpp>
 #include <popops/Reduce.hpp>
 #include <popops/Zero.hpp>
 #include <popops/codelets.hpp>
@@ -156,4 +157,38 @@ TEST_CASE("PopLibs: reductions over some dimensions, and a matrix product, give 
         }
     CHECK(summaryFigure(engine, "/breakdown/compute") > 0);
     CHECK(summaryFigure(engine, "/breakdown/exchange") > 0);
+}
+
+TEST_CASE("PopLibs: logicalNot and allTrue of bools, an element-wise op's output, and compileGraph's progress")
+{
+    Device device = poplar_test::device();
+    Graph graph(device.getTarget());
+    popops::addCodelets(graph);
+    Tensor flags = graph.addVariable(BOOL, {6}, "flags");
+    poputil::mapTensorLinearly(graph, flags);
+    Sequence prog;
+    Tensor all = popops::allTrue(graph, flags, prog);
+    Tensor negated = popops::logicalNot(graph, flags, prog);
+    Tensor noneOf = popops::allTrue(graph, negated, prog);
+    Tensor like = popops::createOutputForElementWiseOp(graph, {flags}, INT, "like");
+    CHECK(like.elementType() == INT);
+    CHECK(like.shape() == flags.shape());
+    CHECK(graph.getTileMapping(like) == graph.getTileMapping(flags));
+    graph.createHostWrite("flags", flags);
+    graph.createHostRead("all", all);
+    graph.createHostRead("none", noneOf);
+    std::vector<std::pair<int, int>> stages;
+    Engine engine(compileGraph(graph, {prog}, {}, [&](int done, int of) { stages.emplace_back(done, of); }));
+    CHECK(stages == std::vector<std::pair<int, int>>{{0, 1}, {1, 1}});
+    engine.load(device);
+    for (bool allSet : {true, false}) {
+        const bool in[6] = {true, true, allSet, true, true, true};
+        engine.writeTensor("flags", in, in + 6);
+        engine.run();
+        bool a = !allSet, n = true;
+        engine.readTensor("all", &a, &a + 1);
+        engine.readTensor("none", &n, &n + 1);
+        CHECK(a == allSet);
+        CHECK(!n);
+    }
 }

@@ -49,6 +49,11 @@ public:
     /** Cycles of each program step of the last run, on the device's IPUs (the trace of one run). */
     void printProfileSummary(std::ostream& out, const OptionFlags& opt = {}) const;
     [[nodiscard]] double getTileClockFrequency() const;
+    /** Poplar's switches of execution profiling: every run of ipusim is timed whole by simulating
+     *  it, so they change nothing but are kept for the programs that call them. */
+    void enableExecutionProfiling() {}
+    void disableExecutionProfiling() {}
+    void resetExecutionProfile() {}
     /** ipusim: the last run's summary (summary.json of ipusim run), as JSON text. */
     [[nodiscard]] std::string ipusimSummary() const;
     /** ipusim: the last run's simulated cycles. */

@@ -58,6 +58,7 @@ IPUSIM_POPOPS_BINARY(pow, POWER)
 IPUSIM_POPOPS_UNARY(abs, ABSOLUTE)
 IPUSIM_POPOPS_UNARY(exp, EXPONENT)
 IPUSIM_POPOPS_UNARY(log, LOGARITHM)
+IPUSIM_POPOPS_UNARY(logicalNot, LOGICAL_NOT)
 IPUSIM_POPOPS_UNARY(neg, NEGATE)
 IPUSIM_POPOPS_UNARY(sqrt, SQRT)
 IPUSIM_POPOPS_UNARY(square, SQUARE)
@@ -65,6 +66,10 @@ IPUSIM_POPOPS_UNARY(tanh, TANH)
 IPUSIM_POPOPS_UNARY(sigmoid, SIGMOID)
 IPUSIM_POPOPS_UNARY(relu, RELU)
 #undef IPUSIM_POPOPS_UNARY
+
+/** Whether every element of a bool tensor is true: a new bool tensor of one element. */
+poplar::Tensor allTrue(poplar::Graph& graph, const poplar::Tensor& A, poplar::program::Sequence& prog,
+                       const poplar::DebugContext& debugContext = {});
 
 /** A += scale x B. */
 void scaledAddTo(poplar::Graph& graph, const poplar::Tensor& A, const poplar::Tensor& B, float scale, poplar::program::Sequence& prog,

@@ -4,6 +4,6 @@
 namespace popops::expr {
 
 enum class BinaryOpType { ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, MINIMUM, POWER };
-enum class UnaryOpType { ABSOLUTE, EXPONENT, LOGARITHM, NEGATE, SQRT, SQUARE, TANH, SIGMOID, RELU };
+enum class UnaryOpType { ABSOLUTE, EXPONENT, LOGARITHM, LOGICAL_NOT, NEGATE, SQRT, SQUARE, TANH, SIGMOID, RELU };
 
 } // namespace popops::expr
