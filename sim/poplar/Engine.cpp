@@ -3,6 +3,7 @@
 // simulated device (the cycles), and answers the host's reads, writes and streams.
 #include "sim/config/ConfigLoader.hpp"
 #include "sim/config/ExperimentSpec.hpp"
+#include "sim/engine/MemoryAccount.hpp"
 #include "sim/poplar/CompiledGraph.hpp"
 #include "sim/poplar/Elements.hpp"
 #include "sim/poplar/HostExecution.hpp"
@@ -126,9 +127,42 @@ Executable compileGraph(const Graph& graph, ArrayRef<program::Program> progs, co
 Engine::Engine(const Graph& graph, const program::Program& prog, const OptionFlags& opt, ProgressFunc progress)
     : Engine(graph, ArrayRef<program::Program>(&prog, 1), opt, std::move(progress)) {}
 
+namespace detail {
+
+/** As Poplar's compiler fails where the graph does not fit: each program whose steps are known
+ *  before it runs (no control flow on data) has its tile memory accounted now. */
+void checkFits(EngineState& s)
+{
+    for (unsigned prog = 0; prog < s.compiled->programs.size(); ++prog) {
+        if (!s.compiled->schedules[prog])
+            continue;
+        const ipusim::Experiment& e = s.experiment(RunKey{prog, {}});
+        const ipusim::MemoryAccount account = ipusim::accountMemory(e);
+        if (!account.firstOver)
+            continue;
+        const nlohmann::json report = ipusim::report::oomReport(e, account);
+        std::string where;
+        const auto& ipu = report.at("ipus").at(0);
+        if (ipu.contains("worst_tiles") && !ipu.at("worst_tiles").empty()) {
+            const auto& tile = ipu.at("worst_tiles").at(0);
+            where = fmt::format("; tile {} needs {} bytes, the largest live there:", tile.at("tile").get<std::uint64_t>(),
+                                tile.at("peak").get<std::uint64_t>());
+            std::size_t n = 0;
+            for (const auto& l : tile.at("live"))
+                if (n++ < 3)
+                    where += fmt::format(" '{}' ({} bytes)", l.at("tensor").get<std::string>(), l.at("bytes").get<std::uint64_t>());
+        }
+        throw graph_memory_allocation_error(fmt::format("program {} does not fit in the IPUs' tile memory: {}{}", prog,
+                                                        ipusim::oomSummaryLine(report), where));
+    }
+}
+
+} // namespace detail
+
 Engine::Engine(Executable&& exe, const OptionFlags&) : m_state(std::make_unique<detail::EngineState>())
 {
     m_state->compiled = exe.compiled();
+    detail::checkFits(*m_state);
 }
 
 Engine::~Engine() = default;

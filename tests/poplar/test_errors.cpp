@@ -129,3 +129,16 @@ TEST_CASE("Poplar errors: a vertex's compute() returning false, an unconnected s
                       "Engine::readTensor 'out': a buffer of 8 bytes for 1 float elements (4 bytes)");
     CHECK_THROWS_WITH(engine.run(2), "Engine::run(2): the engine has programs 0 to 1");
 }
+
+TEST_CASE("Poplar errors: a graph that does not fit in a tile's memory fails to compile, naming the tile and what is live there")
+{
+    Fixture f;
+    Tensor big = f.graph.addVariable(FLOAT, {170000}, "big"); // 680,000 bytes on one tile of 638,976
+    f.graph.setTileMapping(big, 7);
+    f.graph.setTileMapping(f.in, 0);
+    f.graph.setTileMapping(f.out, 0);
+    CHECK_THROWS_MATCHES(Engine(f.graph, Sequence{}), graph_memory_allocation_error,
+                         Catch::Matchers::Message("program 0 does not fit in the IPUs' tile memory: out of memory on IPU 0: 1 tiles over "
+                                                  "638976 bytes (peak 680000); tile 7 needs 680000 bytes, the largest live there: "
+                                                  "'big' (680000 bytes)"));
+}
