@@ -65,6 +65,16 @@ CXChildVisitResult visitClass(CXCursor c, CXCursor, CXClientData data)
     return CXChildVisit_Continue;
 }
 
+/** "Foo<float, true>" as poputil::templateVertex names it: "Foo<float,true>". */
+std::string templateName(const std::string& spelled)
+{
+    std::string out;
+    for (std::size_t i = 0; i < spelled.size(); ++i)
+        if (!(spelled[i] == ' ' && i > 0 && spelled[i - 1] == ','))
+            out += spelled[i];
+    return out;
+}
+
 CXChildVisitResult visitTop(CXCursor c, CXCursor, CXClientData data)
 {
     auto& scan = *static_cast<Scan*>(data);
@@ -72,14 +82,31 @@ CXChildVisitResult visitTop(CXCursor c, CXCursor, CXClientData data)
         return CXChildVisit_Continue;
     if (c.kind == CXCursor_Namespace)
         return CXChildVisit_Recurse;
-    if ((c.kind == CXCursor_ClassDecl || c.kind == CXCursor_StructDecl) && clang_isCursorDefinition(c)) {
-        VertexClassDecl decl;
-        clang_visitChildren(c, visitClass, &decl);
-        if (!decl.name.empty()) {
-            decl.name = qualifiedName(c);
-            scan.classes.push_back(std::move(decl));
-        }
+    if (c.kind != CXCursor_ClassDecl && c.kind != CXCursor_StructDecl)
+        return CXChildVisit_Continue;
+    // A class; a specialisation of a class template ("template <> class Foo<int> ..."); or an
+    // explicit instantiation ("template class Foo<float>;"), whose fields and bases are the
+    // template's.
+    const CXCursor templ = clang_getSpecializedCursorTemplate(c);
+    const bool instantiation = !clang_Cursor_isNull(templ) && templ.kind == CXCursor_ClassTemplate;
+    if (!instantiation && !clang_isCursorDefinition(c))
+        return CXChildVisit_Continue;
+    VertexClassDecl decl;
+    clang_visitChildren(c, visitClass, &decl);
+    if (decl.name.empty() && instantiation) {
+        decl.fields.clear();
+        clang_visitChildren(templ, visitClass, &decl);
     }
+    if (decl.name.empty())
+        return CXChildVisit_Continue;
+    if (instantiation) {
+        const std::string spelled = text(clang_getTypeSpelling(clang_getCursorType(c)));
+        const std::size_t args = spelled.find('<');
+        decl.name = qualifiedName(templ) + templateName(args == std::string::npos ? "" : spelled.substr(args));
+    } else {
+        decl.name = qualifiedName(c);
+    }
+    scan.classes.push_back(std::move(decl));
     return CXChildVisit_Continue;
 }
 

@@ -34,7 +34,7 @@ TEST_CASE("Poplar errors: an unknown vertex type lists the codelets' vertex clas
     Fixture f;
     CHECK_THROWS_MATCHES(f.graph.addVertex(f.cs, "SumVertx"), unknown_vertex_type,
                          Catch::Matchers::Message("addVertex: unknown vertex type 'SumVertx': the codelets added define Countdown, EdgeSums, "
-                                                  "ScaleInPlace, SumVertex, tutorial::Negate"));
+                                                  "Scale<float,true>, Scale<int,false>, ScaleInPlace, SumVertex, tutorial::Negate"));
 }
 
 TEST_CASE("Poplar errors: an unknown field, an edge of the wrong type or size, state connected as an edge")

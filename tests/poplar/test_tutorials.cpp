@@ -6,6 +6,7 @@
 #include <poplar/IPUModel.hpp>
 #include <poplar/Program.hpp>
 #include <poputil/TileMapping.hpp>
+#include <poputil/VertexTemplates.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -263,4 +264,44 @@ TEST_CASE("Poplar on two IPUs: virtual graphs, a copy over IPU-Links and a verte
         CHECK(poplar_test::summaryFigure(engine, "/breakdown/ipu_copy") > 0);
         CHECK(poplar_test::summaryFigure(engine, "/num_ipus") == 16);
     }
+}
+
+TEST_CASE("Poplar vertices: template vertex classes by the names poputil::templateVertex gives")
+{
+    Device device = poplar_test::device();
+    Graph graph(device.getTarget());
+    graph.addCodelets(codelet("tutorial.cpp"));
+    REQUIRE(poputil::templateVertex("Scale", FLOAT, true) == "Scale<float,true>");
+    CHECK(graph.hasCodelet("Scale<float,true>"));
+    CHECK(graph.hasCodelet("Scale<int,false>"));
+    CHECK_FALSE(graph.hasCodelet("Scale<float,false>")); // not instantiated
+    Tensor f = graph.addVariable(FLOAT, {3}, "f"), i = graph.addVariable(INT, {3}, "i");
+    graph.setTileMapping(f, 0);
+    graph.setTileMapping(i, 1);
+    ComputeSet cs = graph.addComputeSet("scale");
+    VertexRef vf = graph.addVertex(cs, poputil::templateVertex("Scale", FLOAT, true), {{"x", f}});
+    VertexRef vi = graph.addVertex(cs, poputil::templateVertex("Scale", INT, false), {{"x", i}});
+    graph.setInitialValue(vf["factor"], 2.5f);
+    graph.setInitialValue(vi["factor"], 3);
+    graph.setTileMapping(vf, 0);
+    graph.setTileMapping(vi, 1);
+    graph.setPerfEstimate(vf, 10);
+    graph.setPerfEstimate(vi, 10);
+    graph.createHostWrite("f", f);
+    graph.createHostWrite("i", i);
+    graph.createHostRead("f", f);
+    graph.createHostRead("i", i);
+    Engine engine(graph, Execute(cs));
+    engine.load(device);
+    const std::vector<float> fin{1, 2, 3};
+    const std::vector<int> iin{1, 2, 3};
+    engine.writeTensor("f", fin.data(), fin.data() + 3);
+    engine.writeTensor("i", iin.data(), iin.data() + 3);
+    engine.run();
+    std::vector<float> fout(3);
+    std::vector<int> iout(3);
+    engine.readTensor("f", fout.data(), fout.data() + 3);
+    engine.readTensor("i", iout.data(), iout.data() + 3);
+    CHECK(fout == std::vector<float>{-2.5f, -5.0f, -7.5f});
+    CHECK(iout == std::vector<int>{3, 6, 9});
 }

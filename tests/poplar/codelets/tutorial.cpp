@@ -87,3 +87,22 @@ public:
         return true;
     }
 };
+
+// A template vertex, instantiated for the types the graph uses ("Scale<float,true>", as
+// poputil::templateVertex names it).
+template <typename T, bool Negate>
+class Scale : public Vertex
+{
+public:
+    InOut<Vector<T>> x;
+    T factor;
+
+    bool compute()
+    {
+        for (auto& v : x)
+            v = T(float(v) * float(factor) * (Negate ? -1.0f : 1.0f));
+        return true;
+    }
+};
+template class Scale<float, true>;
+template class Scale<int, false>;
