@@ -278,6 +278,22 @@ void Engine::connectStreamToCallback(StringRef handle, std::function<void(void*)
     m_state->streams[handle] = {nullptr, nullptr, nullptr, std::move(f)};
 }
 
+void Engine::copyToRemoteBuffer(const void* data, StringRef handle, std::uint64_t repeatIndex)
+{
+    auto& store = *m_state->compiled->store;
+    unsigned char* slot = store.remoteSlot(handle, repeatIndex, "Engine::copyToRemoteBuffer");
+    const RemoteBuffer& b = store.remoteBuffers.at(handle);
+    std::memcpy(slot, data, b.numElements() * b.elementType().size());
+}
+
+void Engine::copyFromRemoteBuffer(StringRef handle, void* data, std::uint64_t repeatIndex)
+{
+    auto& store = *m_state->compiled->store;
+    const unsigned char* slot = store.remoteSlot(handle, repeatIndex, "Engine::copyFromRemoteBuffer");
+    const RemoteBuffer& b = store.remoteBuffers.at(handle);
+    std::memcpy(data, slot, b.numElements() * b.elementType().size());
+}
+
 void Engine::printProfileSummary(std::ostream& out, const OptionFlags&) const
 {
     if (!m_state->last)

@@ -38,6 +38,17 @@ std::string GraphStore::describeTensor(const Tensor& t) const
     return fmt::format("tensor '{}'{} of shape {}", v.name, where, t.shapeToString());
 }
 
+unsigned char* GraphStore::remoteSlot(const std::string& handle, std::uint64_t slot, const std::string& where)
+{
+    const auto it = remoteBuffers.find(handle);
+    if (it == remoteBuffers.end())
+        throw poplar_error(fmt::format("{}: no remote buffer '{}'", where, handle));
+    const RemoteBuffer& b = it->second;
+    if (slot >= b.getRepeats())
+        throw index_error(fmt::format("{}: slot {} of remote buffer '{}', which has slots 0 to {}", where, slot, handle, b.getRepeats() - 1));
+    return remoteData.at(handle).data() + slot * b.numElements() * b.elementType().size();
+}
+
 void GraphStore::checkOwned(const Tensor& t, const std::string& where) const
 {
     if (!t.valid())
@@ -448,6 +459,18 @@ DataStream Graph::addDeviceToHostFIFO(StringRef handle, const Type& elementType,
     DataStream s(handle, elementType, numElements, false);
     m_store->streams[handle] = s;
     return s;
+}
+
+RemoteBuffer Graph::addRemoteBuffer(StringRef handle, const Type& elementType, std::size_t numElements, std::size_t repeats, bool, bool)
+{
+    if (m_store->remoteBuffers.count(handle))
+        throw poplar_error(fmt::format("addRemoteBuffer: a remote buffer '{}' exists already", handle));
+    if (numElements == 0 || repeats == 0)
+        throw poplar_error(fmt::format("addRemoteBuffer '{}': {} elements and {} repeats: expected at least one of each", handle, numElements, repeats));
+    RemoteBuffer b(handle, elementType, numElements, repeats);
+    m_store->remoteBuffers[handle] = b;
+    m_store->remoteData[handle].assign(numElements * repeats * elementType.size(), 0);
+    return b;
 }
 
 void Graph::createHostWrite(StringRef handle, const Tensor& t, bool)

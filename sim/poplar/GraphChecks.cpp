@@ -70,6 +70,12 @@ void checkProgram(const GraphStore& store, const ProgramNode& node, std::set<con
                     checkProgram(store, *c, seen);
             } else if constexpr (std::is_same_v<T, RepeatNode>) {
                 checkProgram(store, *op.body, seen);
+            } else if constexpr (std::is_same_v<T, RemoteCopyNode>) {
+                if (!store.remoteBuffers.count(op.buffer.handle()))
+                    throw invalid_program(fmt::format("a Copy with remote buffer '{}', which is not of this graph", op.buffer.handle()));
+                checkMapped(store, op.tensor, fmt::format("the Copy with remote buffer '{}'", op.buffer.handle()));
+                if (op.offset)
+                    checkMapped(store, *op.offset, fmt::format("the Copy with remote buffer '{}'", op.buffer.handle()));
             } else if constexpr (std::is_same_v<T, IfNode>) {
                 checkMapped(store, op.predicate, "an If");
                 checkProgram(store, *op.then, seen);

@@ -66,6 +66,8 @@ struct GraphStore
     std::vector<VertexRecord> vertices;
     std::vector<ComputeSetRecord> computeSets;
     std::map<std::string, DataStream> streams;
+    std::map<std::string, RemoteBuffer> remoteBuffers;
+    std::map<std::string, std::vector<unsigned char>> remoteData; // each buffer's slots, in Streaming Memory
     std::map<std::string, Tensor> hostWrites, hostReads;
     std::map<std::string, PerfEstimateFunc> estimators;
     CodeletLibrary codelets;
@@ -74,6 +76,9 @@ struct GraphStore
     [[nodiscard]] std::string describeVertex(unsigned id) const;
     /** "tensor 'v1'[0:4] of shape {4}": the first variable's name and the view's shape. */
     [[nodiscard]] std::string describeTensor(const Tensor& t) const;
+    /** The bytes of slot `slot` of a remote buffer; throws naming the buffer past its slots. */
+    unsigned char* remoteSlot(const std::string& handle, std::uint64_t slot, const std::string& where);
+
     /** Checks a tensor's regions name this store's variables. */
     void checkOwned(const Tensor& t, const std::string& where) const;
 };

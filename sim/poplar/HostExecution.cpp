@@ -157,6 +157,14 @@ void HostExecution::run(const ProgramNode& node)
                     run(*op.body);
             } else if constexpr (std::is_same_v<T, PoplibsNode>) {
                 op.host(m_store);
+            } else if constexpr (std::is_same_v<T, RemoteCopyNode>) {
+                const std::uint64_t slot = op.offset ? std::uint64_t(values(m_store, *op.offset).at(0)) : 0;
+                const std::string where = fmt::format("Copy {} remote buffer '{}'", op.store ? "to" : "from", op.buffer.handle());
+                unsigned char* data = m_store.remoteSlot(op.buffer.handle(), slot, where);
+                if (op.store)
+                    gatherInto(m_store, op.tensor, data);
+                else
+                    scatter(m_store, op.tensor, data);
             } else if constexpr (std::is_same_v<T, IfNode>) {
                 const bool taken = truth(op.predicate);
                 m_outcomes.taken[&node].push_back(taken);

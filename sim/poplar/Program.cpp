@@ -74,6 +74,42 @@ Copy::Copy(const Tensor& src, const DataStream& stream, bool, const DebugContext
                                           stream.handle(), stream.numElements(), stream.elementType().toString()));
 }
 
+namespace {
+void checkRemote(const RemoteBuffer& buffer, const Tensor& t, const std::optional<Tensor>& offset)
+{
+    if (buffer.numElements() != t.numElements() || buffer.elementType() != t.elementType())
+        throw invalid_program(fmt::format("Copy between remote buffer '{}' ({} {} a slot) and a tensor of {} {}", buffer.handle(),
+                                          buffer.numElements(), buffer.elementType().toString(), t.numElements(), t.elementType().toString()));
+    if (offset && (offset->numElements() != 1 || offset->elementType().isFloatingPoint()))
+        throw invalid_program(fmt::format("Copy with remote buffer '{}': the offset is a tensor of {} {}: expected one integer", buffer.handle(),
+                                          offset->numElements(), offset->elementType().toString()));
+}
+} // namespace
+
+Copy::Copy(const RemoteBuffer& buffer, const Tensor& dst, const DebugContext& debugContext)
+    : Program(makeNode(detail::RemoteCopyNode{buffer, dst, std::nullopt, false}, debugContext))
+{
+    checkRemote(buffer, dst, std::nullopt);
+}
+
+Copy::Copy(const RemoteBuffer& buffer, const Tensor& dst, const Tensor& offset, const DebugContext& debugContext)
+    : Program(makeNode(detail::RemoteCopyNode{buffer, dst, offset, false}, debugContext))
+{
+    checkRemote(buffer, dst, offset);
+}
+
+Copy::Copy(const Tensor& src, const RemoteBuffer& buffer, const DebugContext& debugContext)
+    : Program(makeNode(detail::RemoteCopyNode{buffer, src, std::nullopt, true}, debugContext))
+{
+    checkRemote(buffer, src, std::nullopt);
+}
+
+Copy::Copy(const Tensor& src, const RemoteBuffer& buffer, const Tensor& offset, const DebugContext& debugContext)
+    : Program(makeNode(detail::RemoteCopyNode{buffer, src, offset, true}, debugContext))
+{
+    checkRemote(buffer, src, offset);
+}
+
 Repeat::Repeat(unsigned count, const Program& body, const DebugContext& debugContext)
     : Program(makeNode(detail::RepeatNode{count, body.node()}, debugContext)) {}
 

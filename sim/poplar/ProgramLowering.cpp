@@ -493,6 +493,15 @@ void Lowering::lower(const ProgramNode& node)
                 lowerIterations(
                     op.count, node.name.empty() ? "Repeat" : node.name, dependsOnData(*op.body),
                     [&](std::vector<std::uint64_t>& signature) { consume(*op.body, signature); }, [&] { lower(*op.body); });
+            } else if constexpr (std::is_same_v<T, RemoteCopyNode>) {
+                // A load or store of each IPU's share of the tensor through its gateway.
+                std::vector<std::uint64_t> bytes(m_ipus, 0);
+                forEachTileRun(op.tensor, [&](std::uint32_t tile, std::size_t n) { bytes[tile / m_tilesPerIpu] += n * op.tensor.elementType().size(); });
+                syncAll();
+                const std::string name = node.name.empty() ? "remote buffer " + op.buffer.handle() : node.name;
+                for (unsigned i = 0; i < m_ipus; ++i)
+                    if (bytes[i])
+                        m_b[i]->streamingMemory(name, op.store ? ipusim::Direction::FromIpu : ipusim::Direction::ToIpu, bytes[i]);
             } else if constexpr (std::is_same_v<T, IfNode>) {
                 // The supervisor reads the predicate once its writers have synced; then the branch.
                 const std::uint64_t taken = next(node);

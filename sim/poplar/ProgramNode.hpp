@@ -34,6 +34,8 @@ struct SyncNode { SyncType type = SyncType::INTERNAL; };
 struct PrintTensorNode { std::string title; Tensor tensor; };
 struct WriteUndefNode { Tensor tensor; };
 struct IfNode { Tensor predicate; NodePtr then, otherwise; };
+/** A load from (or store to) a remote buffer's slot: slot 0, or the one `offset` holds. */
+struct RemoteCopyNode { RemoteBuffer buffer; Tensor tensor; std::optional<Tensor> offset; bool store = false; };
 struct RepeatWhileNode { NodePtr condition; Tensor predicate; NodePtr body; bool whileTrue = true; };
 
 /** A PopLibs op (popops, poplin): computed on the host by `host`, priced by the vertex table
@@ -57,7 +59,7 @@ struct ProgramNode
 {
     std::string name;
     std::variant<SequenceNode, ExecuteNode, CopyNode, StreamToTensorNode, TensorToStreamNode, RepeatNode, SyncNode, PrintTensorNode,
-                 WriteUndefNode, PoplibsNode, IfNode, RepeatWhileNode>
+                 WriteUndefNode, PoplibsNode, IfNode, RepeatWhileNode, RemoteCopyNode>
         op;
 };
 

@@ -46,6 +46,9 @@ public:
     /** A circular buffer [begin, end): each Copy takes (or gives) the next stream's worth. */
     void connectStream(StringRef handle, void* begin, void* end);
     void connectStreamToCallback(StringRef handle, std::function<void(void*)> f);
+    /** Writes (reads) one slot of a remote buffer from (to) the host. */
+    void copyToRemoteBuffer(const void* data, StringRef handle, std::uint64_t repeatIndex = 0);
+    void copyFromRemoteBuffer(StringRef handle, void* data, std::uint64_t repeatIndex = 0);
     /** Cycles of each program step of the last run, on the device's IPUs (the trace of one run). */
     void printProfileSummary(std::ostream& out, const OptionFlags& opt = {}) const;
     [[nodiscard]] double getTileClockFrequency() const;

@@ -162,6 +162,9 @@ public:
     DataStream addHostToDeviceFIFO(StringRef handle, const Type& elementType, std::size_t numElements,
                                    ReplicatedStreamMode replicatedMode = ReplicatedStreamMode::REPLICATE, const OptionFlags& options = {});
     DataStream addDeviceToHostFIFO(StringRef handle, const Type& elementType, std::size_t numElements, const OptionFlags& options = {});
+    /** A buffer in Streaming Memory of `repeats` slots of `numElements` elements. */
+    RemoteBuffer addRemoteBuffer(StringRef handle, const Type& elementType, std::size_t numElements, std::size_t repeats = 1,
+                                 bool rearrangeOnHost = false, bool optimiseMemory = false);
     void createHostWrite(StringRef handle, const Tensor& t, bool rearrangeOnHost = false);
     void createHostRead(StringRef handle, const Tensor& t, bool rearrangeOnHost = false);
 

@@ -59,6 +59,12 @@ public:
     Copy(const Tensor& src, const Tensor& dst, bool dontOutline = false, const DebugContext& debugContext = {});
     Copy(const DataStream& stream, const Tensor& dst, bool optimiseMemory = false, const DebugContext& debugContext = {});
     Copy(const Tensor& src, const DataStream& stream, bool optimiseMemory = false, const DebugContext& debugContext = {});
+    /** Loads slot 0 of a remote buffer (or the slot `offset`, a one-element integer tensor, says). */
+    Copy(const RemoteBuffer& buffer, const Tensor& dst, const DebugContext& debugContext = {});
+    Copy(const RemoteBuffer& buffer, const Tensor& dst, const Tensor& offset, const DebugContext& debugContext = {});
+    /** Stores into a remote buffer's slot 0 (or the slot `offset` says). */
+    Copy(const Tensor& src, const RemoteBuffer& buffer, const DebugContext& debugContext = {});
+    Copy(const Tensor& src, const RemoteBuffer& buffer, const Tensor& offset, const DebugContext& debugContext = {});
 };
 
 /** Runs its body `count` times. */
