@@ -207,7 +207,7 @@ void poplarStencil(int repeats, const Wanted& wanted)
             std::sort(v.begin(), v.end());
             return v[v.size() / 2];
         };
-        fmt::print("{:<52} {:>9.3f} {:>10.3f} {:>9.3f} {:>12}\n", name, median("build"), median("compile"), median("run"),
+        fmt::print("{:<52} {:>9.4f} {:>10.4f} {:>9.4f} {:>12}\n", name, median("build"), median("compile"), median("run"),
                    runs[0].at("cycles").get<uint64_t>());
     }
 }
