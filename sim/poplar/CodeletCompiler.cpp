@@ -133,11 +133,22 @@ int runCommand(const std::vector<std::string>& argv, std::string& output)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-std::string hostCompiler()
+/** The host compiler's command: CXX (a launcher and flags allowed, "ccache g++"), else the
+ *  compiler ipusim was built with. */
+std::vector<std::string> hostCompiler()
 {
     if (const char* cxx = std::getenv("CXX"); cxx && *cxx)
-        return cxx;
-    return IPUSIM_HOST_CXX;
+        if (auto words = splitFlags(cxx); !words.empty())
+            return words;
+    return {IPUSIM_HOST_CXX};
+}
+
+/** The command line of the host compiler with these arguments. */
+std::vector<std::string> compilerCommand(std::vector<std::string> args)
+{
+    std::vector<std::string> cmd = hostCompiler();
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    return cmd;
 }
 
 } // namespace
@@ -259,7 +270,9 @@ void compileCodelet(const std::string& source, const std::vector<std::string>& f
     if (!fs::exists(source))
         throw CodeletCompileError(fmt::format("{}: no such codelet file", source));
     const std::string absolute = fs::absolute(source).string();
-    std::vector<std::string> cmd = {hostCompiler(), "-std=c++17", "-fPIC", "-shared", "-I" + poplarIncludeDir()};
+    if (absolute.find_first_of("\"\\\n") != std::string::npos)
+        throw CodeletCompileError(fmt::format("{}: a codelet's path may not hold a quote, a backslash or a line break", absolute));
+    std::vector<std::string> cmd = compilerCommand({"-std=c++17", "-fPIC", "-shared", "-I" + poplarIncludeDir()});
     cmd.insert(cmd.end(), flags.begin(), flags.end());
     std::vector<VertexClassDecl> classes;
     try {
@@ -285,13 +298,14 @@ void compileCodelet(const std::string& source, const std::vector<std::string>& f
 
 std::string codeletCacheKey(const std::string& source, const std::vector<std::string>& flags)
 {
-    std::vector<std::string> cmd = {hostCompiler(), "-E", "-P", "-std=c++17", "-I" + poplarIncludeDir()};
+    std::vector<std::string> cmd = compilerCommand({"-E", "-P", "-std=c++17", "-I" + poplarIncludeDir()});
     cmd.insert(cmd.end(), flags.begin(), flags.end());
     cmd.push_back(source);
     std::string text;
     if (runCommand(cmd, text) != 0) // the compile reports it; the key only has to differ
         text += std::to_string(fs::last_write_time(source).time_since_epoch().count());
-    text += "\n" + hostCompiler();
+    for (const auto& word : hostCompiler())
+        text += "\n" + word;
     for (const auto& f : flags)
         text += "\n" + f;
     text += fmt::format("\nabi {}", kCodeletAbiVersion);

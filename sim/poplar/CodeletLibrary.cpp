@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <random>
 #include <iostream>
 #include <sstream>
 
@@ -107,7 +108,8 @@ void CodeletLibrary::add(const std::string& path, CodeletFileType type, const st
         fs::create_directories(dir);
         const fs::path object = dir / (codeletCacheKey(path, hostFlags) + ".gp");
         if (!fs::exists(object)) {
-            const fs::path partial = fs::path(object).concat(fmt::format(".{}.partial", getpid()));
+            // A name of this compile's own: other processes and threads may compile the same codelet.
+            const fs::path partial = fs::path(object).concat(fmt::format(".{}.{}.partial", getpid(), std::random_device{}()));
             compileCodelet(path, hostFlags, partial.string());
             fs::rename(partial, object);
         }

@@ -4,7 +4,10 @@
 #include <poplar/Half.hpp>
 #include <poplar/exceptions.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace poplar::detail {
 
@@ -42,7 +45,15 @@ long double loadAny(const unsigned char* p, const Type& t)
 template <class T>
 void store(unsigned char* p, long double v)
 {
-    const T x = static_cast<T>(v);
+    T x{};
+    if constexpr (std::is_floating_point_v<T>) {
+        x = static_cast<T>(v);
+    } else if (std::isfinite(v)) {
+        // An integer wraps as the IPU's does: the value's low bits (values past 64 bits saturate).
+        const long double limit = 9.2e18L;
+        const long long whole = static_cast<long long>(std::clamp(std::trunc(v), -limit, limit));
+        x = static_cast<T>(static_cast<unsigned long long>(whole));
+    }
     std::memcpy(p, &x, sizeof x);
 }
 

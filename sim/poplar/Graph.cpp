@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <unistd.h>
 
 namespace poplar {
@@ -130,7 +131,7 @@ void Graph::addCodelets(std::stringstream& stream, StringRef compileFlags, Codel
 {
     // The compiler reads files: the stream goes to a file of its own for the compile.
     const auto path = std::filesystem::temp_directory_path() /
-                      fmt::format("ipusim-codelet-{}-{}{}", getpid(), std::hash<std::string>{}(stream.str()), getExtensionFromFileType(type));
+                      fmt::format("ipusim-codelet-{}-{}{}", getpid(), std::random_device{}(), getExtensionFromFileType(type));
     std::ofstream(path) << stream.str();
     try {
         m_store->codelets.add(path.string(), type, compileFlags, nullptr);
@@ -188,13 +189,16 @@ Tensor Graph::clone(const Type& type, const Tensor& t, const DebugContext& debug
 Tensor Graph::addConstantRaw(const Type& type, ArrayRef<std::size_t> shape, const void* values, std::size_t count, const Type& hostType,
                              const DebugContext& debugContext)
 {
-    Tensor t = addVariable(type, shape, debugContext.getPathName().empty() ? DebugContext(fmt::format("constant{}", m_store->variables.size()))
-                                                                           : debugContext);
+    std::size_t elements = 1;
+    for (auto d : shape)
+        elements *= d;
+    const std::string name = debugContext.getPathName().empty() ? fmt::format("constant{}", m_store->variables.size()) : debugContext.getPathName();
+    if (count != 1 && count != elements)
+        throw tensor_creation_error(fmt::format("addConstant '{}': {} values for a tensor of {} elements (expected 1 or {})", name, count,
+                                                elements, elements));
+    Tensor t = addVariable(type, shape, name);
     auto& v = m_store->variables.back();
     v.constant = true;
-    if (count != 1 && count != v.elements)
-        throw tensor_creation_error(fmt::format("addConstant '{}': {} values for a tensor of {} elements (expected 1 or {})", v.name, count,
-                                                v.elements, v.elements));
     if (count == 1) {
         std::vector<unsigned char> one(type.size());
         detail::convertElements(values, hostType, one.data(), type, 1);
@@ -447,6 +451,8 @@ DataStream Graph::addHostToDeviceFIFO(StringRef handle, const Type& elementType,
 {
     if (m_store->streams.count(handle))
         throw poplar_error(fmt::format("addHostToDeviceFIFO: a stream '{}' exists already", handle));
+    if (numElements == 0)
+        throw poplar_error(fmt::format("addHostToDeviceFIFO '{}': a stream of no elements", handle));
     DataStream s(handle, elementType, numElements, true);
     m_store->streams[handle] = s;
     return s;
@@ -456,6 +462,8 @@ DataStream Graph::addDeviceToHostFIFO(StringRef handle, const Type& elementType,
 {
     if (m_store->streams.count(handle))
         throw poplar_error(fmt::format("addDeviceToHostFIFO: a stream '{}' exists already", handle));
+    if (numElements == 0)
+        throw poplar_error(fmt::format("addDeviceToHostFIFO '{}': a stream of no elements", handle));
     DataStream s(handle, elementType, numElements, false);
     m_store->streams[handle] = s;
     return s;

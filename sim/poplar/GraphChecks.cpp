@@ -28,6 +28,7 @@ std::optional<std::size_t> firstUnmapped(const GraphStore& store, const Tensor& 
 
 void checkMapped(const GraphStore& store, const Tensor& t, const std::string& user)
 {
+    store.checkOwned(t, user);
     if (const auto e = firstUnmapped(store, t))
         throw invalid_tile_mapping(fmt::format("{} uses {}, whose element {} is not mapped to a tile (setTileMapping)", user,
                                                store.describeTensor(t), *e));

@@ -24,6 +24,17 @@ struct VertexFrame
     const VertexClassInfo* codelet = nullptr;
     std::vector<std::vector<std::vector<unsigned char>>> buffers; // field, edge
     std::vector<std::unique_ptr<unsigned char[]>> arrays;
+
+    VertexFrame() = default;
+    VertexFrame(const VertexFrame&) = delete;
+    VertexFrame& operator=(const VertexFrame&) = delete;
+    ~VertexFrame() { release(); }
+    void release()
+    {
+        if (instance)
+            codelet->destroy(instance);
+        instance = nullptr;
+    }
 };
 
 void* allocateIn(void* context, std::size_t bytes)
@@ -69,8 +80,7 @@ void finish(GraphStore& store, VertexFrame& frame)
         for (std::size_t e = 0; e < f.edges.size(); ++e)
             scatter(store, *f.edges[e], frame.buffers[i][e].data());
     }
-    v.codelet->destroy(frame.instance);
-    frame.instance = nullptr;
+    frame.release();
 }
 
 } // namespace
@@ -80,22 +90,24 @@ void HostExecution::execute(unsigned computeSet)
     // Every vertex reads its inputs before any writes its outputs: on the IPU the exchange
     // delivers them all before the compute phase.
     const auto& set = m_store.computeSets[computeSet];
+    // Frames free their vertices however this ends (a codelet may throw).
     std::vector<VertexFrame> frames(set.vertices.size());
     for (std::size_t i = 0; i < frames.size(); ++i) {
         frames[i].id = set.vertices[i];
         prepare(m_store, frames[i]);
     }
     for (auto& frame : frames) {
-        const bool multi = frame.codelet->kind != VertexKind::Worker;
+        // A MultiVertex runs on each worker; a Vertex, or a SupervisorVertex, once.
+        const unsigned runs = frame.codelet->kind == VertexKind::MultiVertex ? m_store.target.getNumWorkerContexts() : 1u;
         bool ok = true;
-        for (unsigned w = 0; w < (multi ? m_store.target.getNumWorkerContexts() : 1u); ++w)
-            ok = frame.codelet->compute(frame.instance, w) && ok;
-        if (!ok) {
-            for (auto& f : frames)
-                if (f.instance)
-                    f.codelet->destroy(f.instance), f.instance = nullptr;
-            throw poplar_error(fmt::format("{} in compute set '{}' returned false from compute()", m_store.describeVertex(frame.id), set.name));
+        try {
+            for (unsigned w = 0; w < runs; ++w)
+                ok = frame.codelet->compute(frame.instance, w) && ok;
+        } catch (const std::exception& e) {
+            throw poplar_error(fmt::format("{} in compute set '{}' threw from compute(): {}", m_store.describeVertex(frame.id), set.name, e.what()));
         }
+        if (!ok)
+            throw poplar_error(fmt::format("{} in compute set '{}' returned false from compute()", m_store.describeVertex(frame.id), set.name));
     }
     for (auto& frame : frames)
         finish(m_store, frame);
@@ -158,8 +170,11 @@ void HostExecution::run(const ProgramNode& node)
             } else if constexpr (std::is_same_v<T, PoplibsNode>) {
                 op.host(m_store);
             } else if constexpr (std::is_same_v<T, RemoteCopyNode>) {
-                const std::uint64_t slot = op.offset ? std::uint64_t(values(m_store, *op.offset).at(0)) : 0;
                 const std::string where = fmt::format("Copy {} remote buffer '{}'", op.store ? "to" : "from", op.buffer.handle());
+                const long double offset = op.offset ? values(m_store, *op.offset).at(0) : 0;
+                if (offset < 0)
+                    throw index_error(fmt::format("{}: slot {} (the offset tensor's value)", where, double(offset)));
+                const std::uint64_t slot = std::uint64_t(offset);
                 unsigned char* data = m_store.remoteSlot(op.buffer.handle(), slot, where);
                 if (op.store)
                     gatherInto(m_store, op.tensor, data);

@@ -38,8 +38,23 @@ public:
         : m_store(store), m_cycles(vertexCycles), m_outcomes(outcomes), m_system(systemOf(store.target)), m_ipus(store.target.getNumIPUs()),
           m_tilesPerIpu(store.target.getTilesPerIPU())
     {
-        for (unsigned i = 0; i < m_ipus; ++i)
+        // A compute set's steps share their vertex state and code however often it runs (the
+        // outline key, its name, made unique among the graph's compute sets).
+        std::map<std::string, unsigned> uses;
+        for (const auto& cs : store.computeSets)
+            ++uses[cs.name];
+        for (unsigned id = 0; id < store.computeSets.size(); ++id) {
+            const std::string& name = store.computeSets[id].name;
+            m_csName.push_back(uses[name] > 1 ? fmt::format("{} (compute set {})", name, id) : name);
+            m_outlined.insert(m_csName.back());
+            m_outlined.insert(m_csName.back() + "/exchange");
+            m_outlined.insert(m_csName.back() + "/exchange out");
+        }
+        for (unsigned i = 0; i < m_ipus; ++i) {
             m_b.push_back(std::make_unique<ProgramBuilder>(m_system.ipu));
+            m_b.back()->setOutlineRule([this](const std::string& step) { return m_outlined.count(step) ? step : std::string(); });
+        }
+        m_codeTiles.resize(m_ipus);
         allocateVariables();
     }
 
@@ -47,6 +62,7 @@ public:
 
     ipusim::Schedule finish(const std::string& name)
     {
+        allocateCode();
         ipusim::Schedule s;
         s.name = name;
         for (unsigned i = 0; i < m_ipus; ++i)
@@ -85,6 +101,8 @@ private:
     [[nodiscard]] Traffic traffic() const { return Traffic{std::vector<ExchangeBytes>(std::size_t(m_ipus) * m_tilesPerIpu), {}}; }
 
     void allocateVariables();
+    /** Each vertex type's code, once on each tile that runs it (the program's own vertices). */
+    void allocateCode();
     void syncAll();
     void emit(const Traffic& t, const std::string& name);
     /** Runs of a tensor's elements by the tile they live on: f(tile, elements). */
@@ -126,6 +144,9 @@ private:
     unsigned m_ipus;
     unsigned m_tilesPerIpu;
     std::vector<std::unique_ptr<ProgramBuilder>> m_b;
+    std::vector<std::string> m_csName;                          // by compute set: its steps' name
+    std::set<std::string> m_outlined;                           // the names of steps sharing their code
+    std::vector<std::map<std::string, std::set<unsigned>>> m_codeTiles; // by IPU: the tiles running each vertex type
 };
 
 template <class F>
@@ -157,6 +178,18 @@ void Lowering::allocateVariables()
             if (any)
                 m_b[i]->allocate(v.name, v.constant ? "constant" : "variable", bytes[i], true);
         }
+    }
+}
+
+void Lowering::allocateCode()
+{
+    for (unsigned i = 0; i < m_ipus; ++i) {
+        TileVector bytes(m_tilesPerIpu, 0);
+        for (const auto& [type, tiles] : m_codeTiles[i])
+            for (unsigned t : tiles)
+                bytes[t] += m_system.ipu.codeBytesPerVertexType;
+        if (!m_codeTiles[i].empty())
+            m_b[i]->allocate("vertex code (the program's codelets)", "code", bytes, true);
     }
 }
 
@@ -194,12 +227,13 @@ void Lowering::lowerExecute(unsigned cs, const std::string& name)
     const auto& set = m_store.computeSets[cs];
     Traffic in = traffic(), out = traffic();
     std::map<std::uint32_t, std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>> perTile; // worker, whole-tile vertices
-    std::vector<std::set<std::string>> types(m_ipus);
+    std::vector<bool> active(m_ipus, false);
     for (unsigned id : set.vertices) {
         const VertexRecord& v = m_store.vertices[id];
         auto& [workers, whole] = perTile[v.tile];
         (v.codelet->kind == VertexKind::Worker ? workers : whole).push_back(m_cycles[id]);
-        types[v.tile / m_tilesPerIpu].insert(v.type);
+        active[v.tile / m_tilesPerIpu] = true;
+        m_codeTiles[v.tile / m_tilesPerIpu][v.type].insert(v.tile % m_tilesPerIpu);
         for (const auto& [fieldName, f] : v.fields) {
             const auto dir = f.info->direction;
             if (dir == FieldDirection::State)
@@ -217,7 +251,7 @@ void Lowering::lowerExecute(unsigned cs, const std::string& name)
     syncAll();
     emit(in, name + "/exchange");
     for (unsigned i = 0; i < m_ipus; ++i) {
-        if (types[i].empty())
+        if (!active[i])
             continue;
         TileVector cycles(m_tilesPerIpu, 0), vertices(m_tilesPerIpu, 0);
         for (const auto& [tile, lists] : perTile) {
@@ -226,7 +260,7 @@ void Lowering::lowerExecute(unsigned cs, const std::string& name)
             cycles[tile % m_tilesPerIpu] = ipusim::computeSetTileCycles(lists.first, lists.second, m_system.ipu.workers);
             vertices[tile % m_tilesPerIpu] = lists.first.size() + lists.second.size();
         }
-        m_b[i]->compute(name, cycles, std::vector<std::string>(types[i].begin(), types[i].end()), vertices);
+        m_b[i]->compute(name, cycles, std::vector<std::string>{}, vertices); // code: allocateCode
     }
     if (!out.empty()) {
         syncAll();
@@ -482,7 +516,7 @@ void Lowering::lower(const ProgramNode& node)
                 for (const auto& c : op.children)
                     lower(*c);
             } else if constexpr (std::is_same_v<T, ExecuteNode>) {
-                lowerExecute(op.computeSet, node.name.empty() ? m_store.computeSets[op.computeSet].name : node.name);
+                lowerExecute(op.computeSet, m_csName.at(op.computeSet));
             } else if constexpr (std::is_same_v<T, CopyNode>) {
                 lowerCopy(op, node.name.empty() ? "Copy" : node.name);
             } else if constexpr (std::is_same_v<T, StreamToTensorNode>) {
@@ -551,12 +585,50 @@ ipusim::Schedule lowerProgram(const GraphStore& store, const std::vector<std::ui
     return l.finish(name);
 }
 
+namespace {
+
+/** The program as it is now: the engine's own copy of its nodes (the user's Sequences may grow
+ *  after), shared subprograms still shared; a program holding itself is refused. */
+NodePtr snapshot(const NodePtr& node, std::map<const ProgramNode*, NodePtr>& copies, std::set<const ProgramNode*>& path)
+{
+    if (const auto it = copies.find(node.get()); it != copies.end())
+        return it->second;
+    if (!path.insert(node.get()).second)
+        throw invalid_program(fmt::format("program '{}' holds itself (a Sequence added to one inside it): programs are trees", node->name));
+    auto copy = std::make_shared<ProgramNode>(*node);
+    auto sub = [&](NodePtr& child) { child = snapshot(child, copies, path); };
+    std::visit(
+        [&](auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (std::is_same_v<T, SequenceNode>) {
+                for (auto& c : op.children)
+                    sub(c);
+            } else if constexpr (std::is_same_v<T, RepeatNode>) {
+                sub(op.body);
+            } else if constexpr (std::is_same_v<T, IfNode>) {
+                sub(op.then);
+                sub(op.otherwise);
+            } else if constexpr (std::is_same_v<T, RepeatWhileNode>) {
+                sub(op.condition);
+                sub(op.body);
+            }
+        },
+        copy->op);
+    path.erase(node.get());
+    copies[node.get()] = copy;
+    return copy;
+}
+
+} // namespace
+
 std::shared_ptr<CompiledGraph> compile(const Graph& graph, ArrayRef<program::Program> programs)
 {
     auto c = std::make_shared<CompiledGraph>();
     c->store = std::make_shared<GraphStore>(*graph.store());
+    std::map<const ProgramNode*, NodePtr> copies;
+    std::set<const ProgramNode*> path;
     for (const auto& p : programs)
-        c->programs.push_back(p.node());
+        c->programs.push_back(snapshot(p.node(), copies, path));
     checkGraph(*c->store, c->programs);
     c->vertexCycles = priceVertices(*c->store);
     for (std::size_t i = 0; i < c->programs.size(); ++i) {

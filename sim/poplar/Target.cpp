@@ -85,6 +85,9 @@ Target TargetAccess::narrow(const Target& whole, unsigned firstTile, unsigned ti
         t.m_firstIpu = whole.m_firstIpu + firstTile / whole.m_tilesPerIpu;
         t.m_ipus = tiles / whole.m_tilesPerIpu;
     } else {
+        if (firstTile / whole.m_tilesPerIpu != (firstTile + tiles - 1) / whole.m_tilesPerIpu)
+            throw unimplemented_error(fmt::format("createVirtualGraph over tiles {} to {}: ipusim's virtual graphs are whole IPUs or "
+                                                  "tiles of one IPU ({} tiles an IPU)", firstTile, firstTile + tiles, whole.m_tilesPerIpu));
         t.m_firstIpu = whole.m_firstIpu + firstTile / whole.m_tilesPerIpu;
         t.m_ipus = 1;
         t.m_tilesPerIpu = tiles;

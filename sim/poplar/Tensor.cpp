@@ -272,9 +272,13 @@ Tensor Tensor::subSample(unsigned stride, unsigned dimension) const
 
 std::vector<Interval> Tensor::getContiguousRegions() const
 {
+    // Intervals of the flattened tensor whose elements lie side by side in one variable.
     std::vector<Interval> out;
-    for (const auto& r : m_regions)
-        out.emplace_back(r.begin, r.end);
+    std::size_t flat = 0;
+    for (const auto& r : m_regions) {
+        out.emplace_back(flat, flat + (r.end - r.begin));
+        flat += r.end - r.begin;
+    }
     return out;
 }
 

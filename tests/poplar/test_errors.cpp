@@ -33,7 +33,7 @@ TEST_CASE("Poplar errors: an unknown vertex type lists the codelets' vertex clas
 {
     Fixture f;
     CHECK_THROWS_MATCHES(f.graph.addVertex(f.cs, "SumVertx"), unknown_vertex_type,
-                         Catch::Matchers::Message("addVertex: unknown vertex type 'SumVertx': the codelets added define Countdown, EdgeSums, "
+                         Catch::Matchers::Message("addVertex: unknown vertex type 'SumVertx': the codelets added define CountRuns, Countdown, EdgeSums, "
                                                   "Scale<float,true>, Scale<int,false>, ScaleInPlace, SumVertex, tutorial::Negate"));
 }
 
@@ -141,4 +141,22 @@ TEST_CASE("Poplar errors: a graph that does not fit in a tile's memory fails to 
                          Catch::Matchers::Message("program 0 does not fit in the IPUs' tile memory: out of memory on IPU 0: 1 tiles over "
                                                   "638976 bytes (peak 680000); tile 7 needs 680000 bytes, the largest live there: "
                                                   "'big' (680000 bytes)"));
+}
+
+TEST_CASE("Poplar errors: a program holding itself, a virtual graph across IPUs, a constant of the wrong size, a stream of nothing")
+{
+    Fixture f;
+    Sequence outer, inner;
+    outer.add(inner);
+    inner.add(outer);
+    CHECK_THROWS_MATCHES(Engine(f.graph, outer), invalid_program,
+                         Catch::Matchers::Message("program '' holds itself (a Sequence added to one inside it): programs are trees"));
+    Device two = poplar_test::device(2);
+    Graph both(two.getTarget());
+    CHECK_THROWS_WITH(both.createVirtualGraph(1000, 2000), Contains("ipusim's virtual graphs are whole IPUs or tiles of one IPU"));
+    CHECK_THROWS_AS(f.graph.addConstant<float>(FLOAT, {3}, {1.0f, 2.0f}), tensor_creation_error);
+    f.graph.setTileMapping(f.in, 0);
+    f.graph.setTileMapping(f.out, 0);
+    CHECK_NOTHROW(Engine(f.graph, Sequence{})); // no constant was left behind unmapped
+    CHECK_THROWS_WITH(f.graph.addHostToDeviceFIFO("none", FLOAT, 0), "addHostToDeviceFIFO 'none': a stream of no elements");
 }

@@ -9,6 +9,7 @@
 #include <poputil/VertexTemplates.hpp>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <numeric>
 #include <sstream>
@@ -339,4 +340,62 @@ TEST_CASE("Poplar remote buffers: slots of Streaming Memory stored, loaded and r
     // 15.75 GB/s x 0.85 (10.07 bytes a cycle at 1.33 GHz): ceil(397.4) = 398.
     CHECK(engine.ipusimCycles() == 2 * (126 + 2000 + 398));
     CHECK(poplar_test::summaryFigure(engine, "/breakdown/streaming_memory") == 2 * (2000 + 398));
+}
+
+TEST_CASE("Poplar programs: a SupervisorVertex runs once, the engine keeps the program as it was, regions of the flattened tensor")
+{
+    Device device = poplar_test::device();
+    Graph graph(device.getTarget());
+    graph.addCodelets(codelet("tutorial.cpp"));
+    Tensor runs = graph.addVariable(UNSIGNED_INT, {}, "runs");
+    graph.setTileMapping(runs, 0);
+    ComputeSet cs = graph.addComputeSet("count");
+    VertexRef v = graph.addVertex(cs, "CountRuns", {{"runs", runs}});
+    graph.setTileMapping(v, 0);
+    graph.setPerfEstimate(v, 10);
+    graph.createHostRead("runs", runs);
+    Sequence prog{Execute(cs)};
+    Engine engine(graph, prog);
+    prog.add(Execute(cs)); // after the engine: not part of its program
+    engine.load(device);
+    engine.run();
+    unsigned n = 0;
+    engine.readTensor("runs", &n, &n + 1);
+    CHECK(n == 1);
+
+    Tensor a = graph.addVariable(FLOAT, {4}, "a"), b = graph.addVariable(FLOAT, {4}, "b");
+    const Tensor joined = concat(a.slice(2, 4), b.slice(0, 3));
+    CHECK(joined.getContiguousRegions() == std::vector<Interval>{{0, 2}, {2, 5}});
+}
+
+TEST_CASE("Poplar memory: a compute set run twice holds its vertex state once, each vertex type's code only where it runs")
+{
+    Device device = poplar_test::device();
+    Graph graph(device.getTarget());
+    graph.addCodelets(codelet("tutorial.cpp"));
+    Tensor x = graph.addVariable(FLOAT, {2, 4}, "x"), y = graph.addVariable(FLOAT, {2}, "y"), n = graph.addVariable(UNSIGNED_INT, {}, "n");
+    graph.setTileMapping(x, 0);
+    graph.setTileMapping(y, 0);
+    graph.setTileMapping(n, 1);
+    ComputeSet cs = graph.addComputeSet("work");
+    for (unsigned i = 0; i < 2; ++i) {
+        VertexRef v = graph.addVertex(cs, "SumVertex", {{"in", x[i]}, {"out", y[i]}});
+        graph.setTileMapping(v, 0);
+        graph.setPerfEstimate(v, 10);
+    }
+    VertexRef c = graph.addVertex(cs, "CountRuns", {{"runs", n}});
+    graph.setTileMapping(c, 1);
+    graph.setPerfEstimate(c, 10);
+    auto memory = [&](const Program& p) {
+        Engine engine(graph, p);
+        engine.load(device);
+        engine.run();
+        return nlohmann::json::parse(engine.ipusimSummary()).at("memory").at(0).at("bytes_by_kind");
+    };
+    const auto once = memory(Execute(cs)), twice = memory(Sequence{Execute(cs), Execute(cs)});
+    CHECK(once == twice);
+    // mk2.json: SumVertex's code on tile 0 and CountRuns's on tile 1 (1,024 bytes a type a tile),
+    // three vertices' state (48 bytes each) and the compute set's control code on its two tiles
+    // (16 bytes each), whether it runs once or twice.
+    CHECK(once.at("code").get<std::uint64_t>() == 2 * 1024 + 3 * 48 + 2 * 16);
 }

@@ -106,3 +106,15 @@ public:
 };
 template class Scale<float, true>;
 template class Scale<int, false>;
+
+// A supervisor vertex: compute() runs once (it counts its runs).
+class CountRuns : public SupervisorVertex
+{
+public:
+    InOut<unsigned> runs;
+    bool compute()
+    {
+        *runs = *runs + 1;
+        return true;
+    }
+};

@@ -56,7 +56,7 @@ public:
     [[nodiscard]] Tensor reverse(unsigned dimension) const;
     [[nodiscard]] Tensor broadcast(unsigned n, unsigned dimension) const;
     [[nodiscard]] Tensor subSample(unsigned stride, unsigned dimension) const;
-    /** The contiguous regions of variables the tensor's elements lie in, in order. */
+    /** Intervals of the flattened tensor whose elements lie side by side in memory, in order. */
     [[nodiscard]] std::vector<Interval> getContiguousRegions() const;
     [[nodiscard]] std::string shapeToString() const;
 
