@@ -80,6 +80,16 @@ void storeAny(unsigned char* p, const Type& t, long double v)
 
 } // namespace
 
+const Type& typeNamed(const std::string& name)
+{
+    static const Type kTypes[] = {BOOL, CHAR, UNSIGNED_CHAR, SIGNED_CHAR, SHORT, UNSIGNED_SHORT, INT, UNSIGNED_INT, LONGLONG,
+                                  UNSIGNED_LONGLONG, HALF, FLOAT};
+    for (const auto& t : kTypes)
+        if (t.toString() == name)
+            return t;
+    throw type_error("no element type named '" + name + "'");
+}
+
 void convertElements(const void* src, const Type& from, void* dst, const Type& to, std::size_t n)
 {
     if (from == to) {

@@ -9,9 +9,14 @@
 #include <poplar/Type.hpp>
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace poplar::detail {
+
+/** The element type of this name ("float", "unsigned int": a vertex field's, as its codelet
+ *  reports it). */
+const Type& typeNamed(const std::string& name);
 
 /** `n` values of type `from` at `src` as type `to` at `dst` (rounding as a cast does; half to
  *  nearest even). */

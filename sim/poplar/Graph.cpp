@@ -419,14 +419,8 @@ void Graph::setFieldValueRaw(FieldRef f, const void* values, std::size_t count, 
         throw graph_connection_error(fmt::format("setInitialValue of {}: the field is an edge: connect it to a tensor", fieldName(*m_store, f)));
     if (info.shape == detail::FieldShape::Scalar && count != 1)
         throw graph_connection_error(fmt::format("setInitialValue of {}: {} values for a field of one", fieldName(*m_store, f), count));
-    // The field's own type, by its name.
-    static const Type kTypes[] = {BOOL, CHAR, UNSIGNED_CHAR, SIGNED_CHAR, SHORT, UNSIGNED_SHORT, INT, UNSIGNED_INT, LONGLONG, UNSIGNED_LONGLONG, HALF, FLOAT};
-    const Type* type = nullptr;
-    for (const auto& t : kTypes)
-        if (t.toString() == info.elementType)
-            type = &t;
     field.value.assign(count * info.elementSize, 0);
-    detail::convertElements(values, hostType, field.value.data(), *type, count);
+    detail::convertElements(values, hostType, field.value.data(), detail::typeNamed(info.elementType), count);
     field.valueCount = count;
     field.hasValue = true;
 }

@@ -274,9 +274,7 @@ void Lowering::lowerCopy(const CopyNode& copy, const std::string& name)
     Traffic moved = traffic();
     std::vector<std::uint64_t> onTile(std::size_t(m_ipus) * m_tilesPerIpu, 0);
     const std::uint64_t size = copy.src.elementType().size();
-    std::vector<std::uint32_t> srcTiles;
-    srcTiles.reserve(copy.src.numElements());
-    forEachTileRun(copy.src, [&](std::uint32_t tile, std::size_t n) { srcTiles.insert(srcTiles.end(), n, tile); });
+    const std::vector<std::uint32_t> srcTiles = tilesOf(copy.src);
     std::size_t at = 0;
     forEachTileRun(copy.dst, [&](std::uint32_t tile, std::size_t n) {
         for (std::size_t k = 0; k < n; ++k, ++at) {

@@ -2,6 +2,7 @@
 // A vertex's cycles from what the program gave: its own estimate, its type's estimator, or its
 // type's entry in a file of estimates. ipusim does not guess a price a program did not give.
 #include "sim/poplar/CompiledGraph.hpp"
+#include "sim/poplar/Elements.hpp"
 
 #include <poplar/exceptions.hpp>
 
@@ -15,7 +16,7 @@ namespace poplar::detail {
 
 namespace {
 
-FieldData fieldData(const GraphStore& store, const VertexRecord& v, const std::string& name)
+FieldData fieldData(const VertexRecord& v, const std::string& name)
 {
     const auto it = v.fields.find(name);
     if (it == v.fields.end())
@@ -27,13 +28,8 @@ FieldData fieldData(const GraphStore& store, const VertexRecord& v, const std::s
     else
         for (const auto& e : f.edges)
             sizes.push_back(e ? e->numElements() : 0);
-    static const Type kTypes[] = {BOOL, CHAR, UNSIGNED_CHAR, SIGNED_CHAR, SHORT, UNSIGNED_SHORT, INT, UNSIGNED_INT, LONGLONG, UNSIGNED_LONGLONG, HALF, FLOAT};
-    Type type;
-    for (const auto& t : kTypes)
-        if (t.toString() == f.info->elementType)
-            type = t;
-    (void)store;
-    return FieldData(std::move(sizes), f.info->vectorOfEdges || f.info->shape == FieldShape::VectorList, type, f.value);
+    return FieldData(std::move(sizes), f.info->vectorOfEdges || f.info->shape == FieldShape::VectorList, typeNamed(f.info->elementType),
+                     f.value);
 }
 
 /** IPUSIM_PERF_ESTIMATES: a JSON object of cycles by vertex type, {"SumVertex": 20}. */
@@ -73,7 +69,7 @@ std::vector<std::uint64_t> priceVertices(const GraphStore& store)
         if (v.estimate) {
             out[id] = v.estimate->cycles;
         } else if (const auto it = store.estimators.find(v.type); it != store.estimators.end()) {
-            const VertexIntrospector introspector([&](const std::string& name) { return fieldData(store, v, name); }, v.type);
+            const VertexIntrospector introspector([&](const std::string& name) { return fieldData(v, name); }, v.type);
             out[id] = it->second(introspector, store.target).cycles;
         } else if (const auto f = fromFile.find(v.type); f != fromFile.end()) {
             out[id] = f->second;
